@@ -1,0 +1,159 @@
+"""``shareval`` command line: score, validate, agree, compare, tasks, demo.
+
+Exit codes: 0 success, 2 invalid input (every problem listed as
+``file:line: field: message``), 1 internal error. Never a traceback unless
+SHAREVAL_DEBUG=1.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from . import __version__, tasks
+from .formats.errors import InvalidInput
+from .report import print_result, result_json
+
+EXIT_INVALID = 2
+
+
+def _task_options(parser: argparse.ArgumentParser, task) -> None:
+    for o in task.options:
+        flag = "--" + o.name.replace("_", "-")
+        if o.flag:
+            parser.add_argument(flag, dest=o.name, action="store_true", help=o.help)
+        else:
+            parser.add_argument(flag, dest=o.name, type=o.type, default=o.default,
+                                help=f"{o.help} (default: {o.default})")
+
+
+def _output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("table", "json"), default="table",
+                        help="table for people, json for programs (default: table)")
+    parser.add_argument("--output", "-o", metavar="FILE",
+                        help="write the result to FILE instead of standard output")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="shareval", description=__doc__.split("\n")[0])
+    p.add_argument("--version", action="version", version=f"shareval {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    sub.add_parser("tasks", help="list the registered tasks")
+
+    score = sub.add_parser("score", help="score a submission against a reference")
+    score_tasks = score.add_subparsers(dest="task", required=True, metavar="TASK")
+    validate = sub.add_parser("validate", help="check a submission (and its ids against a "
+                                               "reference) without scoring")
+    validate_tasks = validate.add_subparsers(dest="task", required=True, metavar="TASK")
+    for name in tasks.names():
+        task = tasks.get(name)
+        sp = score_tasks.add_parser(name, help=task.description, description=task.description)
+        sp.add_argument("--reference", "-r", required=task.reference_required,
+                        help="reference (gold) file" + ("" if task.reference_required
+                                                        else " (not used by this task)"))
+        sp.add_argument("--submission", "-s", required=True, help="submission file")
+        _task_options(sp, task)
+        _output_options(sp)
+        vp = validate_tasks.add_parser(name, help=task.description, description=task.description)
+        vp.add_argument("--submission", "-s", required=True, help="submission file")
+        vp.add_argument("--reference", "-r", help="reference, to also check ids and coverage")
+
+    agree = sub.add_parser("agree", help="inter-annotator agreement from an (item, annotator, "
+                                         "label) table")
+    agree.add_argument("file", help="TSV or CSV with columns item, annotator, label")
+    _output_options(agree)
+
+    cmp_ = sub.add_parser("compare", help="paired significance between two submissions")
+    cmp_.add_argument("task", choices=tasks.names(), metavar="TASK")
+    cmp_.add_argument("--reference", "-r", required=True)
+    cmp_.add_argument("a", metavar="A", help="first submission")
+    cmp_.add_argument("b", metavar="B", help="second submission")
+    cmp_.add_argument("--samples", type=int, default=10_000, help="resamples (default 10000)")
+    cmp_.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
+    cmp_.add_argument("--seed", type=int, default=0)
+    _output_options(cmp_)
+
+    demo = sub.add_parser("demo", help="score perturbed copies of real gold data and print "
+                                       "the result tables")
+    demo.add_argument("--data", default=None,
+                      help="the shared data folder (default: ../shared/data if present, "
+                           "else a small synthetic sample)")
+    demo.add_argument("--out", default="out/demo", help="where to write the demo files")
+    return p
+
+
+def _emit(result, args, console: Console) -> None:
+    if args.format == "json":
+        text = result_json(result)
+        if args.output:
+            Path(args.output).write_text(text + "\n", encoding="utf-8")
+        else:
+            console.file.write(text + "\n")
+        return
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as f:
+            print_result(result, Console(file=f, width=120, no_color=True))
+    else:
+        print_result(result, console)
+
+
+def run(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    console = Console(highlight=False)
+    if args.command == "tasks":
+        for name in tasks.names():
+            t = tasks.get(name)
+            console.print(f"[bold]{name}[/bold]  {t.description}")
+        return 0
+    if args.command == "score":
+        task = tasks.get(args.task)
+        opts = {o.name: getattr(args, o.name) for o in task.options}
+        _emit(task.score(args.reference, args.submission, **opts), args, console)
+        return 0
+    if args.command == "validate":
+        task = tasks.get(args.task)
+        warnings = task.validate(args.submission, args.reference)
+        for w in warnings:
+            console.print(f"[yellow]warning:[/yellow] {w}")
+        console.print(f"{args.submission}: valid {args.task} submission"
+                      + ("" if args.reference else " (ids not checked: no --reference)"))
+        return 0
+    if args.command == "agree":
+        from .stats import agreement_result
+        _emit(agreement_result(args.file), args, console)
+        return 0
+    if args.command == "compare":
+        from .stats import compare_result
+        _emit(compare_result(args.task, args.reference, args.a, args.b, args.samples,
+                             args.confidence, args.seed), args, console)
+        return 0
+    if args.command == "demo":
+        from .demo import run_demo
+        return run_demo(args.data, args.out, console)
+    raise AssertionError(args.command)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except InvalidInput as e:
+        sys.stderr.write(e.render() + "\n")
+        sys.stderr.write(f"{e.total} problem(s) found; nothing was scored.\n")
+        return EXIT_INVALID
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except Exception as e:  # never a traceback for users
+        if os.environ.get("SHAREVAL_DEBUG"):
+            raise
+        sys.stderr.write(f"shareval: internal error: {type(e).__name__}: {e}\n"
+                         f"(set SHAREVAL_DEBUG=1 for the traceback and report it)\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

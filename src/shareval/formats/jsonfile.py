@@ -1,0 +1,138 @@
+"""JSON files whose top-level records carry the line they start on.
+
+The standard ``json`` module loses positions once parsed; submissions are lists
+of records or objects keyed by id, so we decode the top level ourselves and let
+``raw_decode`` parse each element, remembering where it started.
+"""
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterator
+
+from .errors import Problems, read_text
+
+_WS = re.compile(r"\s*")
+_decoder = json.JSONDecoder()
+
+
+class _Cursor:
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 0
+        # Offsets of line starts, for offset -> line lookups.
+        self._newlines = [m.start() for m in re.finditer("\n", text)]
+
+    def skip_ws(self) -> None:
+        self.pos = _WS.match(self.text, self.pos).end()
+
+    def peek(self) -> str:
+        return self.text[self.pos: self.pos + 1]
+
+    def line(self, pos: int | None = None) -> int:
+        return bisect.bisect_left(self._newlines, self.pos if pos is None else pos) + 1
+
+    def value(self) -> Any:
+        obj, end = _decoder.raw_decode(self.text, self.pos)
+        self.pos = end
+        return obj
+
+
+def iter_records(path: str | Path, problems: Problems, expect: str
+                 ) -> Iterator[tuple[int, Any, Any]] | None:
+    """Yield ``(line, key, value)`` for each element of the top-level container.
+
+    ``expect`` is ``"array"`` (key is the index) or ``"object"`` (key is the
+    member name). Syntax errors are added to ``problems`` with their line.
+    Returns None when the file cannot be read at all.
+    """
+    text = read_text(path, problems)
+    if text is None:
+        return None
+    return _iter(Path(path), text, problems, expect)
+
+
+def _iter(path: Path, text: str, problems: Problems, expect: str):
+    cur = _Cursor(text)
+    open_, close = ("[", "]") if expect == "array" else ("{", "}")
+    cur.skip_ws()
+    if cur.peek() != open_:
+        kind = "a JSON array of records" if expect == "array" else "a JSON object"
+        problems.add(path, cur.line(), "json", f"expected {kind} starting with '{open_}'")
+        return
+    cur.pos += 1
+    index = 0
+    seen_keys: dict[str, int] = {}
+    while True:
+        cur.skip_ws()
+        if cur.peek() == close:
+            cur.pos += 1
+            break
+        if index:
+            if cur.peek() != ",":
+                problems.add(path, cur.line(), "json", f"expected ',' or '{close}'")
+                return
+            cur.pos += 1
+            cur.skip_ws()
+        line = cur.line()
+        try:
+            if expect == "object":
+                if cur.peek() != '"':
+                    problems.add(path, line, "json", "expected a quoted member name")
+                    return
+                key = cur.value()
+                cur.skip_ws()
+                if cur.peek() != ":":
+                    problems.add(path, cur.line(), "json", "expected ':' after member name")
+                    return
+                cur.pos += 1
+                cur.skip_ws()
+                value = cur.value()
+                if key in seen_keys:
+                    problems.add(path, line, str(key),
+                                 f"duplicate key (first at line {seen_keys[key]})")
+                    index += 1
+                    continue
+                seen_keys[key] = line
+            else:
+                key = index
+                value = cur.value()
+        except json.JSONDecodeError as e:
+            problems.add(path, cur.line(e.pos), "json", e.msg)
+            return
+        except RecursionError:
+            problems.add(path, line, "json", "nesting too deep")
+            return
+        yield line, key, value
+        index += 1
+    cur.skip_ws()
+    if cur.pos < len(text):
+        problems.add(path, cur.line(), "json", "unexpected content after the top-level value")
+
+
+def load_plain(path: str | Path, problems: Problems) -> Any:
+    """Whole-file JSON with the syntax error's line on failure."""
+    text = read_text(path, problems)
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        problems.add(path, e.lineno, "json", e.msg)
+        return None
+
+
+def sniff_container(path: str | Path) -> str | None:
+    """'array', 'object' or None, from the first non-blank character."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).lstrip(b"\xef\xbb\xbf").lstrip()
+    except OSError:
+        return None
+    if head.startswith(b"["):
+        return "array"
+    if head.startswith(b"{"):
+        return "object"
+    return None

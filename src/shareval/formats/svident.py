@@ -1,0 +1,194 @@
+"""SV-Ident 2022 files.
+
+Reference: the shared task's TSV (``sentence, is_variable, variable,
+research_data, doc_id, uuid, lang``; variables ';'-separated, ``unk`` = not
+disambiguated), optionally with a ``mention_type`` column
+(explicit/implicit/mixed). The earlier trial data (``doc_id, context_id,
+text, is_variable, variable, uuid``; variables like ``293-Yes,288-No``) is
+read too; its language comes from the file name (``en.tsv``, ``de.tsv``).
+
+Submissions: detection as JSON ``{uuid: 0|1}`` or TSV ``uuid<TAB>is_variable``;
+disambiguation as JSON ``{uuid: {variable_id: score}}`` (or a ranked list of
+ids) or a TREC run whose query ids are sentence uuids.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import Problems
+from .jsonfile import iter_records, sniff_container
+from .table import iter_lines, read_table
+from .trec import read_run
+
+LANGS_FROM_NAME = {"en", "de"}
+
+
+@dataclass
+class Sentence:
+    uuid: str
+    doc_id: str
+    lang: str
+    is_variable: int
+    variables: list[str]          # disambiguated ids, 'unk' removed
+    mention_type: str | None
+    line: int
+
+
+@dataclass
+class SvReference:
+    path: str
+    sentences: dict[str, Sentence]
+    has_mention_type: bool
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
+    path = Path(path)
+    table = read_table(path, problems, ("uuid", "is_variable", "doc_id"),
+                       aliases={"sentence": ("text",), "mention_type": ("type",)})
+    if table is None:
+        return None
+    header, rows = table
+    cols = {h.lower() for h in header}
+    trial = "context_id" in cols
+    lang_default = path.stem.lower() if path.stem.lower() in LANGS_FROM_NAME else None
+    if "lang" not in cols and lang_default is None:
+        problems.add(path, 1, "header", "missing column lang (or name the file en.tsv / de.tsv)")
+        return None
+    has_type = any(h.lower() in ("mention_type", "type") for h in header)
+    sentences: dict[str, Sentence] = {}
+    for line, row in rows:
+        uuid = row["uuid"].strip()
+        if not uuid:
+            problems.add(path, line, "uuid", "empty")
+            continue
+        if uuid in sentences:
+            problems.add(path, line, "uuid", f"duplicate (first at line {sentences[uuid].line})")
+            continue
+        flag = row["is_variable"].strip()
+        if flag not in ("0", "1"):
+            problems.add(path, line, "is_variable", f"expected 0 or 1, found {flag!r}")
+            continue
+        lang = (row.get("lang") or lang_default or "").strip()
+        if not lang:
+            problems.add(path, line, "lang", "empty")
+            continue
+        doc = row["doc_id"].strip()
+        if not doc:
+            problems.add(path, line, "doc_id", "empty")
+            continue
+        variables = _trial_variables(row.get("variable", "")) if trial else \
+            _variables(row.get("variable", ""))
+        mtype = (row.get("mention_type") or "").strip().lower() or None
+        sentences[uuid] = Sentence(uuid, doc, lang, int(flag), variables, mtype, line)
+    if not sentences and not problems:
+        problems.add(path, None, "file", "no sentences")
+    return SvReference(str(path), sentences, has_type)
+
+
+def _variables(text: str) -> list[str]:
+    out = []
+    for v in text.split(";"):
+        v = v.strip()
+        if v and v.lower() != "unk" and v not in out:
+            out.append(v)
+    return out
+
+
+def _trial_variables(text: str) -> list[str]:
+    out = []
+    for v in text.split(","):
+        v = v.strip()
+        if v.endswith("-Yes"):
+            vid = v[: -len("-Yes")]
+            if vid not in out:
+                out.append(vid)
+    return out
+
+
+@dataclass
+class Predictions:
+    path: str
+    values: dict[str, object]            # uuid -> 0/1 or {variable: score}
+    lines: dict[str, int | None]
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_detection(path: str | Path, problems: Problems) -> Predictions | None:
+    path = Path(path)
+    values: dict[str, object] = {}
+    lines: dict[str, int | None] = {}
+    if sniff_container(path) == "object":
+        records = iter_records(path, problems, "object")
+        if records is None:
+            return None
+        for line, uuid, v in records:
+            if isinstance(v, bool) or v not in (0, 1):
+                problems.add(path, line, uuid, f"expected 0 or 1, found {v!r}")
+                continue
+            values[uuid] = int(v)
+            lines[uuid] = line
+    else:
+        for line, text in iter_lines(path, problems):
+            parts = text.split("\t")
+            if line == 1 and parts[0].strip().lower() == "uuid":
+                continue
+            if len(parts) != 2:
+                problems.add(path, line, "line", f"expected uuid<TAB>is_variable, found "
+                                                 f"{len(parts)} column(s)")
+                continue
+            uuid, v = parts[0].strip(), parts[1].strip()
+            if v not in ("0", "1"):
+                problems.add(path, line, "is_variable", f"expected 0 or 1, found {v!r}")
+                continue
+            if uuid in lines:
+                problems.add(path, line, "uuid", f"duplicate (first at line {lines[uuid]})")
+                continue
+            values[uuid] = int(v)
+            lines[uuid] = line
+    return Predictions(str(path), values, lines)
+
+
+def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | None:
+    path = Path(path)
+    values: dict[str, object] = {}
+    lines: dict[str, int | None] = {}
+    if sniff_container(path) == "object":
+        records = iter_records(path, problems, "object")
+        if records is None:
+            return None
+        for line, uuid, v in records:
+            ranking = _ranking(v)
+            if isinstance(ranking, str):
+                problems.add(path, line, uuid, ranking)
+                continue
+            values[uuid] = ranking
+            lines[uuid] = line
+        return Predictions(str(path), values, lines)
+    run = read_run(path, problems)
+    if run is None:
+        return None
+    for q, d, s in zip(run.qid.to_pylist(), run.doc.to_pylist(), run.value.tolist()):
+        values.setdefault(q, {})[d] = s
+        lines.setdefault(q, None)
+    return Predictions(str(path), values, lines)
+
+
+def _ranking(v) -> dict[str, float] | str:
+    """{variable: score} from a mapping or a ranked list; a message when invalid."""
+    if isinstance(v, list):
+        if not all(isinstance(x, str) for x in v):
+            return "a ranked list must hold variable ids (strings)"
+        if len(set(v)) != len(v):
+            return "the ranked list repeats a variable id"
+        return {x: float(len(v) - i) for i, x in enumerate(v)}
+    if isinstance(v, dict):
+        out = {}
+        for k, s in v.items():
+            if isinstance(s, bool) or not isinstance(s, (int, float)) or not math.isfinite(s):
+                return f"score of variable {k!r} is not a finite number: {s!r}"
+            out[k] = float(s)
+        return out
+    return "expected {variable_id: score} or a ranked list of variable ids"

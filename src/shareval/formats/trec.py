@@ -1,0 +1,244 @@
+"""TREC qrels (``qid iter docno rel``) and runs (``qid Q0 docno rank score tag``).
+
+Well-formed files (one space or one tab between columns) are read by pyarrow's
+multi-threaded CSV reader. Anything it rejects, and any file with duplicates or
+non-finite scores, is re-read line by line so that every problem is reported
+with its line number; that path also accepts irregular whitespace, as
+trec_eval does.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from ..metrics.ranking import Encoded
+from .errors import Problems
+
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
+RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
+
+
+@dataclass
+class TrecTable:
+    path: str
+    kind: str                      # "qrels" or "run"
+    qid: pa.ChunkedArray
+    doc: pa.ChunkedArray
+    value: np.ndarray              # relevance (int64) or score (float64)
+    tags: list[str] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+
+def read_qrels(path, problems: Problems) -> TrecTable | None:
+    return _read(Path(path), "qrels", problems)
+
+
+def read_run(path, problems: Problems) -> TrecTable | None:
+    return _read(Path(path), "run", problems)
+
+
+def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
+    if not path.is_file():
+        problems.add(path, None, "file", "does not exist" if not path.exists() else "is not a file")
+        return None
+    table = _read_fast(path, kind)
+    if table is not None:
+        return table
+    return _read_slow(path, kind, problems)
+
+
+def _delimiter(path: Path) -> str | None:
+    with open(path, "rb") as f:
+        head = f.readline()
+    if b"\t" in head and b" " not in head.strip():
+        return "\t"
+    if b" " in head and b"\t" not in head:
+        return " "
+    return None
+
+
+def _read_fast(path: Path, kind: str) -> TrecTable | None:
+    delim = _delimiter(path)
+    if delim is None:
+        return None
+    names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
+    types = {"query_id": pa.string(), "doc_id": pa.string(), "iteration": pa.string(),
+             "Q0": pa.string(), "run_tag": pa.string(), "relevance": pa.int64(),
+             "rank": pa.int64(), "score": pa.float64()}
+    try:
+        t = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
+                                             escape_char=False, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                column_types={n: types[n] for n in names}, null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    if t.num_rows == 0:
+        return None
+    if pc.any(pc.equal(pc.utf8_length(t["query_id"]), 0)).as_py() or \
+            pc.any(pc.equal(pc.utf8_length(t["doc_id"]), 0)).as_py():
+        return None
+    if kind == "run":
+        value = t["score"].to_numpy()
+        if not np.all(np.isfinite(value)):
+            return None
+        tags = pc.unique(t["run_tag"]).to_pylist()
+    else:
+        value = t["relevance"].to_numpy()
+        tags = []
+    table = TrecTable(str(path), kind, t["query_id"], t["doc_id"], value, tags)
+    if _has_duplicates(table):
+        return None
+    return table
+
+
+def _has_duplicates(t: TrecTable) -> bool:
+    pairs = pc.binary_join_element_wise(t.qid, t.doc, "\x00")
+    return pc.count_distinct(pairs).as_py() != len(t)
+
+
+def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
+    names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
+    qids: list[str] = []
+    docs: list[str] = []
+    values: list = []
+    tags: dict[str, int] = {}
+    first_line: dict[tuple[str, str], int] = {}
+    ok = True
+    try:
+        f = open(path, encoding="utf-8")
+    except OSError as e:
+        problems.add(path, None, "file", f"cannot be read ({e.strerror})")
+        return None
+    with f:
+        lineno = 0
+        try:
+            for lineno, line in enumerate(f, 1):
+                if problems.full:
+                    break
+                parts = line.split()
+                if not parts:
+                    continue
+                if len(parts) != len(names):
+                    problems.add(path, lineno, "line",
+                                 f"expected {len(names)} whitespace-separated columns "
+                                 f"({' '.join(names)}), found {len(parts)}")
+                    ok = False
+                    continue
+                q, d = parts[0], parts[2]
+                if kind == "qrels":
+                    v = _int(parts[3])
+                    if v is None:
+                        problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
+                        ok = False
+                        continue
+                else:
+                    if _int(parts[3]) is None:
+                        problems.add(path, lineno, "rank", f"not an integer: {parts[3]!r}")
+                        ok = False
+                    v = _float(parts[4])
+                    if v is None:
+                        problems.add(path, lineno, "score", f"not a finite number: {parts[4]!r}")
+                        ok = False
+                        continue
+                    tags.setdefault(parts[5], lineno)
+                key = (q, d)
+                if key in first_line:
+                    what = "judgment" if kind == "qrels" else "document"
+                    problems.add(path, lineno, "doc_id",
+                                 f"duplicate {what} {d!r} for query {q!r} "
+                                 f"(first at line {first_line[key]})")
+                    ok = False
+                    continue
+                first_line[key] = lineno
+                qids.append(q)
+                docs.append(d)
+                values.append(v)
+        except UnicodeDecodeError:
+            problems.add(path, lineno + 1, "encoding", "not valid UTF-8")
+            return None
+    if not qids and ok:
+        problems.add(path, None, "file", f"no {kind} lines found")
+        return None
+    if not ok:
+        return None
+    dtype = np.int64 if kind == "qrels" else np.float64
+    return TrecTable(str(path), kind, pa.chunked_array([pa.array(qids, pa.string())]),
+                     pa.chunked_array([pa.array(docs, pa.string())]),
+                     np.asarray(values, dtype=dtype), list(tags))
+
+
+def _int(s: str) -> int | None:
+    try:
+        return int(s)
+    except ValueError:
+        return None
+
+
+def _float(s: str) -> float | None:
+    try:
+        v = float(s)
+    except ValueError:
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _codes(arrays: list[pa.ChunkedArray]) -> tuple[list[np.ndarray], pa.Array]:
+    """Encode several string columns into one shared code space.
+
+    Codes follow ascending byte order of the strings (= trec_eval's strcmp).
+    """
+    chunks = [c for a in arrays for c in a.chunks]
+    if not chunks:
+        return [np.zeros(0, dtype=np.int64) for _ in arrays], pa.array([], pa.string())
+    enc = pa.chunked_array(chunks, type=pa.string()).dictionary_encode()
+    dictionary = enc.chunks[0].dictionary
+    order = pc.sort_indices(dictionary).to_numpy()
+    rank = np.empty(len(dictionary), dtype=np.int64)
+    rank[order] = np.arange(len(dictionary), dtype=np.int64)
+    flat = [rank[c.indices.to_numpy(zero_copy_only=False)] for c in enc.chunks]
+    out, i = [], 0
+    for a in arrays:
+        n = a.num_chunks
+        out.append(np.concatenate(flat[i:i + n]) if n else np.zeros(0, dtype=np.int64))
+        i += n
+    sorted_dict = dictionary.take(pa.array(order))
+    return out, sorted_dict
+
+
+def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
+    """Integer-encode a qrels and a run together; returns (encoding, query ids)."""
+    (qq, rq), qdict = _codes([qrels.qid, run.qid])
+    (qd, rd), ddict = _codes([qrels.doc, run.doc])
+    n_docs = len(ddict)
+    enc = Encoded(len(qdict), n_docs, rq, rd, run.value.astype(np.float64), qq, qd,
+                  qrels.value.astype(np.int64), np.arange(n_docs, dtype=np.int64))
+    return enc, qdict.to_pylist()
+
+
+def write_run(path, run: dict, tag: str = "shareval") -> None:
+    """Write ``{qid: {docid: score}}`` as a TREC run, ranked by score."""
+    with open(path, "w", encoding="utf-8") as f:
+        for qid, docs in run.items():
+            ranked = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))
+            for rank, (d, s) in enumerate(ranked, 1):
+                f.write(f"{qid} Q0 {d} {rank} {s!r} {tag}\n")
+
+
+def write_qrels(path, qrels: dict) -> None:
+    with open(path, "w", encoding="utf-8") as f:
+        for qid, docs in qrels.items():
+            for d, r in docs.items():
+                f.write(f"{qid} 0 {d} {int(r)}\n")

@@ -1,0 +1,4 @@
+"""Pure numpy metric functions: no I/O, no file formats.
+
+Modules: ``classification``, ``ranking``, ``agreement``, ``significance``.
+"""

@@ -1,0 +1,68 @@
+"""Render results as terminal tables (rich) or JSON."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from .tasks.base import Result
+
+MAX_ROWS = 15
+
+
+def fmt(v: Any) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else ""
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if v is None:
+        return "-"
+    return str(v)
+
+
+def result_json(result: Result) -> str:
+    return json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
+
+
+def print_result(result: Result, console: Console, max_rows: int = MAX_ROWS,
+                 show_conventions: bool = True) -> None:
+    d = result.to_dict()
+    t = Table(title=f"{d['task']} — {d['scorer_version']}", title_justify="left",
+              show_header=True, header_style="bold")
+    t.add_column("metric")
+    t.add_column("value", justify="right")
+    for k, v in d["metrics"].items():
+        t.add_row(k, fmt(v))
+    console.print(t)
+    if d["counts"]:
+        console.print("counts: " + ", ".join(f"{k}={fmt(v)}" for k, v in d["counts"].items()))
+    for name, table in d["breakdowns"].items():
+        print_breakdown(name, table, console, max_rows)
+    for w in d["warnings"]:
+        console.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
+    if show_conventions:
+        console.print("[dim]conventions: " + "; ".join(
+            f"{k}: {v}" for k, v in d["conventions"].items()) + "[/dim]", highlight=False)
+
+
+def print_breakdown(name: str, table: dict, console: Console, max_rows: int) -> None:
+    if not table:
+        return
+    cols: list[str] = []
+    for row in table.values():
+        for c in row:
+            if c not in cols:
+                cols.append(c)
+    t = Table(title=name, title_justify="left", header_style="bold")
+    t.add_column("key")
+    for c in cols:
+        t.add_column(c, justify="right")
+    for i, (key, row) in enumerate(table.items()):
+        if i >= max_rows:
+            break
+        t.add_row(str(key), *(fmt(row.get(c)) for c in cols))
+    console.print(t)
+    if len(table) > max_rows:
+        console.print(f"[dim]({len(table) - max_rows} more rows in --format json)[/dim]")

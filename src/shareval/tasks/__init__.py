@@ -1,0 +1,36 @@
+"""Task families, registered by name: ``shareval.tasks.get("trec").score(ref, sub)``."""
+from __future__ import annotations
+
+from .base import Option, Result, Task, UnitStats  # noqa: F401
+
+_REGISTRY: dict[str, Task] = {}
+_MODULES = ("rcc", "svident", "trec", "classification")
+
+
+def register(cls):
+    """Class decorator: instantiate and register a task under ``cls.name``."""
+    inst = cls()
+    if inst.name in _REGISTRY:
+        raise ValueError(f"task {inst.name!r} registered twice")
+    _REGISTRY[inst.name] = inst
+    return cls
+
+
+def _load_all() -> None:
+    if not _REGISTRY:
+        import importlib
+        for m in _MODULES:
+            importlib.import_module(f"{__name__}.{m}")
+
+
+def names() -> list[str]:
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def get(name: str) -> Task:
+    _load_all()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(_REGISTRY))}") from None

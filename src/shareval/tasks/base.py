@@ -1,0 +1,162 @@
+"""What every task provides: loading, validation, scoring and per-unit statistics."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..formats.errors import InvalidInput, Problem
+
+
+@dataclass
+class Result:
+    """A scorer's output; ``to_dict`` is the documented JSON shape."""
+    task: str
+    scorer_version: str
+    conventions: dict[str, Any]
+    metrics: dict[str, float]
+    breakdowns: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    counts: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "task": self.task,
+            "scorer_version": self.scorer_version,
+            "conventions": self.conventions,
+            "metrics": {k: _clean(v) for k, v in self.metrics.items()},
+            "breakdowns": {name: {str(key): {m: _clean(v) for m, v in row.items()}
+                                  for key, row in table.items()}
+                           for name, table in self.breakdowns.items()},
+            "counts": {k: _clean(v) for k, v in self.counts.items()},
+            "warnings": list(self.warnings),
+        }
+
+
+def _clean(v):
+    """numpy scalars -> Python; JSON has no NaN, so NaN becomes None."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and math.isnan(v):
+        return None
+    return v
+
+
+@dataclass(frozen=True)
+class Option:
+    """A task-specific scoring option, exposed as ``--name`` on the CLI."""
+    name: str
+    type: Callable | None
+    default: Any
+    help: str
+    flag: bool = False           # a boolean switch without a value
+    multiple: bool = False       # may be given several times / comma-separated
+
+
+@dataclass
+class UnitStats:
+    """Per-unit sufficient statistics of a primary metric, for paired tests.
+
+    ``stats`` has one row per unit (query, document, publication); the metric
+    of any (re)sample is ``aggregate(stats[rows], weights[rows])``.
+    ``strata`` labels units that must be resampled within their group
+    (e.g. the language in SV-Ident's average over languages, then documents).
+    """
+    metric: str
+    units: list[str]
+    stats: np.ndarray
+    aggregate: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    weights: np.ndarray
+    strata: np.ndarray | None = None
+
+
+class Task:
+    """Base class: subclasses set the attributes and implement the loaders."""
+    name: str = ""
+    description: str = ""
+    version: str = "1"
+    primary_metric: str = ""
+    reference_required: bool = True
+    options: tuple[Option, ...] = ()
+    conventions: dict[str, Any] = {}
+
+    # -- to implement -------------------------------------------------------
+    def load_reference(self, path):
+        raise NotImplementedError
+
+    def load_submission(self, path, reference=None):
+        raise NotImplementedError
+
+    def _score(self, reference, submission, **options) -> Result:
+        raise NotImplementedError
+
+    def unit_stats(self, reference, submission, **options) -> UnitStats:
+        raise NotImplementedError(f"{self.name} does not support paired comparison")
+
+    # -- shared behaviour ---------------------------------------------------
+    @property
+    def scorer_version(self) -> str:
+        from .. import __version__
+        return f"{self.name}/{self.version} (shareval {__version__})"
+
+    def reference(self, ref):
+        if ref is None:
+            if self.reference_required:
+                raise InvalidInput([Problem("<arguments>", None, "reference",
+                                            f"task {self.name} needs --reference")])
+            return None
+        return self.load_reference(ref) if isinstance(ref, (str, Path)) else ref
+
+    def submission(self, sub, reference=None):
+        return self.load_submission(sub, reference) if isinstance(sub, (str, Path)) else sub
+
+    def validate(self, submission, reference=None) -> list[str]:
+        """Load (and so check) a submission; returns warnings, raises InvalidInput."""
+        ref = self.reference(reference) if reference is not None else None
+        sub = self.submission(submission, ref)
+        return list(getattr(sub, "warnings", []))
+
+    def score(self, reference, submission, **options) -> Result:
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
+        opts = {o.name: options.get(o.name, o.default) for o in self.options}
+        unknown = set(options) - set(opts)
+        if unknown:
+            raise TypeError(f"{self.name}: unknown options {sorted(unknown)}")
+        result = self._score(ref, sub, **opts)
+        result.warnings = list(getattr(sub, "warnings", [])) + result.warnings
+        return result
+
+    def new_result(self, metrics, **kw) -> Result:
+        return Result(self.name, self.scorer_version, dict(self.conventions), metrics, **kw)
+
+
+def weighted_mean(stats: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Aggregate for metrics that are (weighted) means of a per-unit value.
+
+    ``stats``: (..., n_units, 1); ``weights``: (..., n_units). Weights are
+    renormalised so that any resample keeps the same strata weighting.
+    """
+    w = weights / weights.sum(axis=-1, keepdims=True)
+    return np.sum(stats[..., 0] * w, axis=-1)
+
+
+def micro_f1(stats: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Aggregate for micro F1 from per-unit (tp, fp, fn) counts."""
+    tp, fp, fn = (stats[..., i].sum(axis=-1) for i in range(3))
+    den = 2 * tp + fp + fn
+    return np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
+
+
+def hierarchical_weights(groups: list[str]) -> np.ndarray:
+    """Weights giving each group equal total weight, units equal within a group."""
+    groups_arr = np.asarray(groups, dtype=object)
+    uniq = sorted(set(groups))
+    w = np.zeros(len(groups), dtype=float)
+    for g in uniq:
+        mask = groups_arr == g
+        w[mask] = 1.0 / (len(uniq) * mask.sum())
+    return w

@@ -1,0 +1,88 @@
+"""Generic classification: one label per item, reference vs submission."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..formats.errors import Problems
+from ..formats.labels import Labels, read_labels
+from ..metrics.classification import classification_report
+from . import register
+from .base import Task, UnitStats, weighted_mean
+
+
+def check_coverage(ref_items, sub: Labels, problems: Problems, what: str = "item") -> None:
+    """Every reference item predicted exactly once; no unknown items."""
+    ref_set = set(ref_items)
+    for item, line in sub.lines.items():
+        if item not in ref_set:
+            problems.add(sub.path, line, what, f"unknown {what} {item!r} (not in the reference)")
+    for item in ref_items:
+        if item not in sub.labels:
+            problems.add(sub.path, None, what, f"no prediction for {what} {item!r}")
+
+
+@register
+class ClassificationTask(Task):
+    name = "classification"
+    description = "Generic single-label classification: accuracy, per-class and averaged P/R/F1."
+    primary_metric = "f1_macro"
+    conventions = {
+        "labels": "sorted union of reference and submitted labels",
+        "micro": "pooled over classes (equals accuracy for single-label data)",
+        "macro": "unweighted mean over classes",
+        "weighted": "mean over classes weighted by reference support",
+        "f1": "2*tp / (2*tp + fp + fn)",
+        "zero_division": "0, with a warning naming the metric",
+        "coverage": "every reference item predicted exactly once; unknown items are errors",
+    }
+
+    def load_reference(self, path):
+        problems = Problems()
+        labels = read_labels(path, problems)
+        problems.raise_if_any()
+        return labels
+
+    def load_submission(self, path, reference=None):
+        problems = Problems()
+        labels = read_labels(path, problems)
+        if labels is not None and reference is not None:
+            check_coverage(list(reference.labels), labels, problems)
+        problems.raise_if_any()
+        return labels
+
+    def _pairs(self, ref: Labels, sub: Labels):
+        items = list(ref.labels)
+        return items, [ref.labels[i] for i in items], [sub.labels[i] for i in items]
+
+    def _score(self, ref, sub):
+        items, y_true, y_pred = self._pairs(ref, sub)
+        r = classification_report(y_true, y_pred)
+        metrics = {"accuracy": r.accuracy}
+        for avg in ("micro", "macro", "weighted"):
+            for m, v in r.averages[avg].items():
+                metrics[f"{m}_{avg}"] = v
+        labels = [str(x) for x in r.labels.tolist()]
+        per_class = {lab: {"precision": float(r.precision[i]), "recall": float(r.recall[i]),
+                           "f1": float(r.f1[i]), "support": int(r.support[i])}
+                     for i, lab in enumerate(labels)}
+        confusion = {t: {p: int(r.confusion[i, j]) for j, p in enumerate(labels)}
+                     for i, t in enumerate(labels)}
+        warnings = []
+        for m in r.zero_division:
+            warnings.append(f"{m} is undefined for some class (no "
+                            f"{'predictions' if m == 'precision' else 'reference items'}); "
+                            f"counted as 0")
+        unseen = sorted(set(y_pred) - set(y_true))
+        if unseen:
+            warnings.append(f"submitted labels absent from the reference: {', '.join(unseen[:10])}")
+        return self.new_result(metrics, breakdowns={"per_class": per_class,
+                                                    "confusion_matrix": confusion},
+                               counts={"items": len(items), "classes": len(labels)},
+                               warnings=warnings)
+
+    def unit_stats(self, reference, submission, metric="accuracy"):
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
+        items, y_true, y_pred = self._pairs(ref, sub)
+        correct = (np.asarray(y_true) == np.asarray(y_pred)).astype(float)
+        return UnitStats("accuracy", items, correct[:, None], weighted_mean, np.ones(len(items)))

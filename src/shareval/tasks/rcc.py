@@ -1,0 +1,381 @@
+"""Rich Context Competition: dataset citations, mentions, research fields and methods."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter, defaultdict
+
+import numpy as np
+
+from ..formats.errors import Problems
+from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
+from ..metrics.classification import prf_from_counts, safe_div
+from . import register
+from .base import Option, Task, UnitStats, micro_f1
+
+PR_CURVE_POINTS = 101
+
+
+def _prf(tp, fp, fn, prefix=""):
+    p, r, f = (float(x) for x in prf_from_counts(tp, fp, fn))
+    return {f"{prefix}precision": p, f"{prefix}recall": r, f"{prefix}f1": f}
+
+
+# ---------------------------------------------------------------------------
+# Dataset citations: (publication, dataset) pairs
+
+@register
+class RccCitations(Task):
+    name = "rcc-citations"
+    description = ("Rich Context: which catalog datasets each publication cites; micro P/R/F1 "
+                   "over (publication_id, data_set_id) pairs.")
+    primary_metric = "f1"
+    options = (
+        Option("min_score", float, None, "keep only submitted pairs with score >= X"),
+        Option("plot", str, None, "write the precision-recall curve over score thresholds "
+                                  "to this PNG file"),
+    )
+    conventions = {
+        "unit": "the set of (publication_id, data_set_id) pairs; ids compared as strings",
+        "averaging": "micro: tp, fp, fn summed over all pairs",
+        "duplicates": "a pair submitted twice counts once (highest score kept), with a warning",
+        "true_negatives": "not counted (as in the competition)",
+        "zero_division": "0",
+        "per_publication_flags": "above_mean_fp / above_mean_fn mark publications whose fp or "
+                                 "fn exceeds the mean over the publications in the breakdown",
+        "breakdown_publications": "publications of the reference folder's publications.json when "
+                                  "given, else those in the reference or the submission",
+        "pr_curve": "one point per distinct submitted score (thresholds score >= t), "
+                    f"at most {PR_CURVE_POINTS} points in the JSON",
+    }
+
+    def load_reference(self, path):
+        problems = Problems()
+        ref = read_citations(path, problems, submission=False)
+        problems.raise_if_any()
+        return ref
+
+    def load_submission(self, path, reference=None):
+        problems = Problems()
+        sub = read_citations(path, problems, submission=True)
+        if sub is not None and reference is not None and reference.publications is not None:
+            known = set(reference.publications)
+            for c in sub.records:
+                if c.publication_id not in known:
+                    problems.add(sub.path, c.line, "publication_id",
+                                 f"unknown publication {c.publication_id!r} (not in the "
+                                 f"evaluated corpus)")
+        problems.raise_if_any()
+        return sub
+
+    @staticmethod
+    def pairs(citations: Citations, min_score=None) -> tuple[dict, int]:
+        """{(pub, dataset): best score}, and how many duplicate records were merged."""
+        out: dict[tuple[str, str], float] = {}
+        dup = 0
+        for c in citations.records:
+            if min_score is not None and c.score < min_score:
+                continue
+            key = (c.publication_id, c.data_set_id)
+            if key in out:
+                dup += 1
+                out[key] = max(out[key], c.score)
+            else:
+                out[key] = c.score
+        return out, dup
+
+    def _confusion(self, ref, sub, min_score):
+        gold, gold_dup = self.pairs(ref)
+        pred, dup = self.pairs(sub, min_score)
+        pubs = list(ref.publications) if ref.publications is not None else \
+            sorted({p for p, _ in gold} | {p for p, _ in pred}, key=_natural)
+        per = {p: [0, 0, 0] for p in pubs}
+        for key in pred:
+            per.setdefault(key[0], [0, 0, 0])[0 if key in gold else 1] += 1
+        for key in gold:
+            if key not in pred:
+                per.setdefault(key[0], [0, 0, 0])[2] += 1
+        return gold, pred, per, dup, gold_dup
+
+    def _score(self, ref, sub, min_score, plot):
+        gold, pred, per, dup, gold_dup = self._confusion(ref, sub, min_score)
+        counts_arr = np.array(list(per.values()), dtype=float).reshape(-1, 3)
+        tp, fp, fn = (int(x) for x in counts_arr.sum(axis=0))
+        metrics = {**_prf(tp, fp, fn), "tp": tp, "fp": fp, "fn": fn}
+        mean_fp, mean_fn = (float(x) for x in counts_arr.mean(axis=0)[1:]) if len(per) else (0, 0)
+        per_pub = {}
+        for p, (a, b, c) in per.items():
+            row = {"tp": a, "fp": b, "fn": c, **_prf(a, b, c)}
+            row["above_mean_fp"] = b > mean_fp
+            row["above_mean_fn"] = c > mean_fn
+            per_pub[p] = row
+        curve = pr_curve(gold, pred)
+        warnings = []
+        if dup:
+            warnings.append(f"{dup} duplicate (publication_id, data_set_id) records in the "
+                            f"submission were counted once")
+        if gold_dup:
+            warnings.append(f"{gold_dup} duplicate pairs in the reference were counted once")
+        if plot:
+            from ..plots import plot_pr_curve
+            plot_pr_curve(curve, plot, title=f"{self.name}: precision-recall over score thresholds")
+        result = self.new_result(
+            metrics,
+            breakdowns={"per_publication": per_pub, "pr_curve": _thin(curve)},
+            counts={"reference_pairs": len(gold), "submitted_pairs": len(pred),
+                    "submitted_records": len(sub.records), "duplicate_records": dup,
+                    "publications": len(per),
+                    "publications_above_mean_fp": sum(r["above_mean_fp"] for r in per_pub.values()),
+                    "publications_above_mean_fn": sum(r["above_mean_fn"] for r in per_pub.values()),
+                    "mean_fp_per_publication": mean_fp, "mean_fn_per_publication": mean_fn},
+            warnings=warnings)
+        result.conventions["min_score"] = min_score
+        return result
+
+    def unit_stats(self, reference, submission, min_score=None):
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
+        _, _, per, _, _ = self._confusion(ref, sub, min_score)
+        units = list(per)
+        return UnitStats("f1", units, np.array([per[u] for u in units], dtype=float).reshape(-1, 3),
+                         micro_f1, np.ones(len(units)))
+
+
+def pr_curve(gold: dict, pred: dict) -> list[dict]:
+    """Precision/recall/F1 when keeping pairs with score >= t, for each distinct t (desc)."""
+    if not pred:
+        return []
+    keys = list(pred)
+    scores = np.array([pred[k] for k in keys])
+    hit = np.array([k in gold for k in keys], dtype=float)
+    order = np.argsort(-scores, kind="stable")
+    s, h = scores[order], hit[order]
+    tp = np.cumsum(h)
+    n = np.arange(1, len(s) + 1)
+    last = np.append(s[1:] != s[:-1], True)        # last row of each distinct score
+    tp, n, t = tp[last], n[last], s[last]
+    p = safe_div(tp, n)
+    r = safe_div(tp, len(gold))
+    f = safe_div(2 * tp, n + len(gold))
+    return [{"threshold": float(a), "precision": float(b), "recall": float(c), "f1": float(d),
+             "pairs": int(e)} for a, b, c, d, e in zip(t, p, r, f, n)]
+
+
+def _thin(curve: list[dict]) -> dict:
+    if len(curve) > PR_CURVE_POINTS:
+        idx = np.unique(np.linspace(0, len(curve) - 1, PR_CURVE_POINTS).round().astype(int))
+        curve = [curve[i] for i in idx]
+    return {f"{c['threshold']:.6g}": {k: v for k, v in c.items() if k != "threshold"}
+            for c in curve}
+
+
+def _natural(s: str):
+    return (0, int(s), "") if s.isdigit() else (1, 0, s)
+
+
+# ---------------------------------------------------------------------------
+# Dataset mentions: strings per publication
+
+_SPACE = re.compile(r"\s+")
+_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def normalize_exact(text: str) -> str:
+    """Case- and space-normalised form used for exact matching."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def tokens(text: str) -> frozenset:
+    """Token set for Jaccard: case-folded alphanumeric runs (Kaggle's clean_text, Unicode-aware)."""
+    return frozenset(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+def jaccard(a: frozenset, b: frozenset) -> float:
+    if not a and not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5) -> tuple[int, int, int]:
+    """(tp, fp, fn) with the Coleridge Initiative (Kaggle 2021) matching rule.
+
+    Ground truths are processed in alphabetical order; each is matched to the
+    unmatched prediction of highest token Jaccard (ties: alphabetically first
+    prediction); a match counts as a true positive when its Jaccard is at least
+    ``threshold``. Unmatched predictions are false positives, unmatched ground
+    truths false negatives.
+    """
+    preds = sorted(set(predicted))
+    ptoks = [tokens(p) for p in preds]
+    free = list(range(len(preds)))
+    tp = 0
+    for g in sorted(set(gold)):
+        gt = tokens(g)
+        best, best_j = None, -1.0
+        for i in free:
+            j = jaccard(ptoks[i], gt)
+            if j > best_j:
+                best, best_j = i, j
+        if best is not None and best_j >= threshold:
+            free.remove(best)
+            tp += 1
+    return tp, len(preds) - tp, len(set(gold)) - tp
+
+
+@register
+class RccMentions(Task):
+    name = "rcc-mentions"
+    description = ("Rich Context: dataset mention strings per publication, matched exactly "
+                   "(normalised) and partially (token Jaccard >= 0.5).")
+    primary_metric = "partial_f1"
+    options = (Option("min_score", float, None, "keep only mentions with score >= X"),
+               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard"))
+    conventions = {
+        "gold": "per publication, the union of mention_list over its reference citations",
+        "exact": "NFKC, case-folded, whitespace-collapsed strings; set intersection",
+        "partial": "Coleridge Initiative 2021 rule: ground truths in alphabetical order, each "
+                   "matched one-to-one to the unmatched prediction of highest token Jaccard "
+                   "(ties: alphabetical); a match >= threshold is a true positive",
+        "duplicates": "strings equal after normalisation count once per publication",
+        "averaging": "micro over all publications (tp, fp, fn summed); per publication in "
+                     "the breakdown",
+        "f0_5": "partial F-beta with beta 0.5, the Kaggle 2021 ranking metric, for reference",
+        "zero_division": "0",
+    }
+
+    def load_reference(self, path):
+        problems = Problems()
+        ref = read_citations(path, problems, submission=False)
+        problems.raise_if_any()
+        return ref
+
+    def load_submission(self, path, reference=None):
+        problems = Problems()
+        sub = read_mentions(path, problems)
+        problems.raise_if_any()
+        return sub
+
+    def _per_publication(self, ref: Citations, sub: Mentions, min_score, threshold):
+        gold: dict[str, set] = defaultdict(set)
+        for c in ref.records:
+            for m in c.mentions:
+                if m.strip():
+                    gold[c.publication_id].add(normalize_exact(m))
+        pred: dict[str, set] = defaultdict(set)
+        for m in sub.records:
+            if min_score is None or m.score >= min_score:
+                pred[m.publication_id].add(normalize_exact(m.mention))
+        per = {}
+        for p in sorted(set(gold) | set(pred), key=_natural):
+            g, s = gold.get(p, set()), pred.get(p, set())
+            e = (len(g & s), len(s - g), len(g - s))
+            q = match_partial(list(s), list(g), threshold)
+            per[p] = e + q
+        return per
+
+    def _score(self, ref, sub, min_score, jaccard):
+        per = self._per_publication(ref, sub, min_score, jaccard)
+        tot = np.array(list(per.values()), dtype=float).reshape(-1, 6).sum(axis=0)
+        metrics = {**_prf(*tot[:3], prefix="exact_"), **_prf(*tot[3:], prefix="partial_")}
+        tp, fp, fn = tot[3:]
+        metrics["partial_f0_5"] = float(safe_div(1.25 * tp, 1.25 * tp + 0.25 * fn + fp))
+        per_pub = {p: {"exact_tp": v[0], "exact_fp": v[1], "exact_fn": v[2],
+                       **_prf(*v[:3], prefix="exact_"),
+                       "partial_tp": v[3], "partial_fp": v[4], "partial_fn": v[5],
+                       **_prf(*v[3:], prefix="partial_")} for p, v in per.items()}
+        counts = {"publications": len(per), "exact_tp": int(tot[0]), "exact_fp": int(tot[1]),
+                  "exact_fn": int(tot[2]), "partial_tp": int(tot[3]), "partial_fp": int(tot[4]),
+                  "partial_fn": int(tot[5]), "submitted_records": len(sub.records)}
+        result = self.new_result(metrics, breakdowns={"per_publication": per_pub}, counts=counts)
+        result.conventions["jaccard_threshold"] = jaccard
+        result.conventions["min_score"] = min_score
+        return result
+
+    def unit_stats(self, reference, submission, min_score=None, jaccard=0.5):
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
+        per = self._per_publication(ref, sub, min_score, jaccard)
+        units = list(per)
+        return UnitStats("partial_f1", units,
+                         np.array([per[u][3:] for u in units], dtype=float).reshape(-1, 3),
+                         micro_f1, np.ones(len(units)))
+
+
+# ---------------------------------------------------------------------------
+# Research fields and methods: no gold; distributions for the judges
+
+TOP_VALUES = 50
+
+
+@register
+class RccFieldsMethods(Task):
+    name = "rcc-fields-methods"
+    description = ("Rich Context: research fields / methods per publication. No gold exists: "
+                   "validation plus the value distributions the judges compared.")
+    primary_metric = ""
+    reference_required = False
+    options = (Option("compare", str, None, "a second submission of the same kind to compare "
+                                            "distributions and overlap with"),
+               Option("top", int, TOP_VALUES, "how many most frequent values to list"))
+    conventions = {
+        "values": "compared after NFKC, case-folding and whitespace collapsing",
+        "value_counts": "records per value, and distinct publications per value",
+        "overlap": "Jaccard of the two submissions' distinct value sets, and the mean over "
+                   "publications (in either submission) of the per-publication Jaccard",
+        "reference": "not used: the competition judged these by hand (see shareval assess)",
+    }
+
+    def load_reference(self, path):
+        return None
+
+    def load_submission(self, path, reference=None):
+        problems = Problems()
+        sub = read_values(path, problems)
+        problems.raise_if_any()
+        return sub
+
+    @staticmethod
+    def _sets(sub):
+        per_pub: dict[str, set] = defaultdict(set)
+        counts: Counter = Counter()
+        pubs_per_value: dict[str, set] = defaultdict(set)
+        for pub, value, _, _ in sub.records:
+            v = normalize_exact(value)
+            per_pub[pub].add(v)
+            counts[v] += 1
+            pubs_per_value[v].add(pub)
+        return per_pub, counts, pubs_per_value
+
+    def _score(self, ref, sub, compare, top):
+        per_pub, counts, pubs_per_value = self._sets(sub)
+        breakdowns = {"value_counts": {v: {"records": n, "publications": len(pubs_per_value[v])}
+                                       for v, n in counts.most_common(top)}}
+        metrics = {"distinct_values": float(len(counts)),
+                   "values_per_publication": float(np.mean([len(s) for s in per_pub.values()]))
+                   if per_pub else 0.0}
+        result_counts = {"records": len(sub.records), "publications": len(per_pub),
+                         "kind": sub.kind}
+        if compare:
+            other = self.submission(compare)
+            if other.kind != sub.kind:
+                from ..formats.errors import InvalidInput, Problem
+                raise InvalidInput([Problem(other.path, None, "kind",
+                                            f"holds {other.kind} values, the submission holds "
+                                            f"{sub.kind} values")])
+            o_pub, o_counts, _ = self._sets(other)
+            a, b = set(counts), set(o_counts)
+            metrics["value_set_jaccard"] = len(a & b) / len(a | b) if a | b else 0.0
+            pubs = set(per_pub) | set(o_pub)
+            metrics["mean_publication_jaccard"] = float(np.mean([
+                _jac(per_pub.get(p, set()), o_pub.get(p, set())) for p in pubs])) if pubs else 0.0
+            union = (counts + o_counts).most_common(top)
+            breakdowns["compare"] = {v: {"records": counts.get(v, 0),
+                                         "records_other": o_counts.get(v, 0)} for v, _ in union}
+            result_counts.update({"records_other": len(other.records),
+                                  "publications_other": len(o_pub),
+                                  "shared_values": len(a & b)})
+        return self.new_result(metrics, breakdowns=breakdowns, counts=result_counts)
+
+
+def _jac(a: set, b: set) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0

@@ -1,0 +1,144 @@
+"""Generic ranking evaluation: TREC qrels + TREC run."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..formats.errors import InvalidInput, Problem, Problems
+from ..formats.trec import encode, read_qrels, read_run
+from ..metrics.ranking import DEFAULT_MEASURES, evaluate_encoded, parse_measure
+from . import register
+from .base import Option, Task, UnitStats, weighted_mean
+
+RANKING_CONVENTIONS = {
+    "ranking": "score descending; ties broken by document id descending (trec_eval); "
+               "the rank column is ignored",
+    "relevant": "judgment >= rel_level (default 1)",
+    "ap_denominator": "number of relevant documents of the query (trec_eval map/map_cut, ranx), "
+                      "not min(k, R)",
+    "p_at_k": "divides by k even when fewer than k documents were retrieved",
+    "ndcg_gain": "judgment as linear gain (Jarvelin & Kekalainen, trec_eval ndcg_cut); "
+                 "negative judgments count 0; discount log2(rank+1)",
+    "zero_division": "0",
+}
+
+
+def parse_measures(text: str | list | tuple) -> list[str]:
+    items = text if isinstance(text, (list, tuple)) else str(text).split(",")
+    items = [m.strip().lower() for m in items if m.strip()]
+    problems = []
+    for m in items:
+        try:
+            parse_measure(m)
+        except ValueError as e:
+            problems.append(Problem("<arguments>", None, "measures", str(e)))
+    if problems:
+        raise InvalidInput(problems)
+    if not items:
+        raise InvalidInput([Problem("<arguments>", None, "measures", "no measure given")])
+    return list(dict.fromkeys(items))
+
+
+@register
+class TrecTask(Task):
+    name = "trec"
+    description = "Generic ranked retrieval: TREC qrels and TREC run (trec_eval conventions)."
+    primary_metric = "map"
+    options = (
+        Option("measures", str, ",".join(DEFAULT_MEASURES),
+               "comma-separated measures: map, map@k, p@k, recall@k, r_precision, "
+               "ndcg, ndcg@k, mrr"),
+        Option("include_empty", None, False,
+               "average queries without relevant documents too (they score 0)", flag=True),
+        Option("rel_level", int, 1, "smallest judgment that counts as relevant"),
+    )
+    conventions = {
+        **RANKING_CONVENTIONS,
+        "queries_missing_from_run": "score 0 and are included in the averages (trec_eval -c)",
+        "queries_without_relevant": "reported, excluded from the averages unless include_empty",
+        "run_queries_not_in_qrels": "ignored, with a warning",
+    }
+
+    def load_reference(self, path):
+        problems = Problems()
+        t = read_qrels(path, problems)
+        problems.raise_if_any()
+        return t
+
+    def load_submission(self, path, reference=None):
+        problems = Problems()
+        t = read_run(path, problems)
+        problems.raise_if_any()
+        t.warnings = []
+        if len(t.tags) > 1:
+            t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
+                              f"{', '.join(t.tags[:5])}")
+        return t
+
+    def _evaluate(self, ref, sub, measures, include_empty, rel_level):
+        measures = parse_measures(measures)
+        enc, qids = encode(ref, sub)
+        values = evaluate_encoded(enc, measures, rel_level)
+        nq = enc.n_queries
+        in_qrels = np.bincount(enc.qrels_q, minlength=nq) > 0
+        in_run = np.bincount(enc.run_q, minlength=nq) > 0
+        has_rel = values["num_rel"] > 0
+        evaluated = in_qrels & (has_rel | bool(include_empty))
+        return measures, qids, values, in_qrels, in_run, has_rel, evaluated
+
+    def _score(self, ref, sub, measures, include_empty, rel_level):
+        measures, qids, values, in_qrels, in_run, has_rel, evaluated = self._evaluate(
+            ref, sub, measures, include_empty, rel_level)
+        n_eval = int(evaluated.sum())
+        metrics = {m: float(values[m][evaluated].mean()) if n_eval else 0.0 for m in measures}
+        warnings = []
+        empty = in_qrels & ~has_rel
+        missing = in_qrels & ~in_run & evaluated
+        extra = in_run & ~in_qrels
+        qarr = np.asarray(qids, dtype=object)
+        if n_eval == 0:
+            warnings.append("no query has a relevant document: every measure is 0")
+        if empty.any():
+            how = "included with 0" if include_empty else "excluded from the averages"
+            warnings.append(f"{int(empty.sum())} queries have no relevant document ({how}): "
+                            f"{_preview(qarr[empty])}")
+        if missing.any():
+            warnings.append(f"{int(missing.sum())} judged queries are missing from the run "
+                            f"(scored 0): {_preview(qarr[missing])}")
+        if extra.any():
+            warnings.append(f"{int(extra.sum())} run queries have no judgments (ignored): "
+                            f"{_preview(qarr[extra])}")
+        idx = np.flatnonzero(evaluated)
+        cols = {m: values[m][idx].tolist() for m in measures + ["num_rel", "num_ret"]}
+        per_query = {qids[i]: {m: cols[m][j] for m in cols} for j, i in enumerate(idx.tolist())}
+        counts = {
+            "queries_evaluated": n_eval,
+            "queries_in_qrels": int(in_qrels.sum()),
+            "queries_in_run": int(in_run.sum()),
+            "queries_without_relevant": int(empty.sum()),
+            "queries_missing_from_run": int(missing.sum()),
+            "run_queries_not_in_qrels": int(extra.sum()),
+            "qrels_lines": len(ref),
+            "run_lines": len(sub),
+        }
+        result = self.new_result(metrics, breakdowns={"per_query": per_query},
+                                 counts=counts, warnings=warnings)
+        result.conventions["rel_level"] = rel_level
+        result.conventions["include_empty"] = bool(include_empty)
+        return result
+
+    def unit_stats(self, reference, submission, measures=None, include_empty=False,
+                   rel_level=1, metric=None):
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
+        metric = metric or self.primary_metric
+        _, qids, values, _, _, _, evaluated = self._evaluate(
+            ref, sub, [metric], include_empty, rel_level)
+        idx = np.flatnonzero(evaluated)
+        return UnitStats(metric, [qids[i] for i in idx], values[metric][idx][:, None],
+                         weighted_mean, np.ones(idx.size))
+
+
+def _preview(items, n: int = 5) -> str:
+    items = [str(x) for x in items]
+    more = f" (+{len(items) - n} more)" if len(items) > n else ""
+    return ", ".join(items[:n]) + more
