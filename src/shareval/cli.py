@@ -103,7 +103,7 @@ def _emit(result, args, console: Console) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)
     if args.command == "tasks":
         for name in tasks.names():
             t = tasks.get(name)

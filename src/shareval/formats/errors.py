@@ -37,6 +37,9 @@ class InvalidInput(Exception):
         if self.total > len(self.problems):
             lines.append(f"... and {self.total - len(self.problems)} more problems "
                          f"(only the first {len(self.problems)} are listed)")
+        elif len(self.problems) >= MAX_PROBLEMS:
+            lines.append(f"... reading stopped after {MAX_PROBLEMS} problems; there may be more "
+                         f"problems further on")
         return "\n".join(lines)
 
 

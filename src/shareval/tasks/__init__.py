@@ -17,10 +17,11 @@ def register(cls):
 
 
 def _load_all() -> None:
-    if not _REGISTRY:
-        import importlib
-        for m in _MODULES:
-            importlib.import_module(f"{__name__}.{m}")
+    # importlib caches modules, so this is cheap after the first call; a flag
+    # would be wrong when one task module was imported directly beforehand.
+    import importlib
+    for m in _MODULES:
+        importlib.import_module(f"{__name__}.{m}")
 
 
 def names() -> list[str]:

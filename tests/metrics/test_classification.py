@@ -1,0 +1,72 @@
+"""Classification metrics equal scikit-learn's on random and edge-case inputs."""
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn import metrics as skm
+
+from shareval.metrics.classification import classification_report, macro_prf, prf_from_counts
+
+labels_st = st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=40)
+
+
+@st.composite
+def pairs(draw):
+    y_true = draw(labels_st)
+    y_pred = draw(st.lists(st.sampled_from(["a", "b", "c", "d", "e"]),
+                           min_size=len(y_true), max_size=len(y_true)))
+    return y_true, y_pred
+
+
+@settings(max_examples=300, deadline=None)
+@given(pairs())
+def test_report_equals_sklearn(data):
+    y_true, y_pred = data
+    r = classification_report(y_true, y_pred)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        labels = sorted(set(y_true) | set(y_pred))
+        assert list(r.labels) == labels
+        np.testing.assert_array_equal(r.confusion, skm.confusion_matrix(y_true, y_pred, labels=labels))
+        p, rc, f, s = skm.precision_recall_fscore_support(y_true, y_pred, labels=labels, zero_division=0)
+        np.testing.assert_allclose(r.precision, p, atol=1e-9)
+        np.testing.assert_allclose(r.recall, rc, atol=1e-9)
+        np.testing.assert_allclose(r.f1, f, atol=1e-9)
+        np.testing.assert_array_equal(r.support, s)
+        for avg in ("micro", "macro", "weighted"):
+            p, rc, f, _ = skm.precision_recall_fscore_support(y_true, y_pred, average=avg,
+                                                              zero_division=0)
+            assert r.averages[avg]["precision"] == pytest.approx(p, abs=1e-9)
+            assert r.averages[avg]["recall"] == pytest.approx(rc, abs=1e-9)
+            assert r.averages[avg]["f1"] == pytest.approx(f, abs=1e-9)
+        assert r.accuracy == pytest.approx(skm.accuracy_score(y_true, y_pred), abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=1, max_size=30))
+def test_binary_macro_equals_sklearn_default(rows):
+    """SV-Ident Task 1 per document: sklearn's average='macro' with its default zero_division."""
+    y_true = [a for a, _ in rows]
+    y_pred = [b for _, b in rows]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = skm.precision_recall_fscore_support(y_true, y_pred, average="macro")[:3]
+    assert macro_prf(y_true, y_pred) == pytest.approx(expected, abs=1e-9)
+
+
+def test_zero_division_is_reported():
+    r = classification_report(["a", "a"], ["b", "b"])
+    assert "precision" in r.zero_division and "recall" in r.zero_division
+    assert r.averages["macro"]["f1"] == 0.0
+
+
+def test_single_class_everywhere_is_perfect():
+    assert macro_prf([0, 0, 0], [0, 0, 0]) == (1.0, 1.0, 1.0)
+
+
+def test_prf_from_counts_zero_division():
+    p, r, f = prf_from_counts(0, 0, 0)
+    assert (p, r, f) == (0.0, 0.0, 0.0)
+    p, r, f = prf_from_counts(3, 1, 2)
+    assert (p, r, f) == pytest.approx((0.75, 0.6, 6 / 9))

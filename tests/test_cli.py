@@ -1,0 +1,116 @@
+"""The command line as users call it: exit codes, messages, JSON shape, every command."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from shareval.demo import run_demo
+from tests.conftest import write
+
+KEYS = {"task", "scorer_version", "conventions", "metrics", "breakdowns", "counts", "warnings"}
+
+
+@pytest.fixture
+def trec_files(tmp_path):
+    q = write(tmp_path / "qrels", "q1 0 a 1\nq1 0 b 0\nq2 0 c 2\n")
+    r = write(tmp_path / "run", "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\nq2 Q0 x 1 1.0 t\n")
+    return q, r
+
+
+def test_score_json_shape_and_output_file(cli, trec_files, tmp_path):
+    q, r = trec_files
+    code, out, err = cli("score", "trec", "-r", q, "-s", r, "--format", "json", "--measures",
+                         "map,ndcg@10")
+    assert code == 0, err
+    d = json.loads(out)
+    assert set(d) == KEYS
+    assert d["metrics"] == {"map": 0.5, "ndcg@10": 0.5}
+    assert all(0.0 <= v <= 1.0 for v in d["metrics"].values())
+    assert "ap_denominator" in d["conventions"]
+    code, out, _ = cli("score", "trec", "-r", q, "-s", r, "--format", "json", "-o",
+                       tmp_path / "res.json")
+    assert code == 0 and out == ""
+    assert json.loads((tmp_path / "res.json").read_text())["task"] == "trec"
+
+
+def test_table_output(cli, trec_files):
+    code, out, _ = cli("score", "trec", "-r", trec_files[0], "-s", trec_files[1])
+    assert code == 0 and "map" in out and "per_query" in out
+
+
+def test_invalid_input_exit_2_lists_problems_no_traceback(cli, tmp_path, trec_files):
+    bad = write(tmp_path / "bad.run", "q1 Q0 a one 2.0 t\nq1 Q0 b\n")
+    code, out, err = cli("score", "trec", "-r", trec_files[0], "-s", bad)
+    assert code == 2
+    assert f"{bad}:1: rank: not an integer: 'one'" in err
+    assert f"{bad}:2: line: expected 6" in err
+    assert "2 problem(s) found" in err and "Traceback" not in err
+
+
+def test_bad_option_value_is_a_clean_error(cli, trec_files):
+    code, _, err = cli("score", "trec", "-r", trec_files[0], "-s", trec_files[1],
+                       "--measures", "map,bogus@3")
+    assert code == 2 and "measures: unknown measure 'bogus@3'" in err
+
+
+def test_validate(cli, tmp_path):
+    ref = write(tmp_path / "ref.tsv", "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\t"
+                                      "uuid\tlang\ns\t1\tv\tR\td\tu1\ten\n")
+    ok = write(tmp_path / "ok.json", '{"u1": 1}')
+    code, out, _ = cli("validate", "svident-detection", "-s", ok, "-r", ref)
+    assert code == 0 and "valid svident-detection submission" in out
+    code, out, _ = cli("validate", "svident-detection", "-s", ok)
+    assert code == 0 and "ids not checked" in out
+    bad = write(tmp_path / "bad.json", '{"u2": 3}')
+    code, _, err = cli("validate", "svident-detection", "-s", bad, "-r", ref)
+    assert code == 2 and f"{bad}:1: u2: expected 0 or 1, found 3" in err
+
+
+def test_agree(cli, tmp_path):
+    f = write(tmp_path / "a.csv", "item,annotator,label\n1,x,a\n1,y,a\n2,x,b\n2,y,a\n3,x,b\n3,y,b\n")
+    code, out, _ = cli("agree", f, "--format", "json")
+    d = json.loads(out)
+    assert code == 0 and set(d) == KEYS
+    from sklearn.metrics import cohen_kappa_score
+    assert d["metrics"]["cohen_kappa"] == pytest.approx(cohen_kappa_score(list("abb"), list("aab")))
+    assert d["counts"] == {"items": 3, "annotators": 2, "judgments": 6, "labels": 2}
+
+
+def test_compare(cli, tmp_path):
+    lines_q = "".join(f"q{i} 0 d{i} 1\n" for i in range(40))
+    good = "".join(f"q{i} Q0 d{i} 1 1.0 t\n" for i in range(40))
+    poor = "".join(f"q{i} Q0 x{i} 1 2.0 t\nq{i} Q0 d{i} 2 1.0 t\n" for i in range(40))
+    q = write(tmp_path / "qrels", lines_q)
+    a, b = write(tmp_path / "a", good), write(tmp_path / "b", poor)
+    code, out, err = cli("compare", "trec", "-r", q, a, b, "--samples", "2000", "--format", "json")
+    assert code == 0, err
+    m = json.loads(out)["metrics"]
+    assert m["map A"] == 1.0 and m["map B"] == 0.5 and m["difference"] == 0.5
+    assert m["p_randomization"] < 0.001 and m["ci_low"] == m["ci_high"] == 0.5
+
+
+def test_console_script_entry_point(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "shareval.cli", "tasks"], capture_output=True,
+                          text=True, check=False)
+    assert proc.returncode == 0
+    for name in ("rcc-citations", "rcc-mentions", "rcc-fields-methods", "svident-detection",
+                 "svident-disambiguation", "trec", "classification"):
+        assert name in proc.stdout
+
+
+def test_internal_errors_have_no_traceback(cli, monkeypatch, trec_files):
+    from shareval.tasks import trec
+    monkeypatch.setattr(trec.TrecTask, "_score", lambda *a, **k: 1 / 0)
+    code, _, err = cli("score", "trec", "-r", trec_files[0], "-s", trec_files[1])
+    assert code == 1 and "internal error: ZeroDivisionError" in err and "Traceback" not in err
+
+
+def test_demo_on_synthetic_sample(tmp_path, monkeypatch):
+    from rich.console import Console
+    monkeypatch.chdir(tmp_path)          # no ../shared/data from here
+    console = Console(record=True, width=120)
+    assert run_demo(None, str(tmp_path / "out"), console) == 0
+    text = console.export_text()
+    assert "synthetic sample" in text and "counts as constructed" in text
+    assert "MISMATCH" not in text
