@@ -73,8 +73,8 @@ def test_fast_and_slow_trec_paths_agree(tmp_path):
     lines = "".join(f"q{i % 7} Q0 d{i} {i} {i * 0.25} tag\n" for i in range(200))
     fast = read_run(write(tmp_path / "fast", lines), Problems())
     slow = read_run(write(tmp_path / "slow", lines.replace(" ", "  ")), Problems())
-    assert fast.qid.to_pylist() == slow.qid.to_pylist()
-    assert fast.doc.to_pylist() == slow.doc.to_pylist()
+    assert fast.qids() == slow.qids()
+    assert fast.docs() == slow.docs()
     assert fast.value.tolist() == slow.value.tolist()
 
 

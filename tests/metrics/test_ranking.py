@@ -107,3 +107,64 @@ def test_ap_at_k_divides_by_all_relevant():
 def test_parse_measure_rejects(bad):
     with pytest.raises(ValueError):
         parse_measure(bad)
+
+
+def test_scores_are_compared_in_single_precision_like_trec_eval():
+    # trec_eval stores sim as float: these two doubles tie, and the tie goes to docno desc
+    hi, lo = 0.9566925804034677, 0.9566925655091452
+    assert np.float32(hi) == np.float32(lo)
+    qrels = {"q": {"a": 1, "b": 0}}
+    ours = evaluate(qrels, {"q": {"a": hi, "b": lo}}, ["mrr"])["mrr"]["q"]
+    ref = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(
+        {"q": {"a": hi, "b": lo}})["q"]["recip_rank"]
+    assert ours == ref == 0.5
+
+
+@settings(max_examples=200, deadline=None)
+@given(collections(ties=False))
+def test_equals_pytrec_eval_with_close_float_scores(data):
+    qrels, run = data
+    # squeeze scores so that many differ only beyond single precision
+    run = {q: {d: 0.5 + s * 1e-9 for d, s in docs.items()} for q, docs in run.items()}
+    ours = evaluate(qrels, run, list(TREC_NAMES))
+    for qid, values in trec_reference(qrels, run).items():
+        for ours_name, trec_name in TREC_NAMES.items():
+            assert ours[ours_name][qid] == pytest.approx(values[trec_name], abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from([0.0, 1.0, 2.0]), st.integers(0, 30)),
+                max_size=60, unique_by=lambda r: (r[0], r[2])), st.booleans())
+def test_rank_order_equals_brute_force(rows, presort):
+    from shareval.metrics.ranking import rank_order
+    if presort:   # grouped and score-sorted, ties in arbitrary order: the fast path
+        rows = sorted(rows, key=lambda r: (r[0], -r[1]))
+    q = np.array([r[0] for r in rows], dtype=np.int64)
+    s = np.array([r[1] for r in rows], dtype=np.float32)
+    d = np.array([r[2] for r in rows], dtype=np.int64)
+    order = rank_order(q, s, d, lambda: np.arange(31))
+    got = [rows[i] for i in (range(len(rows)) if order is None else order)]
+    # within each query: score desc, then doc desc; queries contiguous
+    expected = {qq: sorted([r for r in rows if r[0] == qq], key=lambda r: (-r[1], -r[2]))
+                for qq in {r[0] for r in rows}}
+    seen = []
+    for r in got:
+        if not seen or seen[-1] != r[0]:
+            assert r[0] not in seen
+            seen.append(r[0])
+    for qq, exp in expected.items():
+        assert [r for r in got if r[0] == qq] == exp
+
+
+CUTOFF_ONLY = {k: v for k, v in TREC_NAMES.items() if "@" in k or k == "r_precision"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(collections(ties=True))
+def test_cutoff_only_measures_equal_pytrec_eval(data):
+    """With only cutoff measures, rows below the deepest cutoff are skipped: same values."""
+    qrels, run = data
+    ours = evaluate(qrels, run, list(CUTOFF_ONLY))
+    for qid, values in trec_reference(qrels, run).items():
+        for ours_name, trec_name in CUTOFF_ONLY.items():
+            assert ours[ours_name][qid] == pytest.approx(values[trec_name], abs=1e-9)

@@ -50,6 +50,10 @@ def test_file_scoring_equals_pytrec_eval(tmp_path):
             assert res.breakdowns["per_query"][qid][ours] == pytest.approx(ev[qid][theirs], abs=1e-9)
         mean = sum(ev[qid][theirs] for qid in evaluated) / len(evaluated)
         assert res.metrics[ours] == pytest.approx(mean, abs=1e-9)
+    # only cutoff measures: the scorer skips rows below the deepest cutoff
+    cut = get("trec").score(q, r, measures="map@10,p@10,ndcg@10,r_precision")
+    for m in ("map@10", "p@10", "ndcg@10", "r_precision"):
+        assert cut.metrics[m] == pytest.approx(res.metrics[m], abs=1e-12)
 
 
 def test_unsorted_run_is_ranked_by_score(tmp_path):

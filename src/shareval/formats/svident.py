@@ -170,7 +170,7 @@ def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | N
     run = read_run(path, problems)
     if run is None:
         return None
-    for q, d, s in zip(run.qid.to_pylist(), run.doc.to_pylist(), run.value.tolist()):
+    for q, d, s in zip(run.qids(), run.docs(), run.value.tolist()):
         values.setdefault(q, {})[d] = s
         lines.setdefault(q, None)
     return Predictions(str(path), values, lines)

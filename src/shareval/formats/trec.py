@@ -26,15 +26,44 @@ RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
 
 @dataclass
 class TrecTable:
+    """A parsed qrels or run: ids as integer codes into per-file dictionaries."""
     path: str
     kind: str                      # "qrels" or "run"
-    qid: pa.ChunkedArray
-    doc: pa.ChunkedArray
+    q_codes: np.ndarray
+    q_dict: pa.Array               # distinct query ids, in order of first appearance
+    d_codes: np.ndarray
+    d_dict: pa.Array               # distinct document ids
     value: np.ndarray              # relevance (int64) or score (float64)
     tags: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.value)
+
+    def qids(self) -> list[str]:
+        """Query id of every line."""
+        return self.q_dict.take(pa.array(self.q_codes)).to_pylist()
+
+    def docs(self) -> list[str]:
+        return self.d_dict.take(pa.array(self.d_codes)).to_pylist()
+
+
+def _encode_column(col) -> tuple[np.ndarray, pa.Array]:
+    enc = col.dictionary_encode()
+    if isinstance(enc, pa.ChunkedArray):
+        if enc.num_chunks == 0:
+            return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
+        dictionary = enc.chunks[0].dictionary
+        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
+    else:
+        dictionary = enc.dictionary
+        codes = enc.indices.to_numpy(zero_copy_only=False)
+    return codes.astype(np.int64, copy=False), dictionary
+
+
+def _table(path, kind, qids, docs, value, tags) -> TrecTable:
+    q_codes, q_dict = _encode_column(qids)
+    d_codes, d_dict = _encode_column(docs)
+    return TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags)
 
 
 def read_qrels(path, problems: Problems) -> TrecTable | None:
@@ -87,9 +116,6 @@ def _read_fast(path: Path, kind: str) -> TrecTable | None:
         return None
     if t.num_rows == 0:
         return None
-    if pc.any(pc.equal(pc.utf8_length(t["query_id"]), 0)).as_py() or \
-            pc.any(pc.equal(pc.utf8_length(t["doc_id"]), 0)).as_py():
-        return None
     if kind == "run":
         value = t["score"].to_numpy()
         if not np.all(np.isfinite(value)):
@@ -98,15 +124,20 @@ def _read_fast(path: Path, kind: str) -> TrecTable | None:
     else:
         value = t["relevance"].to_numpy()
         tags = []
-    table = TrecTable(str(path), kind, t["query_id"], t["doc_id"], value, tags)
-    if _has_duplicates(table):
+    table = _table(path, kind, t["query_id"], t["doc_id"], value, tags)
+    # an empty id (two adjacent delimiters) or a duplicate: let the slow path report lines
+    if _has_empty(table.q_dict) or _has_empty(table.d_dict) or _has_duplicates(table):
         return None
     return table
 
 
+def _has_empty(dictionary: pa.Array) -> bool:
+    return pc.any(pc.equal(pc.utf8_length(dictionary), 0)).as_py() or False
+
+
 def _has_duplicates(t: TrecTable) -> bool:
-    pairs = pc.binary_join_element_wise(t.qid, t.doc, "\x00")
-    return pc.count_distinct(pairs).as_py() != len(t)
+    keys = np.sort(t.q_codes * np.int64(max(len(t.d_dict), 1)) + t.d_codes)
+    return bool(np.any(keys[1:] == keys[:-1]))
 
 
 def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
@@ -175,9 +206,8 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     if not ok:
         return None
     dtype = np.int64 if kind == "qrels" else np.float64
-    return TrecTable(str(path), kind, pa.chunked_array([pa.array(qids, pa.string())]),
-                     pa.chunked_array([pa.array(docs, pa.string())]),
-                     np.asarray(values, dtype=dtype), list(tags))
+    return _table(path, kind, pa.array(qids, pa.string()), pa.array(docs, pa.string()),
+                  np.asarray(values, dtype=dtype), list(tags))
 
 
 def _int(s: str) -> int | None:
@@ -195,36 +225,47 @@ def _float(s: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _codes(arrays: list[pa.ChunkedArray]) -> tuple[list[np.ndarray], pa.Array]:
-    """Encode several string columns into one shared code space.
+def _unify(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Map two dictionaries into one: (codes of a's entries, codes of b's, union)."""
+    both = pa.concat_arrays([a, b]).dictionary_encode()
+    idx = both.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    return idx[: len(a)], idx[len(a):], both.dictionary
 
-    Codes follow ascending byte order of the strings (= trec_eval's strcmp).
-    """
-    chunks = [c for a in arrays for c in a.chunks]
-    if not chunks:
-        return [np.zeros(0, dtype=np.int64) for _ in arrays], pa.array([], pa.string())
-    enc = pa.chunked_array(chunks, type=pa.string()).dictionary_encode()
-    dictionary = enc.chunks[0].dictionary
+
+def _byte_order_rank(dictionary: pa.Array) -> np.ndarray:
+    """Rank of each entry in ascending byte order (= trec_eval's strcmp)."""
     order = pc.sort_indices(dictionary).to_numpy()
     rank = np.empty(len(dictionary), dtype=np.int64)
     rank[order] = np.arange(len(dictionary), dtype=np.int64)
-    flat = [rank[c.indices.to_numpy(zero_copy_only=False)] for c in enc.chunks]
-    out, i = [], 0
-    for a in arrays:
-        n = a.num_chunks
-        out.append(np.concatenate(flat[i:i + n]) if n else np.zeros(0, dtype=np.int64))
-        i += n
-    sorted_dict = dictionary.take(pa.array(order))
-    return out, sorted_dict
+    return rank
 
 
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
-    """Integer-encode a qrels and a run together; returns (encoding, query ids)."""
-    (qq, rq), qdict = _codes([qrels.qid, run.qid])
-    (qd, rd), ddict = _codes([qrels.doc, run.doc])
-    n_docs = len(ddict)
-    enc = Encoded(len(qdict), n_docs, rq, rd, run.value.astype(np.float64), qq, qd,
-                  qrels.value.astype(np.int64), np.arange(n_docs, dtype=np.int64))
+    """Integer-encode a qrels and a run together; returns (encoding, query ids).
+
+    Query codes follow first appearance (qrels first), so a run written in the
+    qrels' query order needs no sorting.
+    """
+    qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
+    da, db, ddict = _unify(qrels.d_dict, run.d_dict)
+    run_q, run_d = qb[run.q_codes], db[run.d_codes]
+    qrels_q, qrels_d = qa[qrels.q_codes], da[qrels.d_codes]
+    rel = qrels.value.astype(np.int64, copy=False)
+    n = np.int64(max(len(ddict), 1))
+    value_set = pa.array(qrels_q * n + qrels_d)
+
+    def judge(rows):
+        """Hash join on (query, doc): fast whatever the order of the rows."""
+        if rel.size == 0:
+            return np.zeros(run_q.size if rows is None else rows.size, dtype=np.int64)
+        rq = run_q if rows is None else run_q[rows]
+        rd = run_d if rows is None else run_d[rows]
+        idx = pc.index_in(pa.array(rq * n + rd), value_set=value_set)
+        found = idx.is_valid().to_numpy(zero_copy_only=False)
+        return np.where(found, rel[idx.fill_null(0).to_numpy()], 0)
+
+    enc = Encoded(len(qdict), len(ddict), run_q, run_d, run.value.astype(np.float64, copy=False),
+                  qrels_q, qrels_d, rel, lambda: _byte_order_rank(ddict), judge=judge)
     return enc, qdict.to_pylist()
 
 

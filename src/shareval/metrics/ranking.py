@@ -3,8 +3,9 @@
 Everything is computed on integer-encoded arrays (one row per retrieved
 document), so a run of ten million lines is a handful of numpy passes:
 
-* ranking: score descending, ties broken by document id descending
-  (trec_eval's ``strcmp`` order; the rank column of a run is ignored);
+* ranking: score descending, compared in single precision as trec_eval
+  stores them (``float sim``), ties broken by document id descending
+  (trec_eval's ``strcmp`` order); the rank column of a run is ignored;
 * a document is relevant when its judgment is >= ``rel_level`` (default 1);
 * AP and AP@k divide by the number of relevant documents R of the query
   (not by min(k, R)), as trec_eval's ``map``/``map_cut`` and ranx do;
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -53,9 +55,10 @@ def parse_measure(name: str) -> tuple[str, int | None]:
 class Encoded:
     """A run and its judgments as integer codes.
 
-    Queries are codes 0..n_queries-1, documents 0..n_docs-1; ``doc_tiebreak``
-    gives each document code its position in ascending id order, so that
-    larger means "ranked first" among equal scores.
+    Queries are codes 0..n_queries-1, documents 0..n_docs-1. ``doc_tiebreak``
+    returns, for each document code, its position in ascending id order
+    (larger = ranked first among equal scores); it is a function because it
+    is only needed when a run has tied scores.
     """
     n_queries: int
     n_docs: int
@@ -65,29 +68,45 @@ class Encoded:
     qrels_q: np.ndarray
     qrels_doc: np.ndarray
     qrels_rel: np.ndarray
-    doc_tiebreak: np.ndarray
+    doc_tiebreak: Callable[[], np.ndarray]
+    # judge(rows) -> judgments of those run rows; a faster join a caller may supply
+    judge: Callable[[np.ndarray | None], np.ndarray] | None = None
 
 
-def _is_ranked(q, score, tie) -> bool:
-    """True when rows are already in (query asc, score desc, tiebreak desc) order."""
+def rank_order(q, score, doc, tiebreak: Callable[[], np.ndarray]) -> np.ndarray | None:
+    """Permutation putting run rows in ranked order, or None when already ranked.
+
+    Ranked means: each query's rows contiguous (queries in any order), scores
+    non-increasing within a query, equal scores by ``tiebreak()[doc]``
+    descending. Runs are usually written that way, so the common case costs a
+    few linear passes; tied rows are reordered locally, and the tie-break
+    ranks are only computed when some query has tied scores.
+    """
     if q.size < 2:
-        return True
-    dq = np.diff(q)
-    if np.any(dq < 0):
-        return False
-    same_q = dq == 0
-    ds = np.diff(score)
-    if np.any(same_q & (ds > 0)):
-        return False
-    dt = np.diff(tie)
-    return not np.any(same_q & (ds == 0) & (dt >= 0))
-
-
-def rank_order(q, score, tie) -> np.ndarray | None:
-    """Permutation putting rows in ranked order, or None when already ranked."""
-    if _is_ranked(q, score, tie):
         return None
-    return np.lexsort((-tie, -score, q))
+    same_q = q[1:] == q[:-1]
+    n_groups = q.size - int(same_q.sum())
+    contiguous = n_groups == int(np.count_nonzero(np.bincount(q)))
+    order = None
+    if not (contiguous and not np.any(same_q & (score[1:] > score[:-1]))):
+        order = np.lexsort((-score, q))
+        q, score, doc = q[order], score[order], doc[order]
+        same_q = q[1:] == q[:-1]
+    ties = same_q & (score[1:] == score[:-1])
+    if not ties.any():
+        return order
+    # rows inside runs of equal (query, score): sort each run by tie-break descending
+    in_run = np.zeros(q.size, dtype=bool)
+    in_run[1:] |= ties
+    in_run[:-1] |= ties
+    rows = np.flatnonzero(in_run)
+    run_id = np.cumsum(np.concatenate(([True], ~ties))) [rows]
+    tie = tiebreak()[doc[rows]]
+    local = rows[np.lexsort((-tie, run_id))]
+    if order is None:
+        order = np.arange(q.size)
+    order[rows] = order[local]
+    return order
 
 
 def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
@@ -103,73 +122,92 @@ def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
     return np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
 
 
-def _relevance_of_run_rows(e: Encoded) -> np.ndarray:
-    """Judgment of each run row (0 where unjudged), by a sorted-key join."""
+def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
+    """Judgment of the given run rows (all rows when None); 0 where unjudged."""
+    if e.judge is not None:
+        return e.judge(rows)
+    run_q = e.run_q if rows is None else e.run_q[rows]
+    run_doc = e.run_doc if rows is None else e.run_doc[rows]
     n_docs = np.int64(max(e.n_docs, 1))
     qkey = e.qrels_q.astype(np.int64) * n_docs + e.qrels_doc
+    rkey = run_q.astype(np.int64) * n_docs + run_doc
+    if qkey.size == 0:
+        return np.zeros(rkey.size, dtype=np.int64)
     order = np.argsort(qkey, kind="stable")
     skey = qkey[order]
-    srel = e.qrels_rel[order]
-    rkey = e.run_q.astype(np.int64) * n_docs + e.run_doc
-    if skey.size == 0:
-        return np.zeros(rkey.size, dtype=float)
     pos = np.searchsorted(skey, rkey)
     np.minimum(pos, skey.size - 1, out=pos)
-    found = skey[pos] == rkey
-    return np.where(found, srel[pos], 0).astype(float)
+    return np.where(skey[pos] == rkey, e.qrels_rel[order][pos], 0)
+
+
+def _depth_needed(parsed, num_rel: np.ndarray) -> int | None:
+    """Deepest rank any measure looks at, or None when some measure needs all ranks."""
+    depth = 0
+    for _, kind, k in parsed:
+        if kind == "r_precision":
+            depth = max(depth, int(num_rel.max()) if num_rel.size else 0)
+        elif k is None:
+            return None
+        else:
+            depth = max(depth, k)
+    return depth
 
 
 def evaluate_encoded(e: Encoded, measures, rel_level: int = 1) -> dict[str, np.ndarray]:
     """One array of per-query values (indexed by query code) per measure.
 
-    Also returns ``num_rel`` and ``num_ret`` under those names.
+    Also returns ``num_rel`` and ``num_ret`` under those names. When every
+    measure has a cutoff, rows ranked below the deepest cutoff are dropped
+    before judgments are looked up (they cannot change any value).
     """
     parsed = [(m, *parse_measure(m)) for m in measures]
     nq = e.n_queries
-    gain = _relevance_of_run_rows(e)
-    order = rank_order(e.run_q, e.run_score, e.doc_tiebreak[e.run_doc])
-    q = e.run_q if order is None else e.run_q[order]
-    if order is not None:
-        gain = gain[order]
-    pos = _group_positions(q)
-    relevant = gain >= rel_level
-
     num_rel = np.bincount(e.qrels_q, weights=(e.qrels_rel >= rel_level), minlength=nq)
+    order = rank_order(e.run_q, e.run_score.astype(np.float32), e.run_doc, e.doc_tiebreak)
+    q = e.run_q if order is None else e.run_q[order]
+    pos = _group_positions(q)
     num_ret = np.bincount(q, minlength=nq).astype(float)
     out: dict[str, np.ndarray] = {"num_rel": num_rel, "num_ret": num_ret}
 
+    depth = _depth_needed(parsed, num_rel)
+    if depth is not None:
+        rows = np.flatnonzero(pos < depth)
+        q, pos = q[rows], pos[rows]
+        if order is not None:
+            rows = order[rows]
+    else:
+        rows = order
+    gain = judgments_of(e, rows).astype(float)
+    relevant = gain >= rel_level
+
+    first = pos == 0
     cum = np.cumsum(relevant, dtype=np.int64)
     # hits up to and including each row, counted within its query
-    before = (cum - relevant)[pos == 0]           # hits before each query's first row
-    qs_present = q[pos == 0]
     offset = np.zeros(nq, dtype=np.int64)
-    offset[qs_present] = before
+    offset[q[first]] = (cum - relevant)[first]
     hits = cum - offset[q]
-    prec_here = hits / (pos + 1.0)
     rank1 = pos + 1.0
-    discount = 1.0 / np.log2(pos + 2.0)
     ideal = None
 
-    def count(mask) -> np.ndarray:
-        return np.bincount(q, weights=mask, minlength=nq)
+    def count(weights) -> np.ndarray:
+        return np.bincount(q, weights=weights, minlength=nq)
 
     for name, kind, k in parsed:
-        cut = np.ones(q.size, dtype=bool) if k is None else pos < k
+        cut = relevant if k is None else relevant & (pos < k)
         if kind == "map":
-            out[name] = safe_div(count(prec_here * (relevant & cut)), num_rel)
+            out[name] = safe_div(count(np.where(cut, hits / rank1, 0.0)), num_rel)
         elif kind == "p":
-            out[name] = count(relevant & cut) / k
+            out[name] = count(cut) / k
         elif kind == "recall":
-            out[name] = safe_div(count(relevant & cut), num_rel)
+            out[name] = safe_div(count(cut), num_rel)
         elif kind == "r_precision":
-            within_r = pos < num_rel[q]
-            out[name] = safe_div(count(relevant & within_r), num_rel)
+            out[name] = safe_div(count(relevant & (pos < num_rel[q])), num_rel)
         elif kind == "mrr":
             rr = np.zeros(nq)
             idx = np.flatnonzero(relevant)
             if idx.size:
-                uq, first = np.unique(q[idx], return_index=True)
-                rr[uq] = 1.0 / rank1[idx[first]]
+                uq, first_idx = np.unique(q[idx], return_index=True)
+                rr[uq] = 1.0 / rank1[idx[first_idx]]
             out[name] = rr
         elif kind == "ndcg":
             if ideal is None:
@@ -177,7 +215,8 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1) -> dict[str, np.n
             iq, ipos, igain = ideal
             icut = np.ones(iq.size, dtype=bool) if k is None else ipos < k
             idcg = np.bincount(iq, weights=igain * icut / np.log2(ipos + 2.0), minlength=nq)
-            dcg = count(np.maximum(gain, 0.0) * discount * cut)
+            in_cut = slice(None) if k is None else pos < k
+            dcg = count(np.where(in_cut, np.maximum(gain, 0.0) / np.log2(pos + 2.0), 0.0))
             out[name] = safe_div(dcg, idcg)
     return out
 
@@ -217,7 +256,7 @@ def encode_mappings(qrels: dict, run: dict) -> tuple[Encoded, list]:
     rq, rd, rs = flat(run, float)
     qq, qd, qr = flat(qrels, np.int64)
     enc = Encoded(len(qids), len(docs), rq, rd, rs, qq, qd, qr,
-                  np.arange(len(docs), dtype=np.int64))
+                  lambda: np.arange(len(docs), dtype=np.int64))
     return enc, qids
 
 
