@@ -87,3 +87,14 @@ def test_missing_file_and_bad_encoding(tmp_path):
     probs = Problems()
     assert read_citations(bad, probs, submission=True) is None
     assert "not valid UTF-8" in str(probs.items[0])
+
+
+def test_parallel_column_encoding_matches_serial(monkeypatch):
+    import pyarrow as pa
+    from shareval.formats import trec
+    col = pa.chunked_array([pa.array([f"d{i % 37}" for i in range(j, j + 50)]) for j in range(0, 400, 50)])
+    serial_codes, serial_dict = trec._encode_column(col)
+    monkeypatch.setattr(trec, "PARALLEL_ROWS", 10)
+    codes, dictionary = trec._encode_column(col)
+    assert dictionary.take(pa.array(codes)).to_pylist() == col.to_pylist()
+    assert sorted(dictionary.to_pylist()) == sorted(serial_dict.to_pylist())

@@ -79,6 +79,10 @@ def test_trec_run_submission(tmp_path):
     ref = reference(tmp_path, rows)
     run = write(tmp_path / "run.txt", "u1 Q0 x 1 2.0 sys\nu1 Q0 a 2 1.0 sys\n")
     assert get("svident-disambiguation").score(ref, run).metrics["map@10"] == 0.5
+    bad = write(tmp_path / "bad.txt", "u1 Q0 x 1 2.0 sys\nzz Q0 a 1 1.0 sys\n")
+    with pytest.raises(InvalidInput) as e:
+        get("svident-disambiguation").score(ref, bad)
+    assert str(e.value.problems[0]) == f"{bad}:2: uuid: unknown uuid 'zz' (not in the reference)"
 
 
 # ---------------------------------------------------------------------------- real data

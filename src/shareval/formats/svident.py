@@ -172,7 +172,9 @@ def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | N
         return None
     for q, d, s in zip(run.qids(), run.docs(), run.value.tolist()):
         values.setdefault(q, {})[d] = s
-        lines.setdefault(q, None)
+    # the first line of each sentence, for messages (SV-Ident runs are small)
+    for line, text in iter_lines(path, problems):
+        lines.setdefault(text.split(None, 1)[0], line)
     return Predictions(str(path), values, lines)
 
 

@@ -47,7 +47,23 @@ class TrecTable:
         return self.d_dict.take(pa.array(self.d_codes)).to_pylist()
 
 
+PARALLEL_ROWS = 2_000_000
+
+
 def _encode_column(col) -> tuple[np.ndarray, pa.Array]:
+    """Dictionary codes of a string column (codes in order of first appearance).
+
+    Hashing millions of ids is single-threaded in pyarrow, so a large column
+    is encoded as two halves on two threads whose dictionaries are then unified.
+    """
+    if isinstance(col, pa.ChunkedArray) and len(col) >= PARALLEL_ROWS and col.num_chunks >= 2:
+        from concurrent.futures import ThreadPoolExecutor
+        half = col.num_chunks // 2
+        with ThreadPoolExecutor(2) as pool:
+            (ca, da), (cb, db) = pool.map(_encode_column, [pa.chunked_array(col.chunks[:half]),
+                                                           pa.chunked_array(col.chunks[half:])])
+        ma, mb, dictionary = _unify(da, db)
+        return np.concatenate([ma[ca], mb[cb]]), dictionary
     enc = col.dictionary_encode()
     if isinstance(enc, pa.ChunkedArray):
         if enc.num_chunks == 0:
