@@ -116,57 +116,61 @@ class Predictions:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_detection(path: str | Path, problems: Problems) -> Predictions | None:
-    path = Path(path)
+def _read_object(path: Path, problems: Problems, convert) -> Predictions | None:
+    """``{uuid: value}`` with each value passed through ``convert`` (a str = a problem)."""
+    records = iter_records(path, problems, "object")
+    if records is None:
+        return None
     values: dict[str, object] = {}
     lines: dict[str, int | None] = {}
+    for line, uuid, v in records:
+        out = convert(v)
+        if isinstance(out, str):
+            problems.add(path, line, uuid, out)
+            continue
+        values[uuid] = out
+        lines[uuid] = line
+    return Predictions(str(path), values, lines)
+
+
+def _binary(v) -> int | str:
+    if isinstance(v, bool) or v not in (0, 1):
+        return f"expected 0 or 1, found {v!r}"
+    return int(v)
+
+
+def read_detection(path: str | Path, problems: Problems) -> Predictions | None:
+    path = Path(path)
     if sniff_container(path) == "object":
-        records = iter_records(path, problems, "object")
-        if records is None:
-            return None
-        for line, uuid, v in records:
-            if isinstance(v, bool) or v not in (0, 1):
-                problems.add(path, line, uuid, f"expected 0 or 1, found {v!r}")
-                continue
-            values[uuid] = int(v)
-            lines[uuid] = line
-    else:
-        for line, text in iter_lines(path, problems):
-            parts = text.split("\t")
-            if line == 1 and parts[0].strip().lower() == "uuid":
-                continue
-            if len(parts) != 2:
-                problems.add(path, line, "line", f"expected uuid<TAB>is_variable, found "
-                                                 f"{len(parts)} column(s)")
-                continue
-            uuid, v = parts[0].strip(), parts[1].strip()
-            if v not in ("0", "1"):
-                problems.add(path, line, "is_variable", f"expected 0 or 1, found {v!r}")
-                continue
-            if uuid in lines:
-                problems.add(path, line, "uuid", f"duplicate (first at line {lines[uuid]})")
-                continue
-            values[uuid] = int(v)
-            lines[uuid] = line
+        return _read_object(path, problems, _binary)
+    values: dict[str, object] = {}
+    lines: dict[str, int | None] = {}
+    for line, text in iter_lines(path, problems):
+        parts = text.split("\t")
+        if line == 1 and parts[0].strip().lower() == "uuid":
+            continue
+        if len(parts) != 2:
+            problems.add(path, line, "line", f"expected uuid<TAB>is_variable, found "
+                                             f"{len(parts)} column(s)")
+            continue
+        uuid, v = parts[0].strip(), parts[1].strip()
+        if v not in ("0", "1"):
+            problems.add(path, line, "is_variable", f"expected 0 or 1, found {v!r}")
+            continue
+        if uuid in lines:
+            problems.add(path, line, "uuid", f"duplicate (first at line {lines[uuid]})")
+            continue
+        values[uuid] = int(v)
+        lines[uuid] = line
     return Predictions(str(path), values, lines)
 
 
 def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | None:
     path = Path(path)
+    if sniff_container(path) == "object":
+        return _read_object(path, problems, _ranking)
     values: dict[str, object] = {}
     lines: dict[str, int | None] = {}
-    if sniff_container(path) == "object":
-        records = iter_records(path, problems, "object")
-        if records is None:
-            return None
-        for line, uuid, v in records:
-            ranking = _ranking(v)
-            if isinstance(ranking, str):
-                problems.add(path, line, uuid, ranking)
-                continue
-            values[uuid] = ranking
-            lines[uuid] = line
-        return Predictions(str(path), values, lines)
     run = read_run(path, problems)
     if run is None:
         return None

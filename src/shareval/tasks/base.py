@@ -8,7 +8,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..formats.errors import InvalidInput, Problem
+from ..formats.errors import InvalidInput, Problem, Problems
 
 
 @dataclass
@@ -132,6 +132,16 @@ class Task:
 
     def new_result(self, metrics, **kw) -> Result:
         return Result(self.name, self.scorer_version, dict(self.conventions), metrics, **kw)
+
+
+def load_checked(reader, path, *args, check=None):
+    """``reader(path, problems, *args)``, then ``check(obj, problems)``; raise all problems."""
+    problems = Problems()
+    obj = reader(path, problems, *args)
+    if obj is not None and check is not None:
+        check(obj, problems)
+    problems.raise_if_any()
+    return obj
 
 
 def weighted_mean(stats: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -7,7 +7,7 @@ from ..formats.errors import Problems
 from ..formats.labels import Labels, read_labels
 from ..metrics.classification import classification_report
 from . import register
-from .base import Task, UnitStats, weighted_mean
+from .base import Task, UnitStats, load_checked, weighted_mean
 
 
 def check_coverage(ref_items, sub: Labels, problems: Problems, what: str = "item") -> None:
@@ -37,18 +37,12 @@ class ClassificationTask(Task):
     }
 
     def load_reference(self, path):
-        problems = Problems()
-        labels = read_labels(path, problems)
-        problems.raise_if_any()
-        return labels
+        return load_checked(read_labels, path)
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        labels = read_labels(path, problems)
-        if labels is not None and reference is not None:
-            check_coverage(list(reference.labels), labels, problems)
-        problems.raise_if_any()
-        return labels
+        check = None if reference is None else \
+            (lambda labels, problems: check_coverage(list(reference.labels), labels, problems))
+        return load_checked(read_labels, path, check=check)
 
     def _pairs(self, ref: Labels, sub: Labels):
         items = list(ref.labels)

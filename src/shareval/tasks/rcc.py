@@ -7,11 +7,10 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from ..formats.errors import Problems
 from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
 from ..metrics.classification import prf_from_counts, safe_div
 from . import register
-from .base import Option, Task, UnitStats, micro_f1
+from .base import Option, Task, UnitStats, load_checked, micro_f1
 
 PR_CURVE_POINTS = 101
 
@@ -50,23 +49,18 @@ class RccCitations(Task):
     }
 
     def load_reference(self, path):
-        problems = Problems()
-        ref = read_citations(path, problems, submission=False)
-        problems.raise_if_any()
-        return ref
+        return load_checked(read_citations, path, False)
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        sub = read_citations(path, problems, submission=True)
-        if sub is not None and reference is not None and reference.publications is not None:
+        def check(sub, problems):
             known = set(reference.publications)
             for c in sub.records:
                 if c.publication_id not in known:
                     problems.add(sub.path, c.line, "publication_id",
                                  f"unknown publication {c.publication_id!r} (not in the "
                                  f"evaluated corpus)")
-        problems.raise_if_any()
-        return sub
+        known_corpus = reference is not None and reference.publications is not None
+        return load_checked(read_citations, path, True, check=check if known_corpus else None)
 
     @staticmethod
     def pairs(citations: Citations, min_score=None) -> tuple[dict, int]:
@@ -243,17 +237,10 @@ class RccMentions(Task):
         "zero_division": "0",
     }
 
-    def load_reference(self, path):
-        problems = Problems()
-        ref = read_citations(path, problems, submission=False)
-        problems.raise_if_any()
-        return ref
+    load_reference = RccCitations.load_reference
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        sub = read_mentions(path, problems)
-        problems.raise_if_any()
-        return sub
+        return load_checked(read_mentions, path)
 
     def _per_publication(self, ref: Citations, sub: Mentions, min_score, threshold):
         gold: dict[str, set] = defaultdict(set)
@@ -329,10 +316,7 @@ class RccFieldsMethods(Task):
         return None
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        sub = read_values(path, problems)
-        problems.raise_if_any()
-        return sub
+        return load_checked(read_values, path)
 
     @staticmethod
     def _sets(sub):

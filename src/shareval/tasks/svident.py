@@ -15,7 +15,7 @@ from ..formats.svident import Predictions, SvReference, read_detection, read_dis
 from ..metrics.classification import classification_report
 from ..metrics.ranking import evaluate
 from . import register
-from .base import Task, UnitStats, hierarchical_weights, weighted_mean
+from .base import Task, UnitStats, hierarchical_weights, load_checked, weighted_mean
 from .trec import RANKING_CONVENTIONS
 
 AVERAGING = ("each metric is computed per document, averaged over the documents of a "
@@ -41,10 +41,12 @@ def hierarchical_average(doc_values: dict[str, dict[str, float]], doc_lang: dict
 
 class _SvTask(Task):
     def load_reference(self, path):
-        problems = Problems()
-        ref = read_reference(path, problems)
-        problems.raise_if_any()
-        return ref
+        return load_checked(read_reference, path)
+
+    def _load_predictions(self, reader, path, reference, require_all: bool):
+        check = None if reference is None else \
+            (lambda preds, problems: _check_uuids(reference, preds, problems, require_all))
+        return load_checked(reader, path, check=check)
 
 
 @register
@@ -62,12 +64,7 @@ class SvIdentDetection(_SvTask):
     }
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        preds = read_detection(path, problems)
-        if preds is not None and reference is not None:
-            _check_uuids(reference, preds, problems, require_all=True)
-        problems.raise_if_any()
-        return preds
+        return self._load_predictions(read_detection, path, reference, require_all=True)
 
     def _per_document(self, ref: SvReference, sub: Predictions):
         docs: dict[str, list[str]] = defaultdict(list)
@@ -131,12 +128,7 @@ class SvIdentDisambiguation(_SvTask):
     }
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        preds = read_disambiguation(path, problems)
-        if preds is not None and reference is not None:
-            _check_uuids(reference, preds, problems, require_all=False)
-        problems.raise_if_any()
-        return preds
+        return self._load_predictions(read_disambiguation, path, reference, require_all=False)
 
     def _per_sentence(self, ref: SvReference, sub: Predictions):
         qrels = {u: {v: 1 for v in s.variables} for u, s in ref.sentences.items() if s.variables}

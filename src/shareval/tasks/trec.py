@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..formats.errors import InvalidInput, Problem, Problems
+from ..formats.errors import InvalidInput, Problem
 from ..formats.trec import encode, read_qrels, read_run
 from ..metrics.ranking import DEFAULT_MEASURES, evaluate_encoded, parse_measure
 from . import register
-from .base import Option, Task, UnitStats, weighted_mean
+from .base import Option, Task, UnitStats, load_checked, weighted_mean
 
 RANKING_CONVENTIONS = {
     "ranking": "score descending; ties broken by document id descending (trec_eval); "
@@ -59,15 +59,10 @@ class TrecTask(Task):
     }
 
     def load_reference(self, path):
-        problems = Problems()
-        t = read_qrels(path, problems)
-        problems.raise_if_any()
-        return t
+        return load_checked(read_qrels, path)
 
     def load_submission(self, path, reference=None):
-        problems = Problems()
-        t = read_run(path, problems)
-        problems.raise_if_any()
+        t = load_checked(read_run, path)
         t.warnings = []
         if len(t.tags) > 1:
             t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
