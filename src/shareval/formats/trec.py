@@ -148,7 +148,7 @@ def _read_fast(path: Path, kind: str) -> TrecTable | None:
 
 
 def _has_empty(dictionary: pa.Array) -> bool:
-    return pc.any(pc.equal(pc.utf8_length(dictionary), 0)).as_py() or False
+    return len(dictionary) > 0 and pc.min(pc.utf8_length(dictionary)).as_py() == 0
 
 
 def _has_duplicates(t: TrecTable) -> bool:

@@ -100,7 +100,7 @@ def rank_order(q, score, doc, tiebreak: Callable[[], np.ndarray]) -> np.ndarray 
     in_run[1:] |= ties
     in_run[:-1] |= ties
     rows = np.flatnonzero(in_run)
-    run_id = np.cumsum(np.concatenate(([True], ~ties))) [rows]
+    run_id = np.cumsum(np.concatenate(([True], ~ties)))[rows]
     tie = tiebreak()[doc[rows]]
     local = rows[np.lexsort((-tie, run_id))]
     if order is None:

@@ -134,6 +134,13 @@ class Task:
         return Result(self.name, self.scorer_version, dict(self.conventions), metrics, **kw)
 
 
+def preview(items, n: int = 5) -> str:
+    """The first n items for a warning, and how many more there are."""
+    items = [str(x) for x in items]
+    more = f" (+{len(items) - n} more)" if len(items) > n else ""
+    return ", ".join(items[:n]) + more
+
+
 def load_checked(reader, path, *args, check=None):
     """``reader(path, problems, *args)``, then ``check(obj, problems)``; raise all problems."""
     problems = Problems()

@@ -15,7 +15,7 @@ from ..formats.svident import Predictions, SvReference, read_detection, read_dis
 from ..metrics.classification import classification_report
 from ..metrics.ranking import evaluate
 from . import register
-from .base import Task, UnitStats, hierarchical_weights, load_checked, weighted_mean
+from .base import Task, UnitStats, hierarchical_weights, load_checked, preview, weighted_mean
 from .trec import RANKING_CONVENTIONS
 
 AVERAGING = ("each metric is computed per document, averaged over the documents of a "
@@ -95,7 +95,7 @@ class SvIdentDetection(_SvTask):
         mixed = _docs_with_several_languages(ref)
         if mixed:
             warnings.append(f"documents with sentences in several languages (first language "
-                            f"used): {', '.join(mixed[:5])}")
+                            f"used): {preview(mixed)}")
         return self.new_result(overall, breakdowns={"per_language": per_lang,
                                                     "per_document": per_doc},
                                counts={"sentences": len(ref.sentences), "documents": len(per_doc),
@@ -167,7 +167,7 @@ class SvIdentDisambiguation(_SvTask):
         warnings = []
         if missing:
             warnings.append(f"{len(missing)} evaluated sentences have no prediction (scored 0): "
-                            f"{', '.join(missing[:5])}")
+                            f"{preview(missing)}")
         ignored = [u for u in sub.values if u in ref.sentences and u not in qrels]
         if not uuids:
             warnings.append("no reference sentence has a disambiguated variable: every metric is 0")

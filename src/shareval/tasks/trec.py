@@ -7,7 +7,7 @@ from ..formats.errors import InvalidInput, Problem
 from ..formats.trec import encode, read_qrels, read_run
 from ..metrics.ranking import DEFAULT_MEASURES, evaluate_encoded, parse_measure
 from . import register
-from .base import Option, Task, UnitStats, load_checked, weighted_mean
+from .base import Option, Task, UnitStats, load_checked, preview, weighted_mean
 
 RANKING_CONVENTIONS = {
     "ranking": "score descending; ties broken by document id descending (trec_eval); "
@@ -95,13 +95,13 @@ class TrecTask(Task):
         if empty.any():
             how = "included with 0" if include_empty else "excluded from the averages"
             warnings.append(f"{int(empty.sum())} queries have no relevant document ({how}): "
-                            f"{_preview(qarr[empty])}")
+                            f"{preview(qarr[empty])}")
         if missing.any():
             warnings.append(f"{int(missing.sum())} judged queries are missing from the run "
-                            f"(scored 0): {_preview(qarr[missing])}")
+                            f"(scored 0): {preview(qarr[missing])}")
         if extra.any():
             warnings.append(f"{int(extra.sum())} run queries have no judgments (ignored): "
-                            f"{_preview(qarr[extra])}")
+                            f"{preview(qarr[extra])}")
         idx = np.flatnonzero(evaluated)
         cols = {m: values[m][idx].tolist() for m in measures + ["num_rel", "num_ret"]}
         per_query = {qids[i]: {m: cols[m][j] for m in cols} for j, i in enumerate(idx.tolist())}
@@ -132,8 +132,3 @@ class TrecTask(Task):
         return UnitStats(metric, [qids[i] for i in idx], values[metric][idx][:, None],
                          weighted_mean, np.ones(idx.size))
 
-
-def _preview(items, n: int = 5) -> str:
-    items = [str(x) for x in items]
-    more = f" (+{len(items) - n} more)" if len(items) > n else ""
-    return ", ".join(items[:n]) + more
