@@ -1,0 +1,145 @@
+"""AQWV family against a brute-force implementation written from the plan's equations."""
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from sklearn.metrics import roc_auc_score
+
+from shareval.metrics.detection import (aqwv, oracle_qwv, query_values, roc_auc, sweep,
+                                        per_query_counts)
+
+BETA = 20.0
+
+
+@st.composite
+def packs(draw):
+    """Queries over a small collection: relevance, decisions, confidences per pair."""
+    n_docs = draw(st.integers(1, 6))
+    n_q = draw(st.integers(1, 4))
+    rows = []
+    for q in range(n_q):
+        for d in range(n_docs):
+            rows.append((q, draw(st.booleans()), draw(st.booleans()),
+                         draw(st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]))))
+    q, rel, dec, conf = (np.array(x) for x in zip(*rows))
+    return n_q, n_docs, q, rel.astype(bool), dec.astype(bool), conf.astype(float)
+
+
+def brute_qv(n_docs, rels, decs, beta):
+    """Eq. 1 for one query; no relevant: P_miss = 0; P_FA over the non-relevant."""
+    n_rel = sum(rels)
+    p_miss = (sum(r and not d for r, d in zip(rels, decs)) / n_rel) if n_rel else 0.0
+    n_nonrel = n_docs - n_rel
+    p_fa = (sum(d and not r for r, d in zip(rels, decs)) / n_nonrel) if n_nonrel else 0.0
+    return p_miss, p_fa
+
+
+def brute_variants(n_q, n_docs, q, rel, dec, beta):
+    per = [brute_qv(n_docs, rel[q == i], dec[q == i], beta) for i in range(n_q)]
+    has_rel = [rel[q == i].any() for i in range(n_q)]
+    qv = [1 - (pm + beta * pf) for pm, pf in per]
+    out = {"all": float(np.mean(qv))}
+    rel_q = [i for i in range(n_q) if has_rel[i]]
+    out["with_relevant"] = float(np.mean([qv[i] for i in rel_q])) if rel_q else None
+    out["primary"] = (1 - (np.mean([per[i][0] for i in rel_q]) + beta * np.mean([p[1] for p in per]))
+                      if rel_q else None)
+    return out
+
+
+def counts(n_q, n_docs, q, rel):
+    n_rel = np.bincount(q, weights=rel, minlength=n_q)
+    return n_rel, np.full(n_q, n_docs)
+
+
+@settings(max_examples=400, deadline=None)
+@given(packs())
+def test_aqwv_variants_equal_brute_force(pack):
+    n_q, n_docs, q, rel, dec, conf = pack
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    expected = brute_variants(n_q, n_docs, q, rel, dec, BETA)
+    for variant, value in expected.items():
+        if value is None:
+            continue
+        assert aqwv(q, rel, dec, n_rel, n_total, BETA, variant) == pytest.approx(value, abs=1e-9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(packs())
+def test_mqwv_is_the_best_global_threshold(pack):
+    n_q, n_docs, q, rel, dec, conf = pack
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    for variant in ("all", "primary"):
+        if variant == "primary" and not rel.any():
+            continue
+        best = max(brute_variants(n_q, n_docs, q, rel, conf >= t, BETA)[variant]
+                   for t in list(np.unique(conf)) + [np.inf])
+        assert sweep(q, rel, conf, n_rel, n_total, BETA, variant).best()[0] == \
+            pytest.approx(best, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(packs())
+def test_oracle_equals_enumerating_every_threshold_per_query(pack):
+    n_q, n_docs, q, rel, dec, conf = pack
+    if not rel.any():
+        return
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    options = list(np.unique(conf)) + [np.inf]
+    best = -np.inf
+    for thresholds in itertools.product(options, repeat=n_q):
+        d = conf >= np.array(thresholds)[q]
+        best = max(best, brute_variants(n_q, n_docs, q, rel, d, BETA)["primary"])
+    assert oracle_qwv(q, rel, conf, n_rel, n_total, BETA) == pytest.approx(best, abs=1e-9)
+
+
+def test_worked_examples_from_the_plan():
+    # 3 queries over 5 documents
+    q = np.repeat(np.arange(3), 5)
+    rel = np.zeros(15, dtype=bool)
+    rel[[0, 1, 5, 12]] = True
+    n_rel, n_total = np.bincount(q, weights=rel), np.full(3, 5)
+    for variant in ("all", "with_relevant", "primary"):
+        # a perfect system: 1; a system that outputs nothing: 0; everything wrong: -beta
+        assert aqwv(q, rel, rel, n_rel, n_total, BETA, variant) == pytest.approx(1.0)
+        assert aqwv(q, rel, np.zeros(15, bool), n_rel, n_total, BETA, variant) == pytest.approx(0.0)
+        assert aqwv(q, rel, ~rel, n_rel, n_total, BETA, variant) == pytest.approx(-BETA)
+
+
+def test_three_variants_with_a_query_without_relevant_documents():
+    # q0: 2 relevant of 4, system finds 1 and one false alarm; q1: none relevant, 1 false alarm
+    q = np.array([0, 0, 0, 0, 1, 1, 1, 1])
+    rel = np.array([1, 1, 0, 0, 0, 0, 0, 0], bool)
+    dec = np.array([1, 0, 1, 0, 1, 0, 0, 0], bool)
+    n_rel, n_total = np.array([2, 0]), np.array([4, 4])
+    pm, pf, qv = query_values(n_rel, n_total, *per_query_counts(q, rel, dec, 2), beta=BETA)
+    assert list(pm) == [0.5, 0.0] and list(pf) == [0.5, 0.25]
+    assert aqwv(q, rel, dec, n_rel, n_total, BETA, "all") == pytest.approx((-9.5 + -4.0) / 2)
+    assert aqwv(q, rel, dec, n_rel, n_total, BETA, "with_relevant") == pytest.approx(-9.5)
+    assert aqwv(q, rel, dec, n_rel, n_total, BETA, "primary") == \
+        pytest.approx(1 - (0.5 + BETA * (0.5 + 0.25) / 2))
+    # a query without relevant documents that retrieves nothing: P_miss = P_FA = 0, QV = 1
+    dec[4] = False
+    assert aqwv(q, rel, dec, n_rel, n_total, BETA, "all") == pytest.approx((-9.5 + 1.0) / 2)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0])),
+                min_size=2, max_size=40))
+def test_roc_auc_equals_sklearn(rows):
+    labels = [a for a, _ in rows]
+    scores = [b for _, b in rows]
+    if len(set(labels)) < 2:
+        assert np.isnan(roc_auc(labels, scores))
+    else:
+        assert roc_auc(labels, scores) == pytest.approx(roc_auc_score(labels, scores), abs=1e-12)
+
+
+def test_sweep_det_points():
+    q = np.array([0, 0, 0])
+    rel = np.array([True, False, True])
+    conf = np.array([0.9, 0.5, 0.1])
+    s = sweep(q, rel, conf, np.array([2]), np.array([3]), 1.0)
+    assert list(s.thresholds) == [np.inf, 0.9, 0.5, 0.1]
+    assert list(s.p_miss) == [1.0, 0.5, 0.5, 0.0]
+    assert list(s.p_fa) == [0.0, 0.0, 1.0, 1.0]
