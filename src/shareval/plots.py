@@ -33,3 +33,46 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     fig.savefig(path)
     plt.close(fig)
     return path
+
+
+def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title: str = "",
+             max_points: int = 5000) -> Path:
+    """DET curve: miss against false-alarm probability on normal-deviate axes.
+
+    One point per distinct confidence (thinned evenly to ``max_points``); the
+    system's actual decision point is marked. Probabilities are clipped to
+    [1e-5, 1 - 1e-5] so that 0 and 1 stay on the chart.
+    """
+    from statistics import NormalDist
+
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    inv = np.vectorize(NormalDist().inv_cdf)
+    lo = 1e-5
+    p_miss = np.clip(np.asarray(p_miss, dtype=float), lo, 1 - lo)
+    p_fa = np.clip(np.asarray(p_fa, dtype=float), lo, 1 - lo)
+    if p_miss.size > max_points:
+        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
+        p_miss, p_fa = p_miss[idx], p_fa[idx]
+    path = Path(path)
+    fig, ax = plt.subplots(figsize=(6, 5), dpi=100)
+    if p_miss.size:
+        ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="threshold sweep")
+    am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in actual)
+    ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="actual decisions")
+    ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
+    ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+    ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+    ax.set_xlabel("false-alarm probability (normal deviate scale)")
+    ax.set_ylabel("miss probability (normal deviate scale)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path

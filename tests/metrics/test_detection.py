@@ -143,3 +143,18 @@ def test_sweep_det_points():
     assert list(s.thresholds) == [np.inf, 0.9, 0.5, 0.1]
     assert list(s.p_miss) == [1.0, 0.5, 0.5, 0.0]
     assert list(s.p_fa) == [0.0, 0.0, 1.0, 1.0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(packs())
+def test_variants_from_query_values_agree_with_pair_form(pack):
+    from shareval.metrics.detection import variants_from_query_values
+    n_q, n_docs, q, rel, dec, conf = pack
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    pm, pf, _ = query_values(n_rel, n_total, *per_query_counts(q, rel, dec, n_q), beta=BETA)
+    got = variants_from_query_values(pm, pf, n_rel > 0, BETA)
+    for variant, value in got.items():
+        if np.isnan(value):
+            assert not rel.any() and variant != "all"
+        else:
+            assert value == pytest.approx(aqwv(q, rel, dec, n_rel, n_total, BETA, variant), abs=1e-9)

@@ -170,3 +170,20 @@ def roc_auc(labels, scores) -> float:
     for_each = np.repeat((bounds[:-1] + bounds[1:] + 1) / 2.0, np.diff(bounds))
     ranks[order] = for_each
     return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def variants_from_query_values(p_miss, p_fa, has_relevant, beta: float) -> dict[str, float]:
+    """The three AQWV variants from per-query P_miss and P_FA (plan 2.1, 8.3.1).
+
+    A variant with no query to average over is NaN.
+    """
+    p_miss = np.asarray(p_miss, dtype=float)
+    p_fa = np.asarray(p_fa, dtype=float)
+    rel = np.asarray(has_relevant, dtype=bool)
+    qv = 1.0 - (p_miss + beta * p_fa)
+    nan = float("nan")
+    return {
+        "all": float(qv.mean()) if qv.size else nan,
+        "with_relevant": float(qv[rel].mean()) if rel.any() else nan,
+        "primary": float(1.0 - (p_miss[rel].mean() + beta * p_fa.mean())) if rel.any() else nan,
+    }

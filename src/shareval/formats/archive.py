@@ -1,0 +1,154 @@
+"""Hostile-upload-safe reading of ``.tgz`` submissions.
+
+Nothing is extracted with ``tarfile.extractall``: each member is checked and
+its bytes are read through a counting stream, so an archive cannot write
+outside the returned mapping, smuggle links or devices, hide nested archives,
+or exhaust memory with a decompression bomb (the limit applies to the bytes
+actually decompressed, not to what the headers claim).
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Problems
+
+NESTED = re.compile(r"\.(tgz|tar|gz|bz2|xz|zip|7z|rar|zst)$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_bytes: int = 4 * 1024 ** 3        # unpacked, in total
+    max_files: int = 20_000
+    max_member_bytes: int = 512 * 1024 ** 2
+
+
+def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, bytes] | None:
+    """{member path: bytes} of the regular files of a gzip'd tar archive."""
+    path = Path(path)
+    files: dict[str, bytes] = {}
+    total = 0
+    try:
+        tar = tarfile.open(path, mode="r:gz")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        problems.add(path, None, "archive", f"not a readable .tgz archive ({e})")
+        return None
+    with tar:
+        try:
+            for member in tar:
+                name = member.name
+                where = f"{path}!{name}"
+                norm = posixpath.normpath(name)
+                if name.startswith("/") or norm.startswith("../") or norm == ".." or \
+                        re.match(r"^[A-Za-z]:", name) or "\\" in name:
+                    problems.add(where, None, "member", "absolute or parent-relative path "
+                                                       "is not allowed")
+                    continue
+                if member.issym() or member.islnk():
+                    problems.add(where, None, "member", "links are not allowed")
+                    continue
+                if member.isdir():
+                    continue
+                if not member.isfile():
+                    problems.add(where, None, "member", "only regular files are allowed "
+                                                       "(no devices, fifos or special files)")
+                    continue
+                if NESTED.search(name):
+                    problems.add(where, None, "member", "nested archives are not allowed")
+                    continue
+                if len(files) >= limits.max_files:
+                    problems.add(path, None, "archive",
+                                 f"more than {limits.max_files} files (limit)")
+                    return None
+                data = _read_member(tar, member, limits.max_member_bytes)
+                if data is None:
+                    problems.add(where, None, "member",
+                                 f"larger than {limits.max_member_bytes} bytes (limit)")
+                    return None
+                total += len(data)
+                if total > limits.max_bytes:
+                    problems.add(path, None, "archive",
+                                 f"unpacks to more than {limits.max_bytes} bytes (limit)")
+                    return None
+                if norm in files:
+                    problems.add(where, None, "member", "appears twice in the archive")
+                    continue
+                files[norm.removeprefix("./")] = data
+        except (tarfile.TarError, OSError, EOFError) as e:
+            problems.add(path, None, "archive", f"corrupt archive ({e})")
+            return None
+    if not files and not problems:
+        problems.add(path, None, "archive", "contains no files")
+    return files
+
+
+def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes | None:
+    f = tar.extractfile(member)
+    if f is None:
+        return b""
+    chunks, size = [], 0
+    while True:
+        block = f.read(1 << 20)
+        if not block:
+            break
+        size += len(block)
+        if size > limit:
+            return None
+        chunks.append(block)
+    return b"".join(chunks)
+
+
+def read_folder(path, problems: Problems, limits: Limits = Limits()) -> dict[str, bytes] | None:
+    """The same mapping for a submission given as a folder (links are refused)."""
+    root = Path(path)
+    files: dict[str, bytes] = {}
+    total = 0
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_symlink():
+            problems.add(p, None, "member", "links are not allowed")
+            continue
+        if p.is_dir():
+            continue
+        if not p.is_file():
+            problems.add(p, None, "member", "only regular files are allowed")
+            continue
+        size = p.stat().st_size
+        total += size
+        if len(files) >= limits.max_files or total > limits.max_bytes:
+            problems.add(root, None, "submission", "exceeds the size or file-count limit")
+            return None
+        files[rel] = p.read_bytes()
+    return files
+
+
+ARCHIVE_NAME = re.compile(
+    r"^(?P<team>[A-Za-z0-9]+)_(?P<task>CLIR|E2E|DomainID|LangID)-(?P<type>primary|contrastive)"
+    r"-(?P<condition>[A-Za-z]+)-(?P<set>[A-Za-z0-9-]+)-(?P<sys>[A-Za-z0-9]+)"
+    r"_(?P<period>[A-Za-z0-9]+)-(?P<lang>[A-Za-z0-9]+)-(?P<dataset>[A-Za-z0-9]+)"
+    r"_(?P<date>[0-9]{8})_(?P<time>[0-9]{6})\.tgz$")
+WEB_NAME = re.compile(r"^(?P<sys>[A-Za-z0-9]+)\.tgz$")
+
+
+def parse_archive_name(name: str) -> dict | str:
+    """Fields of a submission archive name (plan 8.2.1.1-2), or a message.
+
+    ``<TeamID>_<Task>-<SubmissionType>-<TrainingCondition>-<DomainID|QuerysetID>-<SysLabel>
+    _<EvalPeriod>-<LangID>-<DatasetName>_<Date>_<Timestamp>.tgz``; DomainIDs are
+    3-letter codes joined by hyphens. A web upload is just ``<SysLabel>.tgz``.
+    """
+    base = Path(name).name
+    m = ARCHIVE_NAME.match(base)
+    if m:
+        d = m.groupdict()
+        d["set"] = d["set"].split("-") if d["task"] == "DomainID" else d["set"]
+        return d
+    m = WEB_NAME.match(base)
+    if m:
+        return {"sys": m.group("sys")}
+    return (f"{base!r} is neither <SysLabel>.tgz nor <TeamID>_<Task>-<SubmissionType>-"
+            f"<TrainingCondition>-<DomainID|QuerysetID>-<SysLabel>_<EvalPeriod>-<LangID>-"
+            f"<DatasetName>_<Date>_<Timestamp>.tgz")

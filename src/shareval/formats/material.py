@@ -1,0 +1,349 @@
+"""MATERIAL evaluation files (plan sections 7 and 8.2).
+
+A **reference pack** is a folder (layout in docs/material.md)::
+
+    pack.yaml          optional settings: language, eval_period, docid_pattern, beta, teams, limits
+    documents.tsv      the collection: doc_id[<TAB>genre]; genre CS = conversational speech
+    queries.tsv        header query_id<TAB>query[<TAB>attributes...], query = QueryString:Domain
+    clir/<QueryID>.tsv        DocID<TAB>Y|N   (documents not listed are N)
+    domainid/<DomainID>.tsv   DocID<TAB>Y|N
+    langid/<LangID>.tsv       DocID<TAB>Y|N
+    e2e/judgments.tsv         query_id, doc_id, judge, relevant (Y/N): judges' summary decisions
+
+A **submission** is a folder or a ``.tgz`` archive of ``<ID>.tsv`` files
+(``DocID<TAB>Y|N<TAB>confidence``, one line per document), or for E2E one
+folder per query with its ``.tsv``, the summary JSON files and images.
+"""
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import yaml
+
+from .errors import Problems, read_text
+from .table import read_table
+
+CONFIDENCE = re.compile(r"^[0-9]\.[0-9]{1,5}$")
+CONFIDENCE_PATTERN = r"^[0-9]\.[0-9]{1,5}$"
+QUERY_STRING = re.compile(r'^[",“” a-zA-Z0-9()+:<>\[\]_]+$')
+DOMAIN = re.compile(r"^[A-Z][a-zA-Z]*(-[A-Z][a-zA-Z]*)*(,[A-Z][a-zA-Z]*(-[A-Z][a-zA-Z]*)*)*$")
+DOCID = r"^MATERIAL_{period}-{lang}_[0-9]{{8}}$"
+FILE_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
+CS_GENRES = {"cs", "conversational", "conversational-speech", "speech-conversational"}
+
+# Plan Table 1: beta per language for CLIR and E2E (CLIR+S).
+DEFAULT_BETA = {"clir": {"1A": 20.0, "1B": 20.0, "1S": 40.0},
+                "e2e": {"1A": 59.9, "1B": 59.9, "1S": 40.0}}
+
+
+@dataclass
+class Query:
+    query_id: str
+    text: str
+    query_string: str
+    domain: str
+    attributes: dict[str, str]
+
+
+@dataclass
+class Pack:
+    root: Path
+    settings: dict
+    doc_ids: list[str]
+    doc_index: dict[str, int]
+    conversational: np.ndarray            # bool per document
+    queries: dict[str, Query] = field(default_factory=dict)
+
+    @property
+    def language(self) -> str | None:
+        lang = self.settings.get("language")
+        if lang:
+            return str(lang)
+        m = re.match(r"^MATERIAL_[^-]+-([^_]+)_", self.doc_ids[0]) if self.doc_ids else None
+        return m.group(1) if m else None
+
+    def beta(self, task: str) -> float | None:
+        b = self.settings.get("beta")
+        if isinstance(b, dict) and task in b:
+            return float(b[task])
+        if isinstance(b, (int, float)):
+            return float(b)
+        return DEFAULT_BETA[task].get(self.language or "")
+
+    @property
+    def doc_pattern(self) -> str | None:
+        if not self.settings.get("docid_pattern"):
+            return None
+        return DOCID.format(period=re.escape(str(self.settings.get("eval_period", "[A-Z0-9]+"))),
+                            lang=re.escape(str(self.language or "[A-Z0-9]+")))
+
+
+def parse_query(text: str) -> tuple[str, str] | str:
+    """(query_string, domain) from ``QueryString:Domain``, or a message."""
+    if ":" not in text:
+        return "expected QueryString:Domain"
+    qs, domain = text.rsplit(":", 1)
+    if not qs:
+        return "empty query string"
+    if not QUERY_STRING.match(qs):
+        bad = sorted({c for c in qs if not QUERY_STRING.match(c)})
+        return f"query string has characters outside the plan's set (7.1): {''.join(bad)!r}"
+    if not DOMAIN.match(domain):
+        return (f"domain {domain!r} must be capitalised words joined by hyphens, "
+                f"e.g. Physical-And-Mental-Health")
+    return qs, domain
+
+
+def read_pack(root, problems: Problems) -> Pack | None:
+    root = Path(root)
+    if not root.is_dir():
+        problems.add(root, None, "pack", "reference pack must be a folder (see docs/material.md)")
+        return None
+    settings = {}
+    if (root / "pack.yaml").exists():
+        text = read_text(root / "pack.yaml", problems)
+        try:
+            settings = yaml.safe_load(text or "") or {}
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            problems.add(root / "pack.yaml", mark.line + 1 if mark else None, "yaml", str(e))
+        if not isinstance(settings, dict):
+            problems.add(root / "pack.yaml", 1, "yaml", "expected a mapping of settings")
+            settings = {}
+    docs_path = root / "documents.tsv"
+    doc_ids: list[str] = []
+    cs: list[bool] = []
+    text = read_text(docs_path, problems)
+    index: dict[str, int] = {}
+    if text is not None:
+        for i, line in enumerate(text.split("\n"), 1):
+            if not line.strip() or (i == 1 and line.split("\t")[0] == "doc_id"):
+                continue
+            parts = line.rstrip("\r").split("\t")
+            doc = parts[0].strip()
+            if doc in index:
+                problems.add(docs_path, i, "doc_id", f"duplicate document {doc!r}")
+                continue
+            index[doc] = len(doc_ids)
+            doc_ids.append(doc)
+            cs.append(len(parts) > 1 and parts[1].strip().lower() in CS_GENRES)
+        if not doc_ids:
+            problems.add(docs_path, None, "file", "no documents")
+    pack = Pack(root, settings, doc_ids, index, np.array(cs, dtype=bool))
+    pattern = pack.doc_pattern
+    if pattern:
+        rx = re.compile(pattern)
+        for doc in doc_ids:
+            if not rx.match(doc):
+                problems.add(docs_path, None, "doc_id", f"{doc!r} does not match {pattern}")
+    if (root / "queries.tsv").exists():
+        pack.queries = read_queries(root / "queries.tsv", problems)
+    return pack
+
+
+def read_queries(path: Path, problems: Problems) -> dict[str, Query]:
+    table = read_table(path, problems, ("query_id", "query"))
+    out: dict[str, Query] = {}
+    if table is None:
+        return out
+    header, rows = table
+    for line, row in rows:
+        qid = row["query_id"].strip()
+        parsed = parse_query(row["query"].strip())
+        if not qid or not FILE_ID.match(qid):
+            problems.add(path, line, "query_id", f"invalid query id {qid!r}")
+            continue
+        if qid in out:
+            problems.add(path, line, "query_id", f"duplicate query {qid!r}")
+            continue
+        if isinstance(parsed, str):
+            problems.add(path, line, "query", parsed)
+            continue
+        attrs = {k: v.strip() for k, v in row.items() if k not in ("query_id", "query")}
+        out[qid] = Query(qid, row["query"].strip(), parsed[0], parsed[1], attrs)
+    return out
+
+
+def read_judgment_file(path: Path, pack: Pack, problems: Problems) -> np.ndarray | None:
+    """A reference ``<ID>.tsv`` (DocID<TAB>Y|N) as a bool per collection document."""
+    text = read_text(path, problems)
+    if text is None:
+        return None
+    rel = np.zeros(len(pack.doc_ids), dtype=bool)
+    for i, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        parts = line.rstrip("\r").split("\t")
+        if len(parts) < 2 or parts[1] not in ("Y", "N"):
+            problems.add(path, i, "line", "expected DocID<TAB>Y|N")
+            continue
+        j = pack.doc_index.get(parts[0])
+        if j is None:
+            problems.add(path, i, "DocID", f"unknown document {parts[0]!r} (not in documents.tsv)")
+            continue
+        rel[j] = parts[1] == "Y"
+    return rel
+
+
+# ---------------------------------------------------------------------------
+# System output files
+
+@dataclass
+class OutputFile:
+    """One validated ``<ID>.tsv``: a row per collection document, in document order."""
+    name: str
+    decision: np.ndarray         # bool per collection document
+    confidence: np.ndarray       # float per collection document
+    listed: np.ndarray           # bool per collection document (False: not in the file)
+    metadata: list[str] | None = None   # E2E 4th column, per collection document
+
+
+_READ = pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22)
+_PARSE = pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                            newlines_in_values=False, ignore_empty_lines=False)
+
+
+def read_output_file(path: Path, data: bytes, pack: Pack, problems: Problems, columns: int,
+                     expected_docs: np.ndarray, display: str | None = None) -> OutputFile | None:
+    """Validate one system output file given its bytes.
+
+    ``expected_docs``: bool per collection document that must appear (others must
+    not). Well-formed files are checked with vectorised kernels; a file with any
+    problem is re-read line by line so that every problem has its line number.
+    """
+    name = display or str(path)
+    if b"\r" in data:
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    try:
+        conv = pacsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in range(columns)},
+                                    null_values=[], strings_can_be_null=False,
+                                    quoted_strings_can_be_null=False)
+        t = pacsv.read_csv(io.BytesIO(data), read_options=_READ, parse_options=_PARSE,
+                           convert_options=conv)
+    except (pa.ArrowInvalid, UnicodeDecodeError):
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    if t.num_columns != columns or t.num_rows == 0:
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    docs, dec, conf = t.column(0), t.column(1), t.column(2)
+    codes = pc.index_in(docs, value_set=_doc_array(pack))
+    if codes.null_count:
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    code = codes.to_numpy(zero_copy_only=False)
+    seen = np.bincount(code, minlength=len(pack.doc_ids))
+    if np.any(seen > 1) or np.any((seen == 1) != expected_docs):
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    is_y = pc.equal(dec, "Y")
+    if not pc.all(pc.or_(is_y, pc.equal(dec, "N"))).as_py():
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    if not pc.all(pc.match_substring_regex(conf, CONFIDENCE_PATTERN)).as_py():
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    cf = pc.cast(conf, pa.float64()).to_numpy(zero_copy_only=False)
+    if np.any(cf > 1.0):
+        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+    n = len(pack.doc_ids)
+    decision = np.zeros(n, dtype=bool)
+    confidence = np.zeros(n)
+    decision[code] = is_y.to_numpy(zero_copy_only=False)
+    confidence[code] = cf
+    meta = None
+    if columns == 4:
+        meta = [""] * n
+        for c, m in zip(code.tolist(), t.column(3).to_pylist()):
+            meta[c] = m
+    return OutputFile(name, decision, confidence, seen == 1, meta)
+
+
+def _doc_array(pack: Pack) -> pa.Array:
+    cached = getattr(pack, "_doc_array", None)
+    if cached is None:
+        cached = pa.array(pack.doc_ids, pa.string())
+        pack._doc_array = cached
+    return cached
+
+
+def _read_output_slow(name, data: bytes, pack: Pack, problems: Problems, columns: int,
+                      expected_docs: np.ndarray) -> OutputFile | None:
+    n = len(pack.doc_ids)
+    decision = np.zeros(n, dtype=bool)
+    confidence = np.zeros(n)
+    listed = np.zeros(n, dtype=bool)
+    first_line = np.zeros(n, dtype=np.int64)
+    meta = [""] * n if columns == 4 else None
+    ok = True
+    pattern = pack.doc_pattern
+    rx = re.compile(pattern) if pattern else None
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    if not lines:
+        problems.add(name, None, "file", "empty")
+        return None
+    shape = "DocID<TAB>Y|N<TAB>confidence" + ("<TAB>metadata" if columns == 4 else "")
+    for i, raw in enumerate(lines, 1):
+        if problems.full:
+            return None
+        if raw.endswith(b"\r"):
+            problems.add(name, i, "line", "ends with CR: lines must end with LF only")
+            ok = False
+            raw = raw[:-1]
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            problems.add(name, i, "encoding", "not valid UTF-8")
+            ok = False
+            continue
+        parts = line.split("\t")
+        if len(parts) != columns:
+            problems.add(name, i, "line", f"expected {columns} tab-separated fields ({shape}), "
+                                          f"found {len(parts)}")
+            ok = False
+            continue
+        doc, dec, conf = parts[0], parts[1], parts[2]
+        j = pack.doc_index.get(doc)
+        if j is None:
+            what = f"does not match {pattern}" if rx and not rx.match(doc) else \
+                "unknown document (not in the collection)"
+            problems.add(name, i, "DocID", f"{doc!r}: {what}")
+            ok = False
+        elif not expected_docs[j]:
+            problems.add(name, i, "DocID", f"{doc!r}: conversational speech documents are not "
+                                           f"scored and must not appear here (plan 7.2.2)")
+            ok = False
+        elif listed[j]:
+            problems.add(name, i, "DocID", f"{doc!r}: duplicate (first at line {first_line[j]})")
+            ok = False
+        if dec not in ("Y", "N"):
+            problems.add(name, i, "HardDecision", f"expected Y or N, found {dec!r}")
+            ok = False
+        if not CONFIDENCE.match(conf):
+            problems.add(name, i, "ConfidenceFactor",
+                         f"{conf!r}: one digit, a point and 1 to 5 digits, no exponent (plan 7.4)")
+            ok = False
+        elif float(conf) > 1.0:
+            problems.add(name, i, "ConfidenceFactor", f"{conf!r} is above 1.0")
+            ok = False
+        if j is not None and not listed[j]:
+            listed[j] = True
+            first_line[j] = i
+            decision[j] = dec == "Y"
+            if CONFIDENCE.match(conf):
+                confidence[j] = float(conf)
+            if meta is not None:
+                meta[j] = parts[3]
+    missing = np.flatnonzero(expected_docs & ~listed)
+    if missing.size:
+        ok = False
+        shown = ", ".join(pack.doc_ids[k] for k in missing[:5])
+        problems.add(name, None, "DocID", f"{missing.size} collection documents missing "
+                                          f"(one line per document is required): {shown}"
+                                          + (" ..." if missing.size > 5 else ""))
+    if not ok:
+        return None
+    return OutputFile(name, decision, confidence, listed, meta)

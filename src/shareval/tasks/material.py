@@ -1,0 +1,298 @@
+"""MATERIAL: CLIR, DomainID and LangID as detection tasks (evaluation plan, NIST).
+
+The reference is a pack folder (docs/material.md); a submission is a folder
+or ``.tgz`` of ``<ID>.tsv`` files at its root.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..formats.archive import read_folder, read_tgz
+from ..formats.errors import InvalidInput, Problem, Problems
+from ..formats.material import Pack, read_judgment_file, read_output_file, read_pack
+from ..metrics import detection as det
+from . import register
+from .base import Option, Task, load_checked
+
+
+@dataclass
+class Submission:
+    path: str
+    ids: list[str]                    # query, domain or language ids, in pack order
+    decision: np.ndarray              # ids x documents, bool
+    confidence: np.ndarray            # ids x documents, float
+    metadata: dict[str, list[str]] | None = None
+    files: dict[str, bytes] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_submission_files(path, problems: Problems) -> dict[str, bytes] | None:
+    p = Path(path)
+    if p.is_dir():
+        return read_folder(p, problems)
+    if p.is_file():
+        return read_tgz(p, problems)
+    problems.add(p, None, "file", "does not exist")
+    return None
+
+
+def _reference_ids(pack: Pack, sub: str) -> list[str]:
+    folder = pack.root / sub
+    return sorted(p.stem for p in folder.glob("*.tsv")) if folder.is_dir() else []
+
+
+class _MaterialTask(Task):
+    kind = ""                    # "clir", "domainid", "langid"
+    id_name = ""                 # "query", "domain", "language"
+    columns = 3
+    conventions = {
+        "reference": "a pack folder: documents.tsv (the collection), queries.tsv, and one "
+                     "<ID>.tsv of DocID<TAB>Y|N per query, domain or language (unlisted = N)",
+        "submission": "a folder or .tgz with one <ID>.tsv per ID at its root; every line "
+                      "DocID<TAB>Y|N<TAB>confidence, one per collection document, LF only",
+        "confidence": "one digit, a point, 1 to 5 digits, no exponent, 0.0 <= cf <= 1.0 (plan 7.4)",
+    }
+
+    def load_reference(self, path):
+        return load_checked(read_pack, path)
+
+    def ids(self, pack: Pack) -> list[str]:
+        raise NotImplementedError
+
+    def expected_docs(self, pack: Pack) -> np.ndarray:
+        return np.ones(len(pack.doc_ids), dtype=bool)
+
+    def load_submission(self, path, reference=None):
+        if reference is None:
+            raise InvalidInput([Problem("<arguments>", None, "reference",
+                                        f"{self.name} needs --reference PACK: the collection's "
+                                        f"document list is part of the reference pack")])
+        problems = Problems()
+        files = read_submission_files(path, problems)
+        if files is None:
+            problems.raise_if_any()
+        sub = self._parse(Path(path), files, reference, problems)
+        problems.raise_if_any()
+        return sub
+
+    def _layout(self, files, pack, problems, root: Path):
+        """{id: member name} of the output files, checking names against the pack."""
+        ids = self.ids(pack)
+        wanted = {f"{i}.tsv": i for i in ids}
+        found = {}
+        for name in files:
+            if "/" in name:
+                problems.add(f"{root}!{name}", None, "member",
+                             "files must be at the archive root (plan 8.2.1.3)")
+            elif name not in wanted:
+                problems.add(f"{root}!{name}", None, "member",
+                             f"unexpected file: not <{self.id_name}>.tsv for a "
+                             f"{self.id_name} of the pack")
+            else:
+                found[wanted[name]] = name
+        for i in ids:
+            if i not in found:
+                problems.add(root, None, "file", f"missing {i}.tsv")
+        return ids, found
+
+    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission | None:
+        ids, found = self._layout(files, pack, problems, root)
+        expected = self.expected_docs(pack)
+        n = len(pack.doc_ids)
+        decision = np.zeros((len(ids), n), dtype=bool)
+        confidence = np.zeros((len(ids), n))
+        for k, i in enumerate(ids):
+            if i not in found or problems.full:
+                continue
+            f = read_output_file(root / found[i], files[found[i]], pack, problems, self.columns,
+                                 expected, display=f"{root}!{found[i]}" if root.is_file() else None)
+            if f is not None:
+                decision[k] = f.decision
+                confidence[k] = f.confidence
+        return Submission(str(root), ids, decision, confidence)
+
+    def relevance(self, pack: Pack, ids: list[str]) -> np.ndarray:
+        problems = Problems()
+        rel = np.zeros((len(ids), len(pack.doc_ids)), dtype=bool)
+        for k, i in enumerate(ids):
+            path = pack.root / self.kind / f"{i}.tsv"
+            if not path.exists():
+                problems.add(path, None, "file", f"the pack has no reference for {i}")
+                continue
+            r = read_judgment_file(path, pack, problems)
+            if r is not None:
+                rel[k] = r
+        problems.raise_if_any()
+        return rel
+
+    def beta(self, pack: Pack, override):
+        if override is not None:
+            return float(override)
+        b = pack.beta(self.kind if self.kind in ("clir", "e2e") else "clir")
+        if b is None:
+            raise InvalidInput([Problem(str(pack.root / "pack.yaml"), None, "beta",
+                                        "language unknown: set language (1A, 1B, 1S) or beta "
+                                        "in pack.yaml, or pass --beta")])
+        return b
+
+
+@register
+class MaterialClir(_MaterialTask):
+    name = "material-clir"
+    kind = "clir"
+    id_name = "query"
+    description = "MATERIAL CLIR: AQWV (three variants), MQWV, oracle QWV, AUC, DET curve."
+    primary_metric = "aqwv"
+    options = (Option("beta", float, None, "override beta (default: plan Table 1 for the "
+                                           "pack's language: 20 for 1A/1B, 40 for 1S)"),
+               Option("plot", str, None, "write the DET curve to this PNG file"))
+    conventions = {
+        **_MaterialTask.conventions,
+        "aqwv": "primary variant, plan Eq. 3: P_miss averaged over queries with relevant "
+                "documents, P_FA over all queries, at the system's Y decisions",
+        "aqwv_all": "Eq. 2 over all queries; a query without relevant documents has P_miss = 0 "
+                    "(and QV = 1 when it retrieves nothing; plan 8.3.1)",
+        "aqwv_with_relevant": "Eq. 2 over queries with relevant documents only",
+        "mqwv": "best single global threshold on confidence (retrieve cf >= t), primary variant",
+        "oracle_qwv": "best threshold per query, primary variant",
+        "roc_auc": "pooled over all (query, document) pairs, ties count half",
+        "det": "query-weighted P_miss and P_FA as in Eq. 3, one point per distinct confidence",
+        "p_fa_denominator": "non-relevant documents of the query = collection size - N_relevant",
+    }
+
+    def ids(self, pack: Pack) -> list[str]:
+        return list(pack.queries)
+
+    def _score(self, pack, sub, beta, plot):
+        beta = self.beta(pack, beta)
+        rel = self.relevance(pack, sub.ids)
+        nq, nd = rel.shape
+        q = np.repeat(np.arange(nq), nd)
+        r, d, c = rel.ravel(), sub.decision.ravel(), sub.confidence.ravel()
+        n_rel = rel.sum(axis=1)
+        n_total = np.full(nq, nd)
+        hits, fas = det.per_query_counts(q, r, d, nq)
+        p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
+        has_rel = n_rel > 0
+        v = det.variants_from_query_values(p_miss, p_fa, has_rel, beta)
+        metrics = {"aqwv": v["primary"], "aqwv_all": v["all"],
+                   "aqwv_with_relevant": v["with_relevant"]}
+        warnings = []
+        if not has_rel.any():
+            warnings.append("no query has a relevant document: the primary AQWV and MQWV are "
+                            "undefined (NaN); aqwv_all is reported")
+            variant = "all"
+        else:
+            variant = "primary"
+        s = det.sweep(q, r, c, n_rel, n_total, beta, variant)
+        metrics["mqwv"], threshold = s.best()
+        metrics["oracle_qwv"] = det.oracle_qwv(q, r, c, n_rel, n_total, beta, variant)
+        metrics["roc_auc"] = det.roc_auc(r, c)
+        metrics["p_miss"] = float(p_miss[has_rel].mean()) if has_rel.any() else float("nan")
+        metrics["p_fa"] = float(p_fa.mean())
+        per_query = {}
+        for k, i in enumerate(sub.ids):
+            per_query[i] = {"qv": float(qv[k]), "p_miss": float(p_miss[k]), "p_fa": float(p_fa[k]),
+                            "n_relevant": int(n_rel[k]), "n_retrieved": int(sub.decision[k].sum()),
+                            "hits": int(hits[k]), "false_alarms": int(fas[k])}
+        breakdowns = {"per_query": per_query}
+        for name, groups in self.query_groups(pack, sub.ids).items():
+            table = {}
+            for key, idx in groups.items():
+                vv = det.variants_from_query_values(p_miss[idx], p_fa[idx], has_rel[idx], beta)
+                table[key] = {"aqwv": vv["primary"], "aqwv_all": vv["all"],
+                              "aqwv_with_relevant": vv["with_relevant"], "queries": len(idx),
+                              "queries_with_relevant": int(has_rel[idx].sum())}
+            breakdowns[name] = table
+        counts = {"queries": nq, "queries_with_relevant": int(has_rel.sum()),
+                  "queries_without_relevant": int((~has_rel).sum()), "documents": nd,
+                  "beta": beta, "mqwv_threshold": threshold}
+        if plot:
+            from ..plots import plot_det
+            actual = (metrics["p_miss"], metrics["p_fa"])
+            plot_det(s.p_miss[1:], s.p_fa[1:], actual, plot,
+                     title=f"{self.name}: DET (beta {beta:g}, {variant} weighting)")
+        result = self.new_result(metrics, breakdowns=breakdowns, counts=counts, warnings=warnings)
+        result.conventions["beta"] = beta
+        return result
+
+    @staticmethod
+    def query_groups(pack: Pack, ids: list[str]) -> dict[str, dict[str, np.ndarray]]:
+        """Query subsets for breakdowns: domain, number of words, each query attribute."""
+        groups: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for k, i in enumerate(ids):
+            query = pack.queries[i]
+            groups["per_domain"][query.domain].append(k)
+            words = len(query.query_string.replace('"', " ").split())
+            groups["per_word_count"][str(words)].append(k)
+            for attr, value in query.attributes.items():
+                if value:
+                    groups[f"per_{attr}"][value].append(k)
+        return {name: {key: np.asarray(v) for key, v in sorted(g.items())}
+                for name, g in groups.items()}
+
+
+class _IdentificationTask(_MaterialTask):
+    primary_metric = "detected"
+    options = ()
+    conventions = {
+        **_MaterialTask.conventions,
+        "counts": "per ID: X1 correct detections, X2 misses, X3 false alarms, X4 correct "
+                  "rejections over the scored documents (plan section 5, Table 2)",
+        "fractions": "each count divided by the ground-truth number X1 + X2 (the plan reports "
+                     "percentages of it; shareval reports fractions); 0 when X1 + X2 = 0",
+        "metrics": "the same fractions over all IDs' counts pooled",
+    }
+
+    def ids(self, pack: Pack) -> list[str]:
+        return _reference_ids(pack, self.kind)
+
+    def _score(self, pack, sub):
+        rel = self.relevance(pack, sub.ids)
+        scored = self.expected_docs(pack)
+        rows, totals = {}, np.zeros(4)
+        for k, i in enumerate(sub.ids):
+            r, d = rel[k][scored], sub.decision[k][scored]
+            x = np.array([np.sum(r & d), np.sum(r & ~d), np.sum(~r & d), np.sum(~r & ~d)], float)
+            totals += x
+            rows[i] = {**{f"x{j + 1}": int(x[j]) for j in range(4)}, **_fractions(x)}
+        metrics = _fractions(totals)
+        metrics = {"detected": metrics["x1_fraction"], "missed": metrics["x2_fraction"],
+                   "false_alarms": metrics["x3_fraction"],
+                   "correct_rejections": metrics["x4_fraction"]}
+        warnings = []
+        if not sub.ids:
+            warnings.append(f"the pack has no {self.kind}/ reference files")
+        return self.new_result(metrics, breakdowns={f"per_{self.id_name}": rows},
+                               counts={self.id_name + "s": len(sub.ids),
+                                       "documents_scored": int(scored.sum()),
+                                       **{f"x{j + 1}": int(totals[j]) for j in range(4)}},
+                               warnings=warnings)
+
+
+def _fractions(x: np.ndarray) -> dict[str, float]:
+    truth = x[0] + x[1]
+    return {f"x{j + 1}_fraction": float(x[j] / truth) if truth else 0.0 for j in range(4)}
+
+
+@register
+class MaterialDomainId(_IdentificationTask):
+    name = "material-domainid"
+    kind = "domainid"
+    id_name = "domain"
+    description = "MATERIAL DomainID: per-domain detection counts X1-X4 (CS documents excluded)."
+
+    def expected_docs(self, pack: Pack) -> np.ndarray:
+        return ~pack.conversational
+
+
+@register
+class MaterialLangId(_IdentificationTask):
+    name = "material-langid"
+    kind = "langid"
+    id_name = "language"
+    description = "MATERIAL LangID: per-language detection counts X1-X4."

@@ -1,0 +1,226 @@
+"""MATERIAL tasks on a hand-built pack: scores, strict validation, hostile archives."""
+import io
+import tarfile
+
+import numpy as np
+import pytest
+
+from shareval.formats.archive import Limits, parse_archive_name, read_tgz
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.formats.material import parse_query
+from shareval.tasks import get
+
+DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, 7)]      # the last one is CS
+REL = {"query1": {0, 1}, "query2": set(), "query3": {4}}
+DOMAINS = {"GOV": {0, 2}, "MIL": {1}}
+
+
+def make_pack(root):
+    root.mkdir()
+    (root / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
+    (root / "documents.tsv").write_text(
+        "doc_id\tgenre\n" + "".join(f"{d}\t{'CS' if i == 5 else 'text'}\n" for i, d in enumerate(DOCS)))
+    (root / "queries.tsv").write_text(
+        "query_id\tquery\ttype\nquery1\tebola:Physical-And-Mental-Health\tlexical\n"
+        'query2\t"panel of judges":Government-And-Politics\tconceptual\n'
+        "query3\tmusic:Lifestyle\tlexical\n")
+    for sub, refs in (("clir", REL), ("domainid", DOMAINS), ("langid", {"1A": set(range(6))})):
+        (root / sub).mkdir()
+        for name, rel in refs.items():
+            (root / sub / f"{name}.tsv").write_text(
+                "".join(f"{d}\t{'Y' if i in rel else 'N'}\n" for i, d in enumerate(DOCS)))
+    return root
+
+
+def output(decisions, confs, docs=DOCS):
+    return "".join(f"{d}\t{'Y' if y else 'N'}\t{c}\n" for d, y, c in zip(docs, decisions, confs))
+
+
+# query1 finds doc 0 and a false alarm on doc 2; query2 (no relevant) retrieves nothing;
+# query3 misses doc 4
+SYSTEM = {
+    "query1": output([1, 0, 1, 0, 0, 0], ["0.9", "0.4", "0.8", "0.1", "0.0", "0.2"]),
+    "query2": output([0] * 6, ["0.1", "0.2", "0.3", "0.0", "0.05", "0.0"]),
+    "query3": output([0] * 6, ["0.3", "0.2", "0.1", "0.0", "0.45", "0.0"]),
+}
+
+
+@pytest.fixture
+def pack(tmp_path):
+    return make_pack(tmp_path / "pack")
+
+
+def folder(tmp_path, files, name="sub"):
+    d = tmp_path / name
+    d.mkdir()
+    for fname, text in files.items():
+        p = d / fname
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text) if isinstance(text, str) else p.write_bytes(text)
+    return d
+
+
+def tgz(tmp_path, members, name="sub.tgz"):
+    path = tmp_path / name
+    with tarfile.open(path, "w:gz") as tar:
+        for m, data in members:
+            if isinstance(m, str):
+                m = tarfile.TarInfo(m)
+                m.size = len(data)
+            tar.addfile(m, io.BytesIO(data) if data is not None else None)
+    return path
+
+
+def test_clir_scores_equal_hand_computation(pack, tmp_path):
+    sub = folder(tmp_path, {f"{q}.tsv": t for q, t in SYSTEM.items()})
+    r = get("material-clir").score(pack, sub, plot=str(tmp_path / "det.png"))
+    beta = 20.0
+    p_miss = {"query1": 0.5, "query2": 0.0, "query3": 1.0}
+    p_fa = {"query1": 1 / 4, "query2": 0.0, "query3": 0.0}
+    qv = {q: 1 - (p_miss[q] + beta * p_fa[q]) for q in p_miss}
+    assert r.metrics["aqwv_all"] == pytest.approx(np.mean(list(qv.values())))
+    assert r.metrics["aqwv_with_relevant"] == pytest.approx((qv["query1"] + qv["query3"]) / 2)
+    assert r.metrics["aqwv"] == pytest.approx(1 - ((0.5 + 1.0) / 2 + beta * (0.25 / 3)))
+    assert r.counts["queries_without_relevant"] == 1 and r.counts["beta"] == 20.0
+    assert r.breakdowns["per_query"]["query2"]["qv"] == 1.0
+    assert set(r.breakdowns["per_type"]) == {"lexical", "conceptual"}
+    assert r.breakdowns["per_domain"]["Lifestyle"]["aqwv"] == pytest.approx(0.0)
+    assert r.breakdowns["per_word_count"]["3"]["queries"] == 1
+    assert r.metrics["mqwv"] >= r.metrics["aqwv"] and r.metrics["oracle_qwv"] >= r.metrics["mqwv"]
+    assert (tmp_path / "det.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_tgz_equals_folder_and_beta_override(pack, tmp_path):
+    sub = folder(tmp_path, {f"{q}.tsv": t for q, t in SYSTEM.items()})
+    arc = tgz(tmp_path, [(f"./{q}.tsv", t.encode()) for q, t in SYSTEM.items()])
+    a = get("material-clir").score(pack, sub).metrics
+    b = get("material-clir").score(pack, arc).metrics
+    assert a == b
+    c = get("material-clir").score(pack, arc, beta=40.0)
+    assert c.counts["beta"] == 40.0 and c.metrics["aqwv"] < a["aqwv"]
+
+
+def test_every_format_problem_is_listed(pack, tmp_path):
+    bad = ("MATERIAL_EVAL1-1A_00000001\tY\t0.9\r\n"        # CR
+           "MATERIAL_EVAL1-1A_00000002\tX\t0.5\n"          # decision
+           "MATERIAL_EVAL1-1A_00000003\tN\t1\n"            # no decimal point
+           "MATERIAL_EVAL1-1A_00000004\tN\t0.543211\n"     # six decimals
+           "MATERIAL_EVAL1-1A_00000005\tN\t5.0e-2\n"       # exponent
+           "MATERIAL_EVAL1-1A_00000003\tN\t0.5\n"          # duplicate
+           "MATERIAL_EVAL1-1A_0000009\tN\t1.5\n"           # bad DocID, cf > 1
+           "MATERIAL_EVAL1-1A_00000006\tN\n")              # 2 fields
+    sub = folder(tmp_path, {"query1.tsv": bad, "query2.tsv": SYSTEM["query2"], "extra.tsv": "x",
+                            "nested/query3.tsv": SYSTEM["query3"]})
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").validate(sub, reference=pack)
+    msgs = [str(p) for p in e.value.problems]
+    f = sub / "query1.tsv"
+    expected = [
+        f"{f}:1: line: ends with CR: lines must end with LF only",
+        f"{f}:2: HardDecision: expected Y or N, found 'X'",
+        f"{f}:3: ConfidenceFactor: '1': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
+        f"{f}:4: ConfidenceFactor: '0.543211': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
+        f"{f}:5: ConfidenceFactor: '5.0e-2': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
+        f"{f}:6: DocID: 'MATERIAL_EVAL1-1A_00000003': duplicate (first at line 3)",
+        f"{f}:8: line: expected 3 tab-separated fields (DocID<TAB>Y|N<TAB>confidence), found 2",
+    ]
+    for m in expected:
+        assert m in msgs
+    assert any(":7: DocID: 'MATERIAL_EVAL1-1A_0000009': does not match" in m for m in msgs)
+    assert any(":7: ConfidenceFactor: '1.5' is above 1.0" in m for m in msgs)
+    assert any("collection documents missing" in m and "00000006" in m for m in msgs)
+    assert any("extra.tsv: member: unexpected file" in m for m in msgs)
+    assert any("nested/query3.tsv: member: files must be at the archive root" in m for m in msgs)
+    assert any(m.endswith("file: missing query3.tsv") for m in msgs)
+
+
+def test_domainid_counts_and_cs_documents_rejected(pack, tmp_path):
+    non_cs = DOCS[:5]
+    gov = output([1, 1, 0, 0, 0], ["0.9", "0.6", "0.2", "0.1", "0.1"], non_cs)
+    mil = output([0, 1, 0, 0, 0], ["0.1", "0.9", "0.2", "0.1", "0.1"], non_cs)
+    r = get("material-domainid").score(pack, folder(tmp_path, {"GOV.tsv": gov, "MIL.tsv": mil}))
+    assert r.breakdowns["per_domain"]["GOV"] == {
+        "x1": 1, "x2": 1, "x3": 1, "x4": 2, "x1_fraction": 0.5, "x2_fraction": 0.5,
+        "x3_fraction": 0.5, "x4_fraction": 1.0}
+    assert r.metrics["detected"] == pytest.approx(2 / 3)
+    with_cs = gov + f"{DOCS[5]}\tN\t0.0\n"
+    with pytest.raises(InvalidInput) as e:
+        get("material-domainid").score(pack, folder(tmp_path, {"GOV.tsv": with_cs, "MIL.tsv": mil},
+                                                    "sub2"))
+    assert "conversational speech documents are not scored" in str(e.value.problems[0])
+
+
+def test_langid(pack, tmp_path):
+    r = get("material-langid").score(pack, folder(tmp_path, {"1A.tsv": output([1] * 6, ["1.0"] * 6)}))
+    assert r.breakdowns["per_language"]["1A"]["x1"] == 6 and r.metrics["detected"] == 1.0
+
+
+@pytest.mark.parametrize("member,message", [
+    ("../evil.tsv", "absolute or parent-relative path"),
+    ("/etc/evil.tsv", "absolute or parent-relative path"),
+    ("inner.tgz", "nested archives are not allowed"),
+])
+def test_hostile_member_names(tmp_path, member, message):
+    arc = tgz(tmp_path, [(member, b"x")])
+    probs = Problems()
+    read_tgz(arc, probs)
+    assert message in str(probs.items[0])
+
+
+def test_links_devices_and_bombs(tmp_path):
+    link = tarfile.TarInfo("query1.tsv")
+    link.type, link.linkname = tarfile.SYMTYPE, "/etc/passwd"
+    hard = tarfile.TarInfo("query2.tsv")
+    hard.type, hard.linkname = tarfile.LNKTYPE, "query1.tsv"
+    dev = tarfile.TarInfo("dev")
+    dev.type = tarfile.CHRTYPE
+    arc = tgz(tmp_path, [(link, None), (hard, None), (dev, None)])
+    probs = Problems()
+    read_tgz(arc, probs)
+    text = " ".join(str(p) for p in probs.items)
+    assert text.count("links are not allowed") == 2 and "only regular files" in text
+    bomb = tgz(tmp_path, [("query1.tsv", b"0" * 5_000_000)], "bomb.tgz")
+    assert bomb.stat().st_size < 50_000                      # compresses ~1000:1
+    probs = Problems()
+    assert read_tgz(bomb, probs, Limits(max_bytes=10**6, max_member_bytes=10**6)) is None
+    assert "larger than 1000000 bytes" in str(probs.items[0])
+    many = tgz(tmp_path, [(f"f{i}.tsv", b"x") for i in range(5)], "many.tgz")
+    probs = Problems()
+    assert read_tgz(many, probs, Limits(max_files=3)) is None
+    assert "more than 3 files" in str(probs.items[0])
+
+
+def test_not_an_archive(tmp_path, pack):
+    junk = tmp_path / "junk.tgz"
+    junk.write_bytes(b"not gzip")
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").score(pack, junk)
+    assert "not a readable .tgz archive" in str(e.value.problems[0])
+
+
+def test_archive_names():
+    d = parse_archive_name("NIST_DomainID-contrastive-unconstrained-GOV-MIL-BUS-LAW-mybestsystem"
+                           "_BASE-1S-EVAL1EVAL2_20181113_225652.tgz")
+    assert d["team"] == "NIST" and d["task"] == "DomainID" and d["type"] == "contrastive"
+    assert d["set"] == ["GOV", "MIL", "BUS", "LAW"] and d["sys"] == "mybestsystem"
+    assert (d["period"], d["lang"], d["dataset"]) == ("BASE", "1S", "EVAL1EVAL2")
+    assert parse_archive_name("MySystem1.tgz") == {"sys": "MySystem1"}
+    assert "neither" in parse_archive_name("my system.zip")
+
+
+def test_query_syntax():
+    assert parse_query("music:Lifestyle") == ("music", "Lifestyle")
+    assert parse_query("ebola:Physical-And-Mental-Health") == ("ebola", "Physical-And-Mental-Health")
+    assert parse_query('"panel of judges",bribing+:Government-And-Politics')[1] == \
+        "Government-And-Politics"
+    assert "characters outside" in parse_query("caf\u00e9!:Lifestyle")
+    assert "capitalised" in parse_query("music:lifestyle")
+    assert "QueryString:Domain" in parse_query("music")
+
+
+def test_cli_json(pack, tmp_path, cli):
+    arc = tgz(tmp_path, [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()])
+    code, out, err = cli("score", "material-clir", "-r", pack, "-s", arc, "--format", "json")
+    assert code == 0, err
+    code, _, err = cli("validate", "material-clir", "-s", arc)
+    assert code == 2 and "needs --reference PACK" in err
