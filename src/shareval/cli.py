@@ -58,9 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--submission", "-s", required=True, help="submission file")
         _task_options(sp, task)
         _output_options(sp)
+        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
         vp = validate_tasks.add_parser(name, help=task.description, description=task.description)
         vp.add_argument("--submission", "-s", required=True, help="submission file")
         vp.add_argument("--reference", "-r", help="reference, to also check ids and coverage")
+        vp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     agree = sub.add_parser("agree", help="inter-annotator agreement from an (item, annotator, "
                                          "label) table")
@@ -104,6 +106,9 @@ def _emit(result, args, console: Console) -> None:
 def run(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     console = Console(highlight=False, soft_wrap=True)
+    if getattr(args, "quiet", False):
+        from . import progress
+        progress.QUIET = True
     if args.command == "tasks":
         for name in tasks.names():
             t = tasks.get(name)

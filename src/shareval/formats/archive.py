@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 import re
 import tarfile
+from zlib import error as zlib_error
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,14 +29,25 @@ class Limits:
 
 def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, bytes] | None:
     """{member path: bytes} of the regular files of a gzip'd tar archive."""
+    files = dict(iter_tgz(path, problems, limits))
+    if problems:
+        return None
+    if not files:
+        problems.add(path, None, "archive", "contains no files")
+        return None
+    return files
+
+
+def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
+    """Yield (member path, bytes) of each regular file, one at a time; stops at a limit."""
     path = Path(path)
-    files: dict[str, bytes] = {}
-    total = 0
+    seen: set[str] = set()
+    count = total = 0
     try:
-        tar = tarfile.open(path, mode="r:gz")
+        tar = tarfile.open(path, mode="r|gz")
     except (tarfile.TarError, OSError, EOFError) as e:
         problems.add(path, None, "archive", f"not a readable .tgz archive ({e})")
-        return None
+        return
     with tar:
         try:
             for member in tar:
@@ -59,30 +71,29 @@ def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, b
                 if NESTED.search(name):
                     problems.add(where, None, "member", "nested archives are not allowed")
                     continue
-                if len(files) >= limits.max_files:
+                count += 1
+                if count > limits.max_files:
                     problems.add(path, None, "archive",
                                  f"more than {limits.max_files} files (limit)")
-                    return None
+                    return
                 data = _read_member(tar, member, limits.max_member_bytes)
                 if data is None:
                     problems.add(where, None, "member",
                                  f"larger than {limits.max_member_bytes} bytes (limit)")
-                    return None
+                    return
                 total += len(data)
                 if total > limits.max_bytes:
                     problems.add(path, None, "archive",
                                  f"unpacks to more than {limits.max_bytes} bytes (limit)")
-                    return None
-                if norm in files:
+                    return
+                norm = norm.removeprefix("./")
+                if norm in seen:
                     problems.add(where, None, "member", "appears twice in the archive")
                     continue
-                files[norm.removeprefix("./")] = data
-        except (tarfile.TarError, OSError, EOFError) as e:
+                seen.add(norm)
+                yield norm, data
+        except (tarfile.TarError, OSError, EOFError, zlib_error) as e:
             problems.add(path, None, "archive", f"corrupt archive ({e})")
-            return None
-    if not files and not problems:
-        problems.add(path, None, "archive", "contains no files")
-    return files
 
 
 def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes | None:
@@ -101,11 +112,10 @@ def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> b
     return b"".join(chunks)
 
 
-def read_folder(path, problems: Problems, limits: Limits = Limits()) -> dict[str, bytes] | None:
-    """The same mapping for a submission given as a folder (links are refused)."""
+def iter_folder(path, problems: Problems, limits: Limits = Limits()):
+    """The same stream for a submission given as a folder (links are refused)."""
     root = Path(path)
-    files: dict[str, bytes] = {}
-    total = 0
+    count = total = 0
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
         if p.is_symlink():
@@ -116,13 +126,12 @@ def read_folder(path, problems: Problems, limits: Limits = Limits()) -> dict[str
         if not p.is_file():
             problems.add(p, None, "member", "only regular files are allowed")
             continue
-        size = p.stat().st_size
-        total += size
-        if len(files) >= limits.max_files or total > limits.max_bytes:
+        count += 1
+        total += p.stat().st_size
+        if count > limits.max_files or total > limits.max_bytes:
             problems.add(root, None, "submission", "exceeds the size or file-count limit")
-            return None
-        files[rel] = p.read_bytes()
-    return files
+            return
+        yield rel, p.read_bytes()
 
 
 ARCHIVE_NAME = re.compile(

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..formats.archive import read_folder, read_tgz
+from ..formats.archive import iter_folder, iter_tgz
 from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.material import Pack, read_judgment_file, read_output_file, read_pack
 from ..metrics import detection as det
 from . import register
+from ..progress import progress
 from .base import Option, Task, load_checked
 
 
@@ -30,14 +31,15 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_submission_files(path, problems: Problems) -> dict[str, bytes] | None:
+def iter_submission_files(path, problems: Problems):
+    """(name, bytes) of each file of a submission folder or .tgz, one at a time."""
     p = Path(path)
     if p.is_dir():
-        return read_folder(p, problems)
+        return iter_folder(p, problems)
     if p.is_file():
-        return read_tgz(p, problems)
+        return iter_tgz(p, problems)
     problems.add(p, None, "file", "does not exist")
-    return None
+    return iter(())
 
 
 def _reference_ids(pack: Pack, sub: str) -> list[str]:
@@ -72,47 +74,40 @@ class _MaterialTask(Task):
                                         f"{self.name} needs --reference PACK: the collection's "
                                         f"document list is part of the reference pack")])
         problems = Problems()
-        files = read_submission_files(path, problems)
-        if files is None:
-            problems.raise_if_any()
-        sub = self._parse(Path(path), files, reference, problems)
+        sub = self._parse(Path(path), iter_submission_files(path, problems), reference, problems)
         problems.raise_if_any()
         return sub
 
-    def _layout(self, files, pack, problems, root: Path):
-        """{id: member name} of the output files, checking names against the pack."""
+    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
+        """Check each file's name against the pack and parse it as it arrives."""
         ids = self.ids(pack)
-        wanted = {f"{i}.tsv": i for i in ids}
-        found = {}
-        for name in files:
-            if "/" in name:
-                problems.add(f"{root}!{name}", None, "member",
-                             "files must be at the archive root (plan 8.2.1.3)")
-            elif name not in wanted:
-                problems.add(f"{root}!{name}", None, "member",
-                             f"unexpected file: not <{self.id_name}>.tsv for a "
-                             f"{self.id_name} of the pack")
-            else:
-                found[wanted[name]] = name
-        for i in ids:
-            if i not in found:
-                problems.add(root, None, "file", f"missing {i}.tsv")
-        return ids, found
-
-    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission | None:
-        ids, found = self._layout(files, pack, problems, root)
+        row = {f"{i}.tsv": k for k, i in enumerate(ids)}
         expected = self.expected_docs(pack)
         n = len(pack.doc_ids)
         decision = np.zeros((len(ids), n), dtype=bool)
         confidence = np.zeros((len(ids), n))
-        for k, i in enumerate(ids):
-            if i not in found or problems.full:
-                continue
-            f = read_output_file(root / found[i], files[found[i]], pack, problems, self.columns,
-                                 expected, display=f"{root}!{found[i]}" if root.is_file() else None)
-            if f is not None:
-                decision[k] = f.decision
-                confidence[k] = f.confidence
+        found = np.zeros(len(ids), dtype=bool)
+        member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
+        for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
+            if problems.full:
+                break
+            if "/" in name:
+                problems.add(member(name), None, "member",
+                             "files must be at the archive root (plan 8.2.1.3)")
+            elif name not in row:
+                problems.add(member(name), None, "member",
+                             f"unexpected file: not <{self.id_name}>.tsv for a "
+                             f"{self.id_name} of the pack")
+            else:
+                k = row[name]
+                found[k] = True
+                f = read_output_file(root / name, data, pack, problems, self.columns, expected,
+                                     display=str(member(name)))
+                if f is not None:
+                    decision[k] = f.decision
+                    confidence[k] = f.confidence
+        for k in np.flatnonzero(~found):
+            problems.add(root, None, "file", f"missing {ids[k]}.tsv")
         return Submission(str(root), ids, decision, confidence)
 
     def relevance(self, pack: Pack, ids: list[str]) -> np.ndarray:
