@@ -46,7 +46,10 @@ def generate(root: Path, n_q: int, n_d: int, seed: int) -> tuple[Path, Path]:
     for q in range(n_q):
         n_rel = int(rng.integers(0, 20)) if q % 10 else 0           # 10% with no relevant
         rel = rng.choice(n_d, n_rel, replace=False)
-        (pack / "clir" / f"query{q:05d}.tsv").write_text("".join(f"{docs[i]}\tY\n" for i in rel))
+        flags = np.full(n_d, "N")
+        flags[rel] = "Y"                        # references list every document (plan 7.3.1)
+        (pack / "clir" / f"query{q:05d}.tsv").write_text(
+            "\n".join("\t".join(t) for t in zip(doc_arr, flags)) + "\n")
         conf = rng.random(n_d) * 0.6
         conf[rel] += rng.random(n_rel) * 0.4
         decision = np.where(conf >= 0.5, "Y", "N")

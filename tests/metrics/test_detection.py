@@ -12,16 +12,20 @@ from shareval.metrics.detection import (aqwv, oracle_qwv, query_values, roc_auc,
 BETA = 20.0
 
 
+GRID_CONF = st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0])          # counting (bincount) paths
+FREE_CONF = st.sampled_from([0.0, 0.123456789, 0.5, 0.5 + 1e-9, 0.7777777, 1.0])  # sort paths
+
+
 @st.composite
 def packs(draw):
     """Queries over a small collection: relevance, decisions, confidences per pair."""
+    conf = draw(st.sampled_from([GRID_CONF, FREE_CONF]))
     n_docs = draw(st.integers(1, 6))
     n_q = draw(st.integers(1, 4))
     rows = []
     for q in range(n_q):
         for d in range(n_docs):
-            rows.append((q, draw(st.booleans()), draw(st.booleans()),
-                         draw(st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0]))))
+            rows.append((q, draw(st.booleans()), draw(st.booleans()), draw(conf)))
     q, rel, dec, conf = (np.array(x) for x in zip(*rows))
     return n_q, n_docs, q, rel.astype(bool), dec.astype(bool), conf.astype(float)
 
@@ -124,7 +128,7 @@ def test_three_variants_with_a_query_without_relevant_documents():
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.booleans(), st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0])),
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from([0.0, 0.1, 0.5, 0.9, 1.0, 0.33333333])),
                 min_size=2, max_size=40))
 def test_roc_auc_equals_sklearn(rows):
     labels = [a for a, _ in rows]
@@ -158,3 +162,33 @@ def test_variants_from_query_values_agree_with_pair_form(pack):
             assert not rel.any() and variant != "all"
         else:
             assert value == pytest.approx(aqwv(q, rel, dec, n_rel, n_total, BETA, variant), abs=1e-9)
+
+
+def test_grid_detection():
+    from shareval.metrics.detection import grid_ticks
+    assert grid_ticks(np.array([0.0, 0.84, 0.12345, 1.0])).tolist() == [0, 84000, 12345, 100000]
+    assert grid_ticks(np.array([0.123456])) is None and grid_ticks(np.array([1.5])) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(packs(), st.integers(1, 3))
+def test_grid_statistics_equal_the_pair_functions(pack, chunk):
+    from shareval.metrics.detection import grid_statistics, grid_ticks
+    n_q, n_docs, q, rel, dec, conf = pack
+    ticks = grid_ticks(conf)
+    if ticks is None:
+        return
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    variant = "primary" if rel.any() else "all"
+    for beta in (BETA, 0.0):     # beta 0 takes the direct false-alarm path
+        g = grid_statistics(rel.reshape(n_q, n_docs), ticks.reshape(n_q, n_docs), n_total, beta,
+                            variant, chunk=chunk)
+        s = sweep(q, rel, conf, n_rel, n_total, beta, variant)
+        np.testing.assert_allclose(g.sweep.qwv, s.qwv, atol=1e-9)
+        np.testing.assert_allclose(g.sweep.p_fa, s.p_fa, atol=1e-9)
+        np.testing.assert_array_equal(g.sweep.thresholds, s.thresholds)
+        assert g.oracle_qwv == pytest.approx(
+            oracle_qwv(q, rel, conf, n_rel, n_total, beta, variant), abs=1e-9)
+    expected_auc = roc_auc(rel, conf)
+    assert (np.isnan(g.roc_auc) and np.isnan(expected_auc)) or \
+        g.roc_auc == pytest.approx(expected_auc, abs=1e-12)

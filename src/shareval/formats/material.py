@@ -16,22 +16,17 @@ folder per query with its ``.tsv``, the summary JSON files and images.
 """
 from __future__ import annotations
 
-import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 import yaml
 
 from .errors import Problems, read_text
 from .table import read_table
 
 CONFIDENCE = re.compile(r"^[0-9]\.[0-9]{1,5}$")
-CONFIDENCE_PATTERN = r"^[0-9]\.[0-9]{1,5}$"
 QUERY_STRING = re.compile(r'^[",“” a-zA-Z0-9()+:<>\[\]_]+$')
 DOMAIN = re.compile(r"^[A-Z][a-zA-Z]*(-[A-Z][a-zA-Z]*)*(,[A-Z][a-zA-Z]*(-[A-Z][a-zA-Z]*)*)*$")
 DOCID = r"^MATERIAL_{period}-{lang}_[0-9]{{8}}$"
@@ -60,6 +55,7 @@ class Pack:
     doc_index: dict[str, int]
     conversational: np.ndarray            # bool per document
     queries: dict[str, Query] = field(default_factory=dict)
+    _table: object = field(default=None, repr=False)
 
     @property
     def language(self) -> str | None:
@@ -76,6 +72,13 @@ class Pack:
         if isinstance(b, (int, float)):
             return float(b)
         return DEFAULT_BETA[task].get(self.language or "")
+
+    def table(self):
+        """The documents' lookup table for the output scanner (built once)."""
+        if self._table is None:
+            from .scan import doc_table
+            self._table = doc_table(self.doc_ids)
+        return self._table
 
     @property
     def doc_pattern(self) -> str | None:
@@ -173,6 +176,16 @@ def read_queries(path: Path, problems: Problems) -> dict[str, Query]:
 
 def read_judgment_file(path: Path, pack: Pack, problems: Problems) -> np.ndarray | None:
     """A reference ``<ID>.tsv`` (DocID<TAB>Y|N) as a bool per collection document."""
+    from .scan import scan_file
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        problems.add(path, None, "file", f"cannot be read ({e.strerror})")
+        return None
+    fast = scan_file(data, pack.table(), np.ones(len(pack.doc_ids), dtype=bool), 2,
+                     require_all=False)
+    if fast is not None:
+        return fast.decision
     text = read_text(path, problems)
     if text is None:
         return None
@@ -197,17 +210,18 @@ def read_judgment_file(path: Path, pack: Pack, problems: Problems) -> np.ndarray
 
 @dataclass
 class OutputFile:
-    """One validated ``<ID>.tsv``: a row per collection document, in document order."""
+    """One validated ``<ID>.tsv``: values per collection document, in collection order."""
     name: str
     decision: np.ndarray         # bool per collection document
-    confidence: np.ndarray       # float per collection document
+    ticks: np.ndarray            # int32 per document: confidence in units of 1e-5 (exact)
     listed: np.ndarray           # bool per collection document (False: not in the file)
     metadata: list[str] | None = None   # E2E 4th column, per collection document
 
 
-_READ = pacsv.ReadOptions(autogenerate_column_names=True, block_size=1 << 22)
-_PARSE = pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
-                            newlines_in_values=False, ignore_empty_lines=False)
+def confidence_ticks(text: str) -> int:
+    """'0.840' -> 84000: a plan-7.4 confidence as an exact integer number of 1e-5."""
+    whole, frac = text.split(".")
+    return int(whole) * 100_000 + int(frac.ljust(5, "0"))
 
 
 def read_output_file(path: Path, data: bytes, pack: Pack, problems: Problems, columns: int,
@@ -215,64 +229,22 @@ def read_output_file(path: Path, data: bytes, pack: Pack, problems: Problems, co
     """Validate one system output file given its bytes.
 
     ``expected_docs``: bool per collection document that must appear (others must
-    not). Well-formed files are checked with vectorised kernels; a file with any
+    not). Well-formed files are decoded in one pass (``scan``); a file with any
     problem is re-read line by line so that every problem has its line number.
     """
+    from .scan import scan_file
     name = display or str(path)
-    if b"\r" in data:
+    fast = scan_file(data, pack.table(), expected_docs, columns)
+    if fast is None:
         return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    try:
-        conv = pacsv.ConvertOptions(column_types={f"f{i}": pa.string() for i in range(columns)},
-                                    null_values=[], strings_can_be_null=False,
-                                    quoted_strings_can_be_null=False)
-        t = pacsv.read_csv(io.BytesIO(data), read_options=_READ, parse_options=_PARSE,
-                           convert_options=conv)
-    except (pa.ArrowInvalid, UnicodeDecodeError):
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    if t.num_columns != columns or t.num_rows == 0:
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    docs, dec, conf = t.column(0), t.column(1), t.column(2)
-    codes = pc.index_in(docs, value_set=_doc_array(pack))
-    if codes.null_count:
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    code = codes.to_numpy(zero_copy_only=False)
-    seen = np.bincount(code, minlength=len(pack.doc_ids))
-    if np.any(seen > 1) or np.any((seen == 1) != expected_docs):
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    is_y = pc.equal(dec, "Y")
-    if not pc.all(pc.or_(is_y, pc.equal(dec, "N"))).as_py():
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    if not pc.all(pc.match_substring_regex(conf, CONFIDENCE_PATTERN)).as_py():
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    cf = pc.cast(conf, pa.float64()).to_numpy(zero_copy_only=False)
-    if np.any(cf > 1.0):
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
-    n = len(pack.doc_ids)
-    decision = np.zeros(n, dtype=bool)
-    confidence = np.zeros(n)
-    decision[code] = is_y.to_numpy(zero_copy_only=False)
-    confidence[code] = cf
-    meta = None
-    if columns == 4:
-        meta = [""] * n
-        for c, m in zip(code.tolist(), t.column(3).to_pylist()):
-            meta[c] = m
-    return OutputFile(name, decision, confidence, seen == 1, meta)
-
-
-def _doc_array(pack: Pack) -> pa.Array:
-    cached = getattr(pack, "_doc_array", None)
-    if cached is None:
-        cached = pa.array(pack.doc_ids, pa.string())
-        pack._doc_array = cached
-    return cached
+    return OutputFile(name, fast.decision, fast.ticks, fast.seen, fast.meta)
 
 
 def _read_output_slow(name, data: bytes, pack: Pack, problems: Problems, columns: int,
                       expected_docs: np.ndarray) -> OutputFile | None:
     n = len(pack.doc_ids)
     decision = np.zeros(n, dtype=bool)
-    confidence = np.zeros(n)
+    ticks = np.zeros(n, dtype=np.int32)
     listed = np.zeros(n, dtype=bool)
     first_line = np.zeros(n, dtype=np.int64)
     meta = [""] * n if columns == 4 else None
@@ -334,7 +306,7 @@ def _read_output_slow(name, data: bytes, pack: Pack, problems: Problems, columns
             first_line[j] = i
             decision[j] = dec == "Y"
             if CONFIDENCE.match(conf):
-                confidence[j] = float(conf)
+                ticks[j] = confidence_ticks(conf)
             if meta is not None:
                 meta[j] = parts[3]
     missing = np.flatnonzero(expected_docs & ~listed)
@@ -346,4 +318,4 @@ def _read_output_slow(name, data: bytes, pack: Pack, problems: Problems, columns
                                           + (" ..." if missing.size > 5 else ""))
     if not ok:
         return None
-    return OutputFile(name, decision, confidence, listed, meta)
+    return OutputFile(name, decision, ticks, listed, meta)

@@ -5,7 +5,8 @@ or ``.tgz`` of ``<ID>.tsv`` files at its root.
 """
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import defaultdict, deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import numpy as np
 from ..formats.archive import iter_folder, iter_tgz
 from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.material import Pack, read_judgment_file, read_output_file, read_pack
+from ..formats.scan import scan_file
 from ..metrics import detection as det
 from . import register
 from ..progress import progress
@@ -25,7 +27,7 @@ class Submission:
     path: str
     ids: list[str]                    # query, domain or language ids, in pack order
     decision: np.ndarray              # ids x documents, bool
-    confidence: np.ndarray            # ids x documents, float
+    ticks: np.ndarray                 # ids x documents, int32 confidence in units of 1e-5
     metadata: dict[str, list[str]] | None = None
     files: dict[str, bytes] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -85,42 +87,76 @@ class _MaterialTask(Task):
         expected = self.expected_docs(pack)
         n = len(pack.doc_ids)
         decision = np.zeros((len(ids), n), dtype=bool)
-        confidence = np.zeros((len(ids), n))
+        ticks = np.zeros((len(ids), n), dtype=np.int32)
         found = np.zeros(len(ids), dtype=bool)
         member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
-        for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
-            if problems.full:
-                break
-            if "/" in name:
-                problems.add(member(name), None, "member",
-                             "files must be at the archive root (plan 8.2.1.3)")
-            elif name not in row:
-                problems.add(member(name), None, "member",
-                             f"unexpected file: not <{self.id_name}>.tsv for a "
-                             f"{self.id_name} of the pack")
-            else:
-                k = row[name]
-                found[k] = True
-                f = read_output_file(root / name, data, pack, problems, self.columns, expected,
-                                     display=str(member(name)))
-                if f is not None:
-                    decision[k] = f.decision
-                    confidence[k] = f.confidence
+
+        def fast(name, data):
+            # runs on a worker thread: the numba scanner releases the GIL
+            return name, data, scan_file(data, pack.table(), expected, self.columns)
+
+        pending: deque = deque()
+
+        def settle():
+            name, data, scanned = pending.popleft().result()
+            k = row[name]
+            if scanned is None:                      # slow path, in order, on this thread
+                f = read_output_file(root / name, data, pack, problems, self.columns,
+                                     expected, display=str(member(name)))
+                if f is None:
+                    return
+                scanned = f
+            decision[k] = scanned.decision
+            ticks[k] = scanned.ticks
+
+        pack.table()
+        with ThreadPoolExecutor(2) as pool:
+            for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
+                if problems.full:
+                    break
+                if "/" in name:
+                    problems.add(member(name), None, "member",
+                                 "files must be at the archive root (plan 8.2.1.3)")
+                elif name not in row:
+                    problems.add(member(name), None, "member",
+                                 f"unexpected file: not <{self.id_name}>.tsv for a "
+                                 f"{self.id_name} of the pack")
+                else:
+                    found[row[name]] = True
+                    pending.append(pool.submit(fast, name, data))
+                    if len(pending) > 4:             # bounded: a few files in memory at once
+                        settle()
+            while pending:
+                settle()
         for k in np.flatnonzero(~found):
             problems.add(root, None, "file", f"missing {ids[k]}.tsv")
-        return Submission(str(root), ids, decision, confidence)
+        return Submission(str(root), ids, decision, ticks)
 
     def relevance(self, pack: Pack, ids: list[str]) -> np.ndarray:
+        """Reference Y/N per (ID, document); files are scanned on two threads."""
         problems = Problems()
+        every_doc = np.ones(len(pack.doc_ids), dtype=bool)
+        paths = [pack.root / self.kind / f"{i}.tsv" for i in ids]
+        pack.table()
+
+        def fast(path: Path):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            return scan_file(data, pack.table(), every_doc, 2, require_all=False)
+
         rel = np.zeros((len(ids), len(pack.doc_ids)), dtype=bool)
-        for k, i in enumerate(ids):
-            path = pack.root / self.kind / f"{i}.tsv"
-            if not path.exists():
-                problems.add(path, None, "file", f"the pack has no reference for {i}")
-                continue
-            r = read_judgment_file(path, pack, problems)
-            if r is not None:
-                rel[k] = r
+        with ThreadPoolExecutor(2) as pool:
+            for k, (path, scanned) in enumerate(zip(paths, pool.map(fast, paths))):
+                if scanned is not None:
+                    rel[k] = scanned.decision
+                elif not path.exists():
+                    problems.add(path, None, "file", f"the pack has no reference for {ids[k]}")
+                else:                                 # the line reader reports the problems
+                    r = read_judgment_file(path, pack, problems)
+                    if r is not None:
+                        rel[k] = r
         problems.raise_if_any()
         return rel
 
@@ -166,11 +202,10 @@ class MaterialClir(_MaterialTask):
         beta = self.beta(pack, beta)
         rel = self.relevance(pack, sub.ids)
         nq, nd = rel.shape
-        q = np.repeat(np.arange(nq), nd)
-        r, d, c = rel.ravel(), sub.decision.ravel(), sub.confidence.ravel()
         n_rel = rel.sum(axis=1)
         n_total = np.full(nq, nd)
-        hits, fas = det.per_query_counts(q, r, d, nq)
+        hits = np.count_nonzero(rel & sub.decision, axis=1)
+        fas = np.count_nonzero(~rel & sub.decision, axis=1)
         p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
         has_rel = n_rel > 0
         v = det.variants_from_query_values(p_miss, p_fa, has_rel, beta)
@@ -183,10 +218,11 @@ class MaterialClir(_MaterialTask):
             variant = "all"
         else:
             variant = "primary"
-        s = det.sweep(q, r, c, n_rel, n_total, beta, variant)
+        g = det.grid_statistics(rel, sub.ticks, n_total, beta, variant)
+        s = g.sweep
         metrics["mqwv"], threshold = s.best()
-        metrics["oracle_qwv"] = det.oracle_qwv(q, r, c, n_rel, n_total, beta, variant)
-        metrics["roc_auc"] = det.roc_auc(r, c)
+        metrics["oracle_qwv"] = g.oracle_qwv
+        metrics["roc_auc"] = g.roc_auc
         metrics["p_miss"] = float(p_miss[has_rel].mean()) if has_rel.any() else float("nan")
         metrics["p_fa"] = float(p_fa.mean())
         per_query = {}
