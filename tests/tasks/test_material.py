@@ -224,3 +224,25 @@ def test_cli_json(pack, tmp_path, cli):
     assert code == 0, err
     code, _, err = cli("validate", "material-clir", "-s", arc)
     assert code == 2 and "needs --reference PACK" in err
+
+
+def test_archive_name_must_match_task_and_language(pack, tmp_path):
+    members = [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()]
+    good = tgz(tmp_path, members, "NIST_CLIR-primary-unconstrained-QUERY1-sys1_EVAL1-1A-DEV_"
+                                  "20181113_225652.tgz")
+    r = get("material-clir").score(pack, good)
+    assert any("archive name: team=NIST" in w and "type=primary" in w for w in r.warnings)
+    bad = tgz(tmp_path, members, "NIST_DomainID-primary-unconstrained-GOV-sys1_EVAL1-1S-DEV_"
+                                 "20181113_225652.tgz")
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").score(pack, bad)
+    text = " ".join(str(p) for p in e.value.problems)
+    assert "says task DomainID" in text and "says language 1S, the pack is 1A" in text
+
+
+def test_limits_come_from_the_pack(pack, tmp_path):
+    (pack / "pack.yaml").write_text("language: 1A\nlimits:\n  max_files: 2\n")
+    arc = tgz(tmp_path, [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()])
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").score(pack, arc)
+    assert "more than 2 files (limit)" in str(e.value.problems[0])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..formats.archive import iter_folder, iter_tgz
+from ..formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
 from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.material import Pack, read_judgment_file, read_output_file, read_pack
 from ..formats.scan import scan_file
@@ -34,13 +34,19 @@ class Submission:
     warnings: list[str] = field(default_factory=list)
 
 
-def iter_submission_files(path, problems: Problems):
+def pack_limits(pack: Pack) -> Limits:
+    """Archive limits from pack.yaml ``limits`` (max_bytes, max_files, max_member_bytes)."""
+    given = pack.settings.get("limits") or {}
+    return Limits(**{k: int(v) for k, v in given.items() if k in Limits.__dataclass_fields__})
+
+
+def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
     """(name, bytes) of each file of a submission folder or .tgz, one at a time."""
     p = Path(path)
     if p.is_dir():
-        return iter_folder(p, problems)
+        return iter_folder(p, problems, limits)
     if p.is_file():
-        return iter_tgz(p, problems)
+        return iter_tgz(p, problems, limits)
     problems.add(p, None, "file", "does not exist")
     return iter(())
 
@@ -77,9 +83,33 @@ class _MaterialTask(Task):
                                         f"{self.name} needs --reference PACK: the collection's "
                                         f"document list is part of the reference pack")])
         problems = Problems()
-        sub = self._parse(Path(path), iter_submission_files(path, problems), reference, problems)
+        fields = self._check_archive_name(Path(path), reference, problems)
+        sub = self._parse(Path(path), iter_submission_files(path, problems,
+                                                            pack_limits(reference)),
+                          reference, problems)
         problems.raise_if_any()
+        if fields:
+            sub.warnings.append("archive name: " + ", ".join(
+                f"{k}={'-'.join(v) if isinstance(v, list) else v}" for k, v in fields.items()))
         return sub
+
+    TASK_IN_NAME = {"clir": "CLIR", "domainid": "DomainID", "langid": "LangID"}
+
+    def _check_archive_name(self, path: Path, pack: Pack, problems: Problems) -> dict:
+        """Fields of a plan-8.2.1.2 archive name; they must agree with the task and pack."""
+        if not path.is_file():
+            return {}
+        fields = parse_archive_name(path.name)
+        if isinstance(fields, str) or "task" not in fields:
+            return {}                       # a web upload (<SysLabel>.tgz) or a free name
+        task = "E2E" if self.name == "material-e2e" else self.TASK_IN_NAME[self.kind]
+        if fields["task"] != task:
+            problems.add(path, None, "archive name", f"says task {fields['task']}, but this "
+                                                     f"is {self.name}")
+        if pack.language and fields["lang"] != pack.language:
+            problems.add(path, None, "archive name", f"says language {fields['lang']}, the "
+                                                     f"pack is {pack.language}")
+        return fields
 
     def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
         """Check each file's name against the pack and parse it as it arrives."""
