@@ -4,14 +4,28 @@ from __future__ import annotations
 from pathlib import Path
 
 
+def _axes():
+    import matplotlib
+    matplotlib.use("Agg")            # files only: no display on servers
+    import matplotlib.pyplot as plt
+    return plt.subplots(figsize=(6, 5), dpi=100)
+
+
+def _save(fig, ax, path, title: str) -> Path:
+    import matplotlib.pyplot as plt
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     """Precision against recall, one point per score threshold, best-F1 point marked."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    path = Path(path)
-    fig, ax = plt.subplots(figsize=(6, 5), dpi=100)
+    fig, ax = _axes()
     if curve:
         r = [c["recall"] for c in curve]
         p = [c["precision"] for c in curve]
@@ -26,13 +40,7 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
-    ax.grid(alpha=0.3)
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, path, title)
 
 
 def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title: str = "",
@@ -45,9 +53,6 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
     """
     from statistics import NormalDist
 
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
     import numpy as np
 
     inv = np.vectorize(NormalDist().inv_cdf)
@@ -57,8 +62,7 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
     if p_miss.size > max_points:
         idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
         p_miss, p_fa = p_miss[idx], p_fa[idx]
-    path = Path(path)
-    fig, ax = plt.subplots(figsize=(6, 5), dpi=100)
+    fig, ax = _axes()
     if p_miss.size:
         ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="threshold sweep")
     am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in actual)
@@ -68,11 +72,5 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
     ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
     ax.set_xlabel("false-alarm probability (normal deviate scale)")
     ax.set_ylabel("miss probability (normal deviate scale)")
-    ax.grid(alpha=0.3)
     ax.legend(loc="upper right", fontsize=8)
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, ax, path, title)
