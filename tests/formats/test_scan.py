@@ -3,7 +3,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from shareval.formats.errors import Problems
-from shareval.formats.material import Pack, _read_output_slow
+from shareval.formats.material import Pack, read_output_lines
 from shareval.formats.scan import doc_table, scan_file
 
 DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(12)] + ["doc-ü", "x"]
@@ -29,7 +29,7 @@ def test_scanner_equals_slow_path_on_valid_files(order, ys, confs, final_newline
     data = (text + ("\n" if final_newline else "")).encode()
     allowed = np.ones(len(DOCS), bool)
     fast = scan_file(data, doc_table(DOCS), allowed, 3)
-    slow = _read_output_slow("f", data, pack(), Problems(), 3, allowed)
+    slow = read_output_lines("f", data, pack(), Problems(), 3, allowed)
     assert fast is not None and slow is not None
     assert np.array_equal(fast.decision, slow.decision)
     assert np.array_equal(fast.ticks, slow.ticks)
@@ -50,7 +50,7 @@ def test_scanner_rejects_what_the_validator_rejects():
     ]
     for bad in bad_variants:
         assert scan_file(bad.encode(), table, allowed, 3) is None, bad[:80]
-        assert _read_output_slow("f", bad.encode(), pack(), Problems(), 3, allowed) is None
+        assert read_output_lines("f", bad.encode(), pack(), Problems(), 3, allowed) is None
 
 
 def test_reference_files_scan_like_the_slow_reader(tmp_path):

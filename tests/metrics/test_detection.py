@@ -12,8 +12,8 @@ from shareval.metrics.detection import (aqwv, oracle_qwv, query_values, roc_auc,
 BETA = 20.0
 
 
-GRID_CONF = st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0])          # counting (bincount) paths
-FREE_CONF = st.sampled_from([0.0, 0.123456789, 0.5, 0.5 + 1e-9, 0.7777777, 1.0])  # sort paths
+GRID_CONF = st.sampled_from([0.0, 0.2, 0.5, 0.8, 1.0])          # also fed to grid_statistics
+FREE_CONF = st.sampled_from([0.0, 0.123456789, 0.5, 0.5 + 1e-9, 0.7777777, 1.0])  # off the grid
 
 
 @st.composite

@@ -186,6 +186,11 @@ def read_judgment_file(path: Path, pack: Pack, problems: Problems) -> np.ndarray
                      require_all=False)
     if fast is not None:
         return fast.decision
+    return read_judgment_lines(path, pack, problems)
+
+
+def read_judgment_lines(path: Path, pack: Pack, problems: Problems) -> np.ndarray | None:
+    """The line-by-line reader of a reference file: every problem gets its line."""
     text = read_text(path, problems)
     if text is None:
         return None
@@ -236,12 +241,13 @@ def read_output_file(path: Path, data: bytes, pack: Pack, problems: Problems, co
     name = display or str(path)
     fast = scan_file(data, pack.table(), expected_docs, columns)
     if fast is None:
-        return _read_output_slow(name, data, pack, problems, columns, expected_docs)
+        return read_output_lines(name, data, pack, problems, columns, expected_docs)
     return OutputFile(name, fast.decision, fast.ticks, fast.seen, fast.meta)
 
 
-def _read_output_slow(name, data: bytes, pack: Pack, problems: Problems, columns: int,
+def read_output_lines(name, data: bytes, pack: Pack, problems: Problems, columns: int,
                       expected_docs: np.ndarray) -> OutputFile | None:
+    """The line-by-line validator of an output file: every problem gets its line."""
     n = len(pack.doc_ids)
     decision = np.zeros(n, dtype=bool)
     ticks = np.zeros(n, dtype=np.int32)

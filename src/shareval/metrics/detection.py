@@ -39,8 +39,7 @@ GRID = 100_000      # plan 7.4: at most 5 decimals, so confidences are multiples
 def grid_ticks(conf: np.ndarray) -> np.ndarray | None:
     """Confidences as integer multiples of 1e-5 when they all are; else None.
 
-    On the grid, sorts become counting (bincount) passes: linear in the number
-    of pairs, which matters at 19.5 million pairs.
+    On the grid, ``grid_statistics`` replaces sorts by counting passes.
     """
     if conf.size == 0:
         return None
@@ -135,17 +134,6 @@ def sweep(q, relevant, conf, n_rel, n_total, beta: float, variant: str = "primar
     relevant = np.asarray(relevant, dtype=bool)
     conf = np.asarray(conf, dtype=float)
     q = np.asarray(q)
-    ticks = grid_ticks(conf)
-    if ticks is not None:
-        miss = np.bincount(ticks, weights=np.where(relevant, w.w_miss[q], 0.0), minlength=GRID + 1)
-        fa = np.bincount(ticks, weights=np.where(relevant, 0.0, w.w_fa[q]), minlength=GRID + 1)
-        levels = np.flatnonzero(np.bincount(ticks, minlength=GRID + 1))[::-1]
-        miss_gain = np.cumsum(miss[::-1])[::-1][levels]
-        fa_cost = np.cumsum(fa[::-1])[::-1][levels]
-        p_miss = np.concatenate(([w.M], w.M - miss_gain))
-        p_fa = np.concatenate(([0.0], fa_cost))
-        thresholds = np.concatenate(([np.inf], levels / GRID))
-        return Sweep(thresholds, 1.0 - (p_miss + beta * p_fa), p_miss, p_fa)
     order = np.argsort(-conf, kind="stable")
     c = conf[order]
     qs = q[order]
@@ -167,17 +155,6 @@ def oracle_qwv(q, relevant, conf, n_rel, n_total, beta: float, variant: str = "p
     if q.size == 0:
         return float(1.0 - w.M)
     g = pair_gains(q, relevant, w, beta)
-    ticks = grid_ticks(conf)
-    if ticks is not None:
-        # per query: gains binned by confidence, best prefix from the top (0 = retrieve nothing)
-        order = np.argsort(q, kind="stable")
-        qs, ts, gs = q[order], ticks[order], g[order]
-        bounds = np.flatnonzero(np.concatenate(([True], qs[1:] != qs[:-1], [True])))
-        best = 0.0
-        for a, b in zip(bounds[:-1], bounds[1:]):
-            binned = np.bincount(ts[a:b], weights=gs[a:b], minlength=GRID + 1)
-            best += max(0.0, float(np.cumsum(binned[::-1]).max()))
-        return float(1.0 - w.M + best)
     order = np.lexsort((-conf, q))
     qs, cs, gs = q[order], conf[order], g[order]
     cum = np.cumsum(gs)
@@ -200,12 +177,6 @@ def roc_auc(labels, scores) -> float:
     n_neg = labels.size - n_pos
     if n_pos == 0 or n_neg == 0:
         return float("nan")
-    ticks = grid_ticks(scores)
-    if ticks is not None:
-        pos = np.bincount(ticks[labels], minlength=GRID + 1).astype(float)
-        neg = np.bincount(ticks[~labels], minlength=GRID + 1).astype(float)
-        below = np.cumsum(neg) - neg
-        return float(np.sum(pos * (below + 0.5 * neg)) / (n_pos * n_neg))
     order = np.argsort(scores, kind="stable")
     s = scores[order]
     ranks = np.empty(s.size)

@@ -14,7 +14,8 @@ import numpy as np
 
 from ..formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
 from ..formats.errors import InvalidInput, Problem, Problems
-from ..formats.material import Pack, read_judgment_file, read_output_file, read_pack
+from ..formats.material import (Pack, read_judgment_lines, read_output_file, read_output_lines,
+                                read_pack)
 from ..formats.scan import scan_file
 from ..metrics import detection as det
 from . import register
@@ -58,6 +59,7 @@ def _reference_ids(pack: Pack, sub: str) -> list[str]:
 
 class _MaterialTask(Task):
     kind = ""                    # "clir", "domainid", "langid"
+    beta_task = "clir"           # which column of the plan's Table 1 gives beta
     id_name = ""                 # "query", "domain", "language"
     columns = 3
     conventions = {
@@ -131,9 +133,9 @@ class _MaterialTask(Task):
         def settle():
             name, data, scanned = pending.popleft().result()
             k = row[name]
-            if scanned is None:                      # slow path, in order, on this thread
-                f = read_output_file(root / name, data, pack, problems, self.columns,
-                                     expected, display=str(member(name)))
+            if scanned is None:                      # line validator, in order, on this thread
+                f = read_output_lines(str(member(name)), data, pack, problems, self.columns,
+                                      expected)
                 if f is None:
                     return
                 scanned = f
@@ -185,7 +187,7 @@ class _MaterialTask(Task):
                 elif not path.exists():
                     problems.add(path, None, "file", f"the pack has no reference for {ids[k]}")
                 else:                                 # the line reader reports the problems
-                    r = read_judgment_file(path, pack, problems)
+                    r = read_judgment_lines(path, pack, problems)
                     if r is not None:
                         rel[k] = r
         problems.raise_if_any()
@@ -194,7 +196,7 @@ class _MaterialTask(Task):
     def beta(self, pack: Pack, override):
         if override is not None:
             return float(override)
-        b = pack.beta(self.kind if self.kind in ("clir", "e2e") else "clir")
+        b = pack.beta(self.beta_task)
         if b is None:
             raise InvalidInput([Problem(str(pack.root / "pack.yaml"), None, "beta",
                                         "language unknown: set language (1A, 1B, 1S) or beta "
@@ -230,8 +232,9 @@ class MaterialClir(_MaterialTask):
         return list(pack.queries)
 
     def _score(self, pack, sub, beta, plot):
-        beta = self.beta(pack, beta)
-        rel = self.relevance(pack, sub.ids)
+        return self._clir(pack, sub, self.relevance(pack, sub.ids), self.beta(pack, beta), plot)
+
+    def _clir(self, pack, sub, rel: np.ndarray, beta: float, plot):
         nq, nd = rel.shape
         n_rel = rel.sum(axis=1)
         n_total = np.full(nq, nd)
@@ -516,23 +519,13 @@ class MaterialE2E(MaterialClir):
         if height > 768:
             problems.add(img, None, "image", f"{height} px high: at most 768 (plan 7.2.4.5)")
 
-    def beta(self, pack: Pack, override):
-        if override is not None:
-            return float(override)
-        b = pack.beta("e2e")
-        if b is None:
-            raise InvalidInput([Problem(str(pack.root / "pack.yaml"), None, "beta",
-                                        "language unknown: set language (1A, 1B, 1S) or beta "
-                                        "in pack.yaml, or pass --beta")])
-        return b
-
     def _score(self, pack, sub, beta, judgments, judge_threshold, plot):
         from ..formats.summary import read_judgments
-        clir = MaterialClir._score(self, pack, sub, beta, plot)
-        beta = clir.counts["beta"]
+        beta = self.beta(pack, beta)
+        rel = self.relevance(pack, sub.ids)
+        clir = self._clir(pack, sub, rel, beta, plot)
         path = Path(judgments) if judgments else pack.root / "e2e" / "judgments.tsv"
         votes = load_checked(read_judgments, path)
-        rel = self.relevance(pack, sub.ids)
         n_rel = rel.sum(axis=1)
         n_total = np.full(len(sub.ids), rel.shape[1])
         share = np.zeros(rel.shape)               # share of judges saying "relevant"
