@@ -85,6 +85,23 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the shared data folder (default: ../shared/data if present, "
                            "else a small synthetic sample)")
     demo.add_argument("--out", default="out/demo", help="where to write the demo files")
+
+    sm = sub.add_parser("submit", help="upload a submission to a shareval server (REST API)")
+    sm.add_argument("file", metavar="FILE")
+    sm.add_argument("--competition", "-c", required=True)
+    sm.add_argument("--phase", "-p", required=True)
+    sm.add_argument("--task", "-t", required=True, help="task slug or registry name")
+    sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
+    sm.add_argument("--primary", action="store_true", help="flag the run primary")
+    sm.add_argument("--description", "-m", default="")
+    sm.add_argument("--server", default=None,
+                    help="server URL (default: $SHAREVAL_SERVER or http://127.0.0.1:8000)")
+    sm.add_argument("--token", default=None, help="API token (default: $SHAREVAL_TOKEN)")
+    sm.add_argument("--wait", action="store_true", help="wait until scored and print the score")
+    sm.add_argument("--timeout", type=float, default=600, help="seconds to --wait (default 600)")
+
+    from .platform.commands import add_server_parser
+    add_server_parser(sub)
     return p
 
 
@@ -139,6 +156,12 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
+    if args.command == "submit":
+        from .client import submit_command
+        return submit_command(args, console)
+    if args.command == "server":
+        from .platform.commands import run_server_command
+        return run_server_command(args, console)
     raise AssertionError(args.command)
 
 

@@ -1,0 +1,1 @@
+"""Users' API tokens and registration (Django's own User and password hashing)."""

@@ -1,0 +1,9 @@
+from django.contrib import admin
+
+from .models import ApiToken
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("user", "name", "hint", "created", "last_used", "revoked")
+    readonly_fields = ("key_digest", "hint")

@@ -1,0 +1,51 @@
+"""Registration and the API-token page."""
+from __future__ import annotations
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from .models import ApiToken
+
+
+class RegisterForm(UserCreationForm):
+    email = forms.EmailField(required=False)
+
+    class Meta(UserCreationForm.Meta):
+        fields = ("username", "email")
+
+
+def register(request):
+    form = RegisterForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}. Join or create a team on a "
+                                  f"competition's page.")
+        return redirect("home")
+    return render(request, "shareval/register.html", {"form": form})
+
+
+@login_required
+def tokens(request):
+    new_key = None
+    if request.method == "POST":
+        _, new_key = ApiToken.issue(request.user, request.POST.get("name", "token"))
+    return render(request, "shareval/tokens.html",
+                  {"tokens": request.user.api_tokens.all(), "new_key": new_key})
+
+
+@login_required
+@require_POST
+def revoke_token(request, pk):
+    tok = get_object_or_404(ApiToken, pk=pk, user=request.user)
+    if tok.revoked is None:
+        tok.revoked = timezone.now()
+        tok.save(update_fields=["revoked"])
+        messages.success(request, f"Token {tok.name} revoked.")
+    return redirect("tokens")

@@ -1,0 +1,65 @@
+"""Celery workers (when SHAREVAL_BROKER_URL is set).
+
+Start one with ``shareval server worker`` (which runs
+``celery -A shareval.platform.celery_app worker``). The database stays the
+queue of record: a task carries only a job id, and each worker also sweeps
+expired leases, so a job whose worker died is re-sent even if the broker lost
+the message.
+"""
+from __future__ import annotations
+
+import os
+import threading
+
+from celery import Celery
+from celery.signals import worker_ready, worker_shutting_down
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shareval.platform.settings")
+import django  # noqa: E402
+
+django.setup()
+from django.conf import settings  # noqa: E402
+
+app = Celery("shareval", broker=settings.BROKER_URL or "memory://")
+app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True,
+                worker_prefetch_multiplier=1, task_default_queue="shareval-scoring",
+                broker_connection_retry_on_startup=True, worker_hijack_root_logger=False)
+_stop = threading.Event()
+
+
+@app.task(name="shareval.score_job")
+def score_job(job_id: int) -> bool:
+    from django.db import close_old_connections
+    from .submissions.queue import run_job
+    try:
+        return run_job(job_id)
+    finally:
+        close_old_connections()
+
+
+def _sweeper():
+    from django.db import close_old_connections
+    from .submissions.queue import sweep, Job
+    # jobs queued while no worker was up (or whose message was lost) are re-sent too
+    first = True
+    while not _stop.wait(1 if first else max(1.0, settings.LEASE_SECONDS / 3)):
+        try:
+            if first:
+                for pk in Job.objects.filter(status=Job.QUEUED).values_list("pk", flat=True):
+                    score_job.delay(pk)
+                first = False
+            sweep()
+        except Exception:                       # database not reachable yet
+            pass
+        finally:
+            close_old_connections()
+
+
+@worker_ready.connect
+def _start_sweeper(**_):
+    threading.Thread(target=_sweeper, daemon=True, name="shareval-sweeper").start()
+
+
+@worker_shutting_down.connect
+def _stop_sweeper(**_):
+    _stop.set()

@@ -1,0 +1,138 @@
+"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, demo.
+
+Django is imported only when a server command runs, so the rest of the CLI
+stays fast.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def add_server_parser(sub) -> None:
+    sv = sub.add_parser("server", help="the competition server (Django): run it, load "
+                                       "bundles, start workers, the demo")
+    sv.add_argument("--home", default=None,
+                    help="data folder (default: $SHAREVAL_HOME or ./shareval-home)")
+    cmds = sv.add_subparsers(dest="server_command", required=True, metavar="SUBCOMMAND")
+    cmds.add_parser("migrate", help="create or upgrade the database tables")
+    run = cmds.add_parser("run", help="serve HTTP (waitress); scores in-process unless "
+                                      "SHAREVAL_BROKER_URL is set")
+    run.add_argument("--host", default="127.0.0.1")
+    run.add_argument("--port", type=int, default=8000)
+    run.add_argument("--threads", type=int, default=8)
+    run.add_argument("--no-worker", action="store_true",
+                     help="do not score in this process (run `shareval server worker`)")
+    w = cmds.add_parser("worker", help="a scoring worker: Celery when SHAREVAL_BROKER_URL is "
+                                       "set, else a database-polling worker process")
+    w.add_argument("--concurrency", type=int, default=1)
+    lb = cmds.add_parser("load-bundle", help="create or update a competition from a bundle "
+                                             "folder or .tgz")
+    lb.add_argument("path")
+    lb.add_argument("--organizer", help="username made organizer (and baseline submitter)")
+    lb.add_argument("--wait", action="store_true", help="score the baselines before returning")
+    au = cmds.add_parser("add-user", help="create a user (or reset its password)")
+    au.add_argument("username")
+    au.add_argument("--password", required=True)
+    au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "
+                                                             "use the admin")
+    demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
+                                        "scored baselines; then serve")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8000)
+    demo.add_argument("--data", default=None)
+    demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
+
+
+def _setup(args) -> None:
+    if args.home:
+        os.environ["SHAREVAL_HOME"] = args.home
+    from . import setup
+    setup()
+
+
+def migrate(verbosity: int = 0) -> None:
+    from django.core.management import call_command
+    call_command("migrate", interactive=False, verbosity=verbosity)
+
+
+def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
+    from waitress import serve as waitress_serve
+
+    from .submissions.queue import start_inprocess_worker
+    from .wsgi import application
+    if worker:
+        start_inprocess_worker()
+    waitress_serve(application, host=host, port=port, threads=threads,
+                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True)
+
+
+def run_server_command(args: argparse.Namespace, console) -> int:
+    _setup(args)
+    from django.conf import settings
+    c = args.server_command
+    if c == "migrate":
+        migrate(verbosity=1)
+        return 0
+    if c == "run":
+        migrate()
+        console.print(f"shareval server on http://{args.host}:{args.port}/ (data in "
+                      f"{settings.HOME}; database {settings.DATABASES['default']['ENGINE']}; "
+                      f"scoring {'celery ' + settings.BROKER_URL if settings.BROKER_URL else 'in-process' if not args.no_worker else 'by separate workers'})")
+        serve(args.host, args.port, args.threads, worker=not args.no_worker)
+        return 0
+    if c == "worker":
+        if settings.BROKER_URL:
+            from .celery_app import app
+            app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={args.concurrency}",
+                             "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
+                             "-Q", "shareval-scoring", "-n", f"shareval@%h-{os.getpid()}"])
+            return 0
+        from .submissions.queue import worker_loop
+        console.print("scoring worker (database polling); Ctrl-C to stop")
+        worker_loop()
+        return 0
+    if c == "load-bundle":
+        return _load_bundle(args, console)
+    if c == "add-user":
+        from django.contrib.auth import get_user_model
+        u, _ = get_user_model().objects.get_or_create(username=args.username)
+        u.set_password(args.password)
+        u.is_staff = u.is_staff or args.organizer
+        u.save()
+        console.print(f"user {u.username}{' (organizer)' if u.is_staff else ''} ready")
+        return 0
+    if c == "demo":
+        from .demo import run_demo_server
+        return run_demo_server(args, console)
+    raise AssertionError(c)
+
+
+def _load_bundle(args, console) -> int:
+    from pathlib import Path
+
+    from django.contrib.auth import get_user_model
+
+    from .competitions.bundle import load_bundle, load_bundle_archive
+    migrate()
+    org = None
+    if args.organizer:
+        org = get_user_model().objects.filter(username=args.organizer).first()
+        if org is None:
+            console.print(f"no user {args.organizer!r}: create it with `shareval server "
+                          f"add-user {args.organizer} --password … --organizer`")
+            return 1
+    p = Path(args.path)
+    comp, made = (load_bundle(p, org) if p.is_dir() else load_bundle_archive(p, org))
+    console.print(f"competition {comp.slug}: {comp.phases.count()} phases, "
+                  f"{comp.tasks.count()} tasks, {len(made)} baseline submissions queued")
+    if args.wait and made:
+        from .submissions.queue import drain
+        drain()
+    return 0
+
+
+if __name__ == "__main__":       # python -m shareval.platform.commands ...
+    from shareval.cli import main
+    sys.exit(main(["server", *sys.argv[1:]]))

@@ -1,0 +1,1 @@
+"""Competitions, their tasks, phases, datasets (hidden references), quotas and teams."""

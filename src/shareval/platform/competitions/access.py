@@ -1,0 +1,57 @@
+"""Who may see what. Every view and API endpoint asks these functions.
+
+- Organizers (a competition's organizers, or superusers) see everything of
+  their competition, hidden references excepted (those are never served).
+- A team member sees their own team's submissions; scores according to
+  :func:`score_level`; never another team's submissions.
+- Leaderboards: readable by anyone (no login) when the phase's leaderboard is
+  public, only by organizers otherwise; scores on it only once the phase's
+  results are released (blind phases) or the dataset gives feedback.
+"""
+from __future__ import annotations
+
+from .models import Dataset, Phase
+
+NONE, TOP, DETAILED = "none", Phase.TOP, Phase.DETAILED
+_ORDER = {NONE: 0, Phase.HIDDEN: 0, TOP: 1, DETAILED: 2}
+
+
+def dataset_level(dataset: Dataset, now=None) -> str:
+    """What non-organizers may see of this dataset's scores right now."""
+    phase = dataset.phase
+    if phase.blind or not dataset.feedback:
+        level = phase.release_level(now) if phase.blind else phase.released
+        return NONE if level == Phase.HIDDEN else level
+    return DETAILED
+
+
+def can_view_submission(user, submission) -> bool:
+    comp = submission.dataset.phase.competition
+    if comp.is_organizer(user):
+        return True
+    team = comp.team_of(user)
+    return team is not None and team.pk == submission.team_id
+
+
+def score_level(user, submission, now=None) -> str:
+    """none, top (metrics) or detailed (breakdowns, plots, significance)."""
+    comp = submission.dataset.phase.competition
+    if comp.is_organizer(user):
+        return DETAILED
+    if not can_view_submission(user, submission):
+        return NONE
+    return dataset_level(submission.dataset, now)
+
+
+def at_least(level: str, wanted: str) -> bool:
+    return _ORDER[level] >= _ORDER[wanted]
+
+
+def can_view_leaderboard(user, dataset: Dataset) -> bool:
+    return dataset.phase.leaderboard_public or dataset.phase.competition.is_organizer(user)
+
+
+def leaderboard_shows_scores(user, dataset: Dataset, now=None) -> bool:
+    if dataset.phase.competition.is_organizer(user):
+        return True
+    return at_least(dataset_level(dataset, now), TOP)

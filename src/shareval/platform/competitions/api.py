@@ -1,0 +1,110 @@
+"""Competition, leaderboard and organizer endpoints of the REST API."""
+from __future__ import annotations
+
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import access, export, leaderboard
+from .models import Competition, CompetitionTask, Dataset, Phase
+
+
+def competition_summary(comp: Competition, user) -> dict:
+    from shareval.platform.submissions.service import quota_states
+    team = comp.team_of(user)
+    phases = []
+    for ph in comp.phases.all():
+        dss = []
+        for ds in ph.datasets.select_related("task"):
+            d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
+                 "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
+                 "quotas": [q.describe() for q in ds.quotas.all()],
+                 "public_files": [f.name for f in ds.public_files.all()]}
+            if team is not None:
+                d["quota_state"] = [s.describe() for s in quota_states(team, ds)]
+            dss.append(d)
+        phases.append({"slug": ph.slug, "title": ph.title, "start": ph.start.isoformat(),
+                       "end": ph.end.isoformat(), "blind": ph.blind, "open": ph.is_open(),
+                       "leaderboard_public": ph.leaderboard_public,
+                       "results": ph.release_level() if ph.blind else "detailed",
+                       "datasets": dss})
+    return {"slug": comp.slug, "title": comp.title, "description": comp.description,
+            "time_zone": comp.time_zone, "team": team.name if team else None,
+            "organizer": comp.is_organizer(user), "phases": phases}
+
+
+class CompetitionList(APIView):
+    def get(self, request):
+        return Response([{"slug": c.slug, "title": c.title} for c in Competition.objects.all()])
+
+
+class CompetitionDetail(APIView):
+    def get(self, request, c):
+        return Response(competition_summary(get_object_or_404(Competition, slug=c), request.user))
+
+
+def get_dataset(c, p, d) -> Dataset:
+    return get_object_or_404(Dataset.objects.select_related("phase__competition", "task"),
+                             phase__competition__slug=c, phase__slug=p, slug=d)
+
+
+def leaderboard_payload(ds: Dataset, user) -> dict:
+    columns, rows = leaderboard.rows(ds)
+    shown = access.leaderboard_shows_scores(user, ds)
+    if not shown:
+        for r in rows:
+            r["metrics"] = {}
+            r["rank"] = None
+        rows.sort(key=lambda r: r["team"])
+        columns = []
+    return {"competition": ds.phase.competition.slug, "phase": ds.phase.slug, "dataset": ds.slug,
+            "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
+            "scores": "shown" if shown else "hidden until the organizers release results",
+            "rows": rows}
+
+
+class Leaderboard(APIView):
+    def get(self, request, c, p, d):
+        ds = get_dataset(c, p, d)
+        if not access.can_view_leaderboard(request.user, ds):
+            raise Http404("no such leaderboard")   # hidden boards look like missing ones
+        return Response(leaderboard_payload(ds, request.user))
+
+
+class _OrganizerView(APIView):
+    def competition(self, request, c) -> Competition:
+        comp = get_object_or_404(Competition, slug=c)
+        if not comp.is_organizer(request.user):
+            raise Http404("no such competition page")
+        return comp
+
+
+class Release(_OrganizerView):
+    def post(self, request, c, p):
+        comp = self.competition(request, c)
+        phase = get_object_or_404(Phase, competition=comp, slug=p)
+        level = request.data.get("level", Phase.TOP)
+        if level not in (Phase.HIDDEN, Phase.TOP, Phase.DETAILED):
+            return Response({"error": "level must be hidden, top or detailed"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        phase.released = level
+        phase.save(update_fields=["released"])
+        return Response({"phase": phase.slug, "released": level})
+
+
+class Rescore(_OrganizerView):
+    def post(self, request, c, t):
+        comp = self.competition(request, c)
+        task = get_object_or_404(CompetitionTask, competition=comp, slug=t)
+        from shareval.platform.submissions.service import rescore
+        return Response({"task": task.slug, "queued": rescore(task)})
+
+
+class ExportCsv(_OrganizerView):
+    def get(self, request, c):
+        comp = self.competition(request, c)
+        resp = HttpResponse(export.results_csv(comp), content_type="text/csv; charset=utf-8")
+        resp["Content-Disposition"] = f'attachment; filename="{comp.slug}-results.csv"'
+        return resp

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CompetitionsConfig(AppConfig):
+    name = "shareval.platform.competitions"
+    label = "competitions"

@@ -1,0 +1,220 @@
+"""The competition domain.
+
+A Competition has tasks (each a task of the shareval registry with options),
+phases (dates, blind or not, leaderboard public or hidden, release state), and
+per phase the datasets a team submits to: a dataset names its task, the hidden
+reference (a file or folder under PRIVATE_DIR, never served), the files released
+to participants, and its quotas. Teams belong to one competition.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import zoneinfo
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Competition(models.Model):
+    slug = models.SlugField(unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    time_zone = models.CharField(max_length=64, default="UTC",
+                                 help_text="calendar-week quotas use this zone")
+    organizers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
+                                        related_name="organized_competitions")
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self):
+        return self.title
+
+    @property
+    def tz(self):
+        return zoneinfo.ZoneInfo(self.time_zone)
+
+    def is_organizer(self, user) -> bool:
+        if not user.is_authenticated:
+            return False
+        return user.is_superuser or self.organizers.filter(pk=user.pk).exists()
+
+    def team_of(self, user):
+        if not user.is_authenticated:
+            return None
+        m = Membership.objects.filter(team__competition=self, user=user,
+                                      status=Membership.APPROVED).select_related("team").first()
+        return m.team if m else None
+
+
+class CompetitionTask(models.Model):
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="tasks")
+    slug = models.SlugField()
+    title = models.CharField(max_length=200, blank=True)
+    task_name = models.CharField(max_length=64, help_text="a task of the shareval registry")
+    options = models.JSONField(default=dict, blank=True)
+    primary_metric = models.CharField(max_length=64, blank=True,
+                                      help_text="default: the registry task's primary metric")
+    lower_is_better = models.BooleanField(default=False)
+
+    class Meta:
+        unique_together = [("competition", "slug")]
+        ordering = ["id"]
+
+    def __str__(self):
+        return self.title or self.slug
+
+    @property
+    def registry_task(self):
+        from shareval import tasks
+        return tasks.get(self.task_name)
+
+    @property
+    def metric(self) -> str:
+        return self.primary_metric or self.registry_task.primary_metric
+
+
+class Phase(models.Model):
+    HIDDEN, TOP, DETAILED = "hidden", "top", "detailed"
+    RELEASE = [(HIDDEN, "no results released"), (TOP, "top-level results released"),
+               (DETAILED, "detailed results released")]
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="phases")
+    slug = models.SlugField()
+    title = models.CharField(max_length=200)
+    start = models.DateTimeField()
+    end = models.DateTimeField()
+    blind = models.BooleanField(default=False, help_text="no score feedback until released")
+    leaderboard_public = models.BooleanField(default=True)
+    released = models.CharField(max_length=10, choices=RELEASE, default=HIDDEN)
+    release_top_at = models.DateTimeField(null=True, blank=True)
+    release_detailed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        unique_together = [("competition", "slug")]
+        ordering = ["start", "id"]
+
+    def __str__(self):
+        return self.title
+
+    def is_open(self, now=None) -> bool:
+        now = now or timezone.now()
+        return self.start <= now < self.end
+
+    def release_level(self, now=None) -> str:
+        """What participants may see of scores in this phase: hidden, top or detailed."""
+        if not self.blind:
+            return self.DETAILED
+        now = now or timezone.now()
+        level = self.released
+        if self.release_detailed_at and now >= self.release_detailed_at:
+            return self.DETAILED
+        if level == self.HIDDEN and self.release_top_at and now >= self.release_top_at:
+            return self.TOP
+        return level
+
+
+class Dataset(models.Model):
+    """What a team submits to: a phase x task x data pack (e.g. DevTest, Eval, a query pack)."""
+    phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="datasets")
+    task = models.ForeignKey(CompetitionTask, on_delete=models.CASCADE, related_name="datasets")
+    slug = models.SlugField()
+    title = models.CharField(max_length=200, blank=True)
+    reference_path = models.CharField(max_length=500, blank=True,
+                                      help_text="relative to PRIVATE_DIR; never served")
+    reference_digest = models.CharField(max_length=64, blank=True)
+    feedback = models.BooleanField(default=True, help_text="show scores to the team "
+                                   "(subject to the phase's blind setting)")
+
+    class Meta:
+        unique_together = [("phase", "slug")]
+        ordering = ["id"]
+
+    def __str__(self):
+        return f"{self.phase.slug}/{self.slug}"
+
+    @property
+    def competition(self):
+        return self.phase.competition
+
+    @property
+    def reference_file(self):
+        from pathlib import Path
+        return Path(settings.PRIVATE_DIR) / self.reference_path if self.reference_path else None
+
+
+class PublicFile(models.Model):
+    """A file released to participants with a dataset (inputs, queries, texts)."""
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="public_files")
+    name = models.CharField(max_length=200)
+    path = models.CharField(max_length=500, help_text="relative to PUBLIC_DIR")
+
+    class Meta:
+        unique_together = [("dataset", "name")]
+
+
+class Quota(models.Model):
+    """At most ``limit`` validated submissions per team in a window.
+
+    Windows: ``week`` = calendar week (Monday 00:00) in the competition's time
+    zone; ``rolling`` = the last ``days`` days; ``phase`` = the whole phase.
+    Every validated submission counts, cancelled ones included; rejected
+    (invalid) uploads do not.
+    """
+    WEEK, ROLLING, PHASE = "week", "rolling", "phase"
+    WINDOWS = [(WEEK, "calendar week"), (ROLLING, "rolling window"), (PHASE, "whole phase")]
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="quotas")
+    limit = models.PositiveIntegerField()
+    window = models.CharField(max_length=10, choices=WINDOWS, default=WEEK)
+    days = models.PositiveIntegerField(default=7, help_text="rolling window length")
+
+    def describe(self) -> str:
+        if self.window == self.WEEK:
+            return f"{self.limit} per calendar week"
+        if self.window == self.ROLLING:
+            return f"{self.limit} per {self.days} days"
+        return f"{self.limit} in this phase"
+
+    def bounds(self, now: dt.datetime) -> tuple[dt.datetime, dt.datetime | None]:
+        """Start of the window containing ``now`` and when it next resets (None: never)."""
+        if self.window == self.WEEK:
+            tz = self.dataset.phase.competition.tz
+            local = now.astimezone(tz)
+            monday = (local - dt.timedelta(days=local.weekday())).date()
+            start = dt.datetime.combine(monday, dt.time(0), tzinfo=tz)
+            nxt = dt.datetime.combine(monday + dt.timedelta(days=7), dt.time(0), tzinfo=tz)
+            return start, nxt
+        if self.window == self.ROLLING:
+            return now - dt.timedelta(days=self.days), None
+        return self.dataset.phase.start - dt.timedelta(days=36500), None
+
+
+class Team(models.Model):
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=100)
+    lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
+                             related_name="led_teams")
+    is_baseline = models.BooleanField(default=False, help_text="organizers' baselines; "
+                                      "highlighted on leaderboards")
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        unique_together = [("competition", "name")]
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
+class Membership(models.Model):
+    PENDING, APPROVED = "pending", "approved"
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                             related_name="memberships")
+    status = models.CharField(max_length=10, choices=[(PENDING, PENDING), (APPROVED, APPROVED)],
+                              default=PENDING)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        unique_together = [("team", "user")]

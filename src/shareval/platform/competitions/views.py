@@ -1,0 +1,176 @@
+"""Pages: competitions, teams, leaderboards, released files, organizer tools."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
+from django.http import FileResponse, Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from shareval.formats.errors import InvalidInput
+
+from . import access, export
+from .api import competition_summary, get_dataset, leaderboard_payload
+from .bundle import load_bundle_archive
+from .models import Competition, CompetitionTask, Membership, Phase, PublicFile, Team
+
+
+def home(request):
+    return render(request, "shareval/home.html", {"competitions": Competition.objects.all()})
+
+
+def competition(request, c):
+    comp = get_object_or_404(Competition, slug=c)
+    team = comp.team_of(request.user)
+    pending = None
+    if request.user.is_authenticated and team is None:
+        pending = Membership.objects.filter(team__competition=comp, user=request.user,
+                                            status=Membership.PENDING).select_related("team").first()
+    return render(request, "shareval/competition.html", {
+        "comp": comp, "summary": competition_summary(comp, request.user), "team": team,
+        "pending": pending, "organizer": comp.is_organizer(request.user)})
+
+
+@login_required
+def team(request, c):
+    comp = get_object_or_404(Competition, slug=c)
+    my_team = comp.team_of(request.user)
+    if request.method == "POST":
+        action = request.POST.get("action")
+        if action == "create" and my_team is None:
+            name = request.POST.get("name", "").strip()[:100]
+            if not name:
+                messages.error(request, "A team needs a name.")
+            else:
+                try:
+                    with transaction.atomic():
+                        Membership.objects.filter(team__competition=comp,
+                                                  user=request.user).delete()
+                        t = Team.objects.create(competition=comp, name=name, lead=request.user)
+                        Membership.objects.create(team=t, user=request.user,
+                                                  status=Membership.APPROVED)
+                    messages.success(request, f"Team {name} created; you are its lead.")
+                except IntegrityError:
+                    messages.error(request, f"The name {name} is taken.")
+        elif action == "join" and my_team is None:
+            t = Team.objects.filter(competition=comp, name=request.POST.get("name", ""),
+                                    is_baseline=False).first()
+            if t is None:
+                messages.error(request, "No such team.")
+            else:
+                Membership.objects.filter(team__competition=comp, user=request.user).delete()
+                Membership.objects.create(team=t, user=request.user)
+                messages.success(request, f"Asked to join {t.name}; its lead must approve.")
+        elif action in ("approve", "reject") and my_team and my_team.lead_id == request.user.pk:
+            m = get_object_or_404(Membership, pk=request.POST.get("membership"), team=my_team)
+            if action == "approve":
+                if Membership.objects.filter(team__competition=comp, user=m.user,
+                                             status=Membership.APPROVED).exists():
+                    messages.error(request, "That user is already in a team.")
+                else:
+                    m.status = Membership.APPROVED
+                    m.save(update_fields=["status"])
+                    messages.success(request, f"{m.user.username} joined the team.")
+            else:
+                m.delete()
+        return redirect("team", c=comp.slug)
+    return render(request, "shareval/team.html", {
+        "comp": comp, "team": my_team,
+        "members": my_team.memberships.select_related("user") if my_team else [],
+        "is_lead": bool(my_team and my_team.lead_id == request.user.pk)})
+
+
+def leaderboard(request, c, p, d):
+    ds = get_dataset(c, p, d)
+    if not access.can_view_leaderboard(request.user, ds):
+        raise Http404("no such leaderboard")
+    board = leaderboard_payload(ds, request.user)
+    return render(request, "shareval/leaderboard.html", {
+        "comp": ds.phase.competition, "ds": ds, "board": board,
+        "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
+                 for r in board["rows"]]})
+
+
+def public_file(request, c, p, d, name):
+    ds = get_dataset(c, p, d)
+    f = get_object_or_404(PublicFile, dataset=ds, name=name)
+    path = (Path(settings.PUBLIC_DIR) / f.path).resolve()
+    if not path.is_relative_to(Path(settings.PUBLIC_DIR).resolve()) or not path.is_file():
+        raise Http404("no such file")
+    return FileResponse(open(path, "rb"), as_attachment=True, filename=f.name)
+
+
+@staff_member_required
+def new_competition(request):
+    problems = []
+    if request.method == "POST" and request.FILES.get("bundle"):
+        up = request.FILES["bundle"]
+        with tempfile.NamedTemporaryFile(suffix=".tgz") as tmp:
+            for chunk in up.chunks():
+                tmp.write(chunk)
+            tmp.flush()
+            try:
+                comp, made = load_bundle_archive(Path(tmp.name), organizer=request.user)
+            except InvalidInput as e:
+                problems = [str(p) for p in e.problems]
+            else:
+                messages.success(request, f"Competition {comp.title} loaded; "
+                                          f"{len(made)} baseline submissions queued.")
+                return redirect("organize", c=comp.slug)
+    return render(request, "shareval/new_competition.html", {"problems": problems})
+
+
+def _organizer_comp(request, c) -> Competition:
+    comp = get_object_or_404(Competition, slug=c)
+    if not comp.is_organizer(request.user):
+        raise Http404("no such page")
+    return comp
+
+
+@login_required
+def organize(request, c):
+    comp = _organizer_comp(request, c)
+    from shareval.platform.submissions.models import Submission
+    subs = (Submission.objects.filter(dataset__phase__competition=comp)
+            .select_related("team", "dataset__phase", "dataset__task")[:300])
+    return render(request, "shareval/organize.html", {"comp": comp, "subs": subs,
+                                                      "levels": Phase.RELEASE})
+
+
+@login_required
+@require_POST
+def release(request, c, p):
+    comp = _organizer_comp(request, c)
+    phase = get_object_or_404(Phase, competition=comp, slug=p)
+    level = request.POST.get("level")
+    if level in dict(Phase.RELEASE):
+        phase.released = level
+        phase.save(update_fields=["released"])
+        messages.success(request, f"{phase.title}: {phase.get_released_display()}.")
+    return redirect("organize", c=comp.slug)
+
+
+@login_required
+@require_POST
+def rescore(request, c, t):
+    comp = _organizer_comp(request, c)
+    task = get_object_or_404(CompetitionTask, competition=comp, slug=t)
+    from shareval.platform.submissions.service import rescore as do_rescore
+    n = do_rescore(task)
+    messages.success(request, f"{n} submissions of {task.slug} queued for re-scoring "
+                              f"({task.registry_task.scorer_version}).")
+    return redirect("organize", c=comp.slug)
+
+
+@login_required
+def export_csv(request, c):
+    comp = _organizer_comp(request, c)
+    resp = HttpResponse(export.results_csv(comp), content_type="text/csv; charset=utf-8")
+    resp["Content-Disposition"] = f'attachment; filename="{comp.slug}-results.csv"'
+    return resp

@@ -1,0 +1,183 @@
+"""``make demo``: a demo competition from ../shared/data, served on 127.0.0.1:8000.
+
+Two tasks (SV-Ident detection, RCC dataset citations), a development phase with
+a public leaderboard and weekly quotas, and a blind evaluation phase. The
+hidden references are held-out parts of the shared training data (documents /
+publications by a fixed rule, stated below); the baselines are real, simple
+systems computed here (a keyword rule for SV-Ident, the most frequent training
+dataset for RCC), scored by the worker before the server opens.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import json
+import re
+import secrets
+from collections import Counter
+from pathlib import Path
+
+import yaml
+
+KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measured|agree|"
+                      r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
+ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta")]
+
+
+def _find_data(data: str | None) -> Path:
+    from shareval.demo import find_data
+    p = find_data(data)
+    if p is None:
+        raise SystemExit("the server demo needs ../shared/data (rcc/train and sv-ident/train); "
+                         "pass --data DIR")
+    return p
+
+
+def _svident(data: Path, out: Path) -> dict:
+    rows = list(csv.DictReader(open(data / "sv-ident/train/train.tsv", encoding="utf-8"),
+                               delimiter="\t"))
+    docs = sorted({r["doc_id"] for r in rows})
+    # documents by position in sorted order: every 3rd from 0 is development, from 1 evaluation
+    part = {d: i % 3 for i, d in enumerate(docs)}
+    files = {}
+    for name, k in (("dev", 0), ("eval", 1)):
+        sel = [r for r in rows if part[r["doc_id"]] == k]
+        ref = out / f"svident-{name}-reference.tsv"
+        with open(ref, "w", newline="", encoding="utf-8") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
+            w.writeheader()
+            w.writerows(sel)
+        inp = out / f"svident-{name}-sentences.tsv"
+        with open(inp, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f, delimiter="\t", lineterminator="\n")
+            w.writerow(["uuid", "doc_id", "lang", "sentence"])
+            w.writerows([r["uuid"], r["doc_id"], r["lang"], r["sentence"]] for r in sel)
+        base = out / f"svident-{name}-keyword-baseline.json"
+        base.write_text(json.dumps({r["uuid"]: int(bool(KEYWORDS.search(r["sentence"])))
+                                    for r in sel}))
+        files[name] = (ref, inp, base)
+    return files
+
+
+def _rcc(data: Path, out: Path) -> tuple[Path, Path, Path]:
+    cits = json.loads((data / "rcc/train/data_set_citations.json").read_text())
+    pubs = json.loads((data / "rcc/train/publications.json").read_text())
+    dev = {p["publication_id"] for p in pubs if int(p["publication_id"]) % 5 == 0}
+    ref = out / "rcc-dev-reference"
+    ref.mkdir(exist_ok=True)
+    (ref / "data_set_citations.json").write_text(json.dumps(
+        [c for c in cits if c["publication_id"] in dev], indent=1))
+    dev_pubs = [{"publication_id": p["publication_id"], "title": p.get("title", "")}
+                for p in pubs if p["publication_id"] in dev]
+    (ref / "publications.json").write_text(json.dumps(dev_pubs, indent=1))
+    public = out / "rcc-dev-publications.json"
+    public.write_text(json.dumps(dev_pubs, indent=1))
+    # prior baseline: the dataset cited most often in the other publications, for every one
+    freq = Counter(c["data_set_id"] for c in cits if c["publication_id"] not in dev)
+    top, n = freq.most_common(1)[0]
+    share = n / max(1, len({c["publication_id"] for c in cits if c["publication_id"] not in dev}))
+    base = out / "rcc-dev-prior-baseline.json"
+    base.write_text(json.dumps([{"publication_id": p["publication_id"], "data_set_id": top,
+                                 "mention_list": [], "score": round(share, 4)}
+                                for p in dev_pubs], indent=1))
+    return ref, public, base
+
+
+def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
+    out.mkdir(parents=True, exist_ok=True)
+    sv = _svident(data, out)
+    rref, rpub, rbase = _rcc(data, out)
+    day = dt.timedelta(days=1)
+    iso = lambda t: t.replace(microsecond=0).isoformat()           # noqa: E731
+    bundle = {
+        "slug": "demo", "title": "shareval demo: survey variables and dataset citations",
+        "description": "Built by `make demo` from ../shared/data. SV-Ident documents are split "
+                       "by position in sorted doc_id order (every third from the first: "
+                       "development; from the second: evaluation); RCC development "
+                       "publications are those whose id is divisible by 5.",
+        "time_zone": "Europe/Berlin",
+        "tasks": [{"slug": "svident-detection", "task": "svident-detection",
+                   "title": "SV-Ident Task 1: variable detection"},
+                  {"slug": "rcc-citations", "task": "rcc-citations",
+                   "title": "Rich Context: dataset citations"}],
+        "phases": [
+            {"slug": "development", "title": "Development", "start": iso(now - 7 * day),
+             "end": iso(now + 60 * day), "leaderboard": "public", "datasets": [
+                 {"slug": "svident-dev", "task": "svident-detection", "title": "SV-Ident dev",
+                  "reference": sv["dev"][0].name, "public": [sv["dev"][1].name],
+                  "quotas": [{"limit": 200, "window": "week"}]},
+                 {"slug": "rcc-dev", "task": "rcc-citations", "title": "RCC dev",
+                  "reference": rref.name, "public": [rpub.name],
+                  "quotas": [{"limit": 200, "window": "week"}]}]},
+            {"slug": "evaluation", "title": "Evaluation (blind)", "start": iso(now - day),
+             "end": iso(now + 14 * day), "blind": True, "leaderboard": "public", "datasets": [
+                 {"slug": "svident-eval", "task": "svident-detection", "title": "SV-Ident eval",
+                  "reference": sv["eval"][0].name, "public": [sv["eval"][1].name],
+                  "quotas": [{"limit": 5, "window": "phase"}]}]}],
+        "baselines": [
+            {"team": "Baseline: keyword rule", "phase": "development", "dataset": "svident-dev",
+             "file": sv["dev"][2].name, "description": "sentence mentions a survey keyword"},
+            {"team": "Baseline: keyword rule", "phase": "evaluation", "dataset": "svident-eval",
+             "file": sv["eval"][2].name, "description": "sentence mentions a survey keyword"},
+            {"team": "Baseline: most frequent dataset", "phase": "development",
+             "dataset": "rcc-dev", "file": rbase.name,
+             "description": "the training part's most cited dataset for every publication"}],
+    }
+    (out / "bundle.yaml").write_text(yaml.safe_dump(bundle, sort_keys=False))
+    return out
+
+
+def run_demo_server(args, console) -> int:
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from .commands import migrate, serve
+    from .competitions.bundle import load_bundle
+    from .competitions.models import Competition, Membership, Team
+    from .submissions.queue import drain
+    migrate()
+    home = Path(settings.HOME)
+    accounts_file = home / "demo-accounts.json"
+    if accounts_file.exists():
+        accounts = json.loads(accounts_file.read_text())
+    else:
+        accounts = {name: secrets.token_urlsafe(9) for name, _, _ in ACCOUNTS}
+        accounts_file.write_text(json.dumps(accounts))
+        accounts_file.chmod(0o600)
+    User = get_user_model()
+    users = {}
+    for name, organizer, _ in ACCOUNTS:
+        u, created = User.objects.get_or_create(username=name)
+        if created:
+            u.set_password(accounts[name])
+            u.is_staff = organizer
+            u.save()
+        users[name] = u
+    if not Competition.objects.filter(slug="demo").exists():
+        data = _find_data(args.data)
+        console.print(f"building the demo competition from {data} ...")
+        root = build_bundle(data, home / "demo-bundle", timezone.now())
+        comp, made = load_bundle(root, users["organizer"])
+        for name, _, team in ACCOUNTS:
+            if team:
+                t = Team.objects.create(competition=comp, name=team, lead=users[name])
+                Membership.objects.create(team=t, user=users[name], status=Membership.APPROVED)
+        console.print(f"scoring {len(made)} baseline submissions ...")
+    n = drain()
+    if n:
+        console.print(f"scored {n} submissions")
+    base = f"http://{args.host}:{args.port}"
+    console.print(f"\n[bold]shareval demo[/bold] on {base}/c/demo/  (data in {home})")
+    for name, organizer, team in ACCOUNTS:
+        role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}"
+        console.print(f"  {name:<10} password {accounts[name]:<14} {role}")
+    console.print("Leaderboards: " + ", ".join(
+        f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
+        (("development", "svident-dev"), ("development", "rcc-dev"),
+         ("evaluation", "svident-eval"))))
+    if args.no_serve:
+        return 0
+    console.print("Ctrl-C stops the server.")
+    serve(args.host, args.port)
+    return 0

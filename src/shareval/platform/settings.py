@@ -1,0 +1,140 @@
+"""Django settings, all taken from SHAREVAL_* environment variables.
+
+SHAREVAL_HOME          folder for the SQLite file, uploads and hidden references
+                       (default ./shareval-home)
+SHAREVAL_DATABASE_URL  postgres://user:pass@host:port/db (default: SQLite in HOME)
+SHAREVAL_BROKER_URL    redis://host:port/n: score with Celery workers (default:
+                       an in-process worker thread)
+SHAREVAL_SECRET_KEY    required when SHAREVAL_DEBUG is not set
+SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200)
+"""
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+HOME = Path(os.environ.get("SHAREVAL_HOME", "shareval-home")).resolve()
+HOME.mkdir(parents=True, exist_ok=True)
+UPLOAD_DIR = HOME / "uploads"          # submissions, named by UUID
+PRIVATE_DIR = HOME / "private"         # hidden references and bundle files
+PUBLIC_DIR = HOME / "public"           # files released to participants
+RESULTS_DIR = HOME / "results"         # plots written by scorers
+
+DEBUG = bool(os.environ.get("SHAREVAL_DEBUG"))
+_key_file = HOME / "secret-key"
+if os.environ.get("SHAREVAL_SECRET_KEY"):
+    SECRET_KEY = os.environ["SHAREVAL_SECRET_KEY"]
+else:
+    # A per-installation key kept beside the data, never a constant in the code.
+    if not _key_file.exists():
+        _key_file.write_text(secrets.token_urlsafe(50))
+        _key_file.chmod(0o600)
+    SECRET_KEY = _key_file.read_text().strip()
+
+ALLOWED_HOSTS = os.environ.get("SHAREVAL_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",")
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("SHAREVAL_CSRF_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "rest_framework",
+    "shareval.platform.accounts",
+    "shareval.platform.competitions",
+    "shareval.platform.submissions",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "shareval.platform.urls"
+WSGI_APPLICATION = "shareval.platform.wsgi.application"
+TEMPLATES = [{
+    "BACKEND": "django.template.backends.django.DjangoTemplates",
+    "DIRS": [Path(__file__).parent / "templates"],
+    "APP_DIRS": True,
+    "OPTIONS": {"context_processors": [
+        "django.template.context_processors.request",
+        "django.contrib.auth.context_processors.auth",
+        "django.contrib.messages.context_processors.messages",
+    ]},
+}]
+
+_db_url = os.environ.get("SHAREVAL_DATABASE_URL")
+if _db_url:
+    DATABASES = {"default": dj_database_url.parse(_db_url, conn_max_age=60)}
+else:
+    DATABASES = {"default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": HOME / "shareval.sqlite3",
+        # IMMEDIATE: every transaction takes the write lock at BEGIN, so the
+        # quota check and the insert that follows it cannot interleave.
+        "OPTIONS": {"transaction_mode": "IMMEDIATE", "timeout": 30,
+                    "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"},
+    }}
+DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")} \
+    if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
+
+BROKER_URL = os.environ.get("SHAREVAL_BROKER_URL", "")
+LEASE_SECONDS = float(os.environ.get("SHAREVAL_LEASE_SECONDS", "30"))
+HEARTBEAT_SECONDS = float(os.environ.get("SHAREVAL_HEARTBEAT_SECONDS", str(LEASE_SECONDS / 3)))
+MAX_ATTEMPTS = int(os.environ.get("SHAREVAL_MAX_ATTEMPTS", "3"))
+SCORING_TIMEOUT = float(os.environ.get("SHAREVAL_SCORING_TIMEOUT", "3600"))
+# Diagnostic knob: sleep this long (seconds) before scoring, so a test or an
+# operator can kill a worker mid-job and watch the job be re-queued.
+SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
+
+MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 2**20
+FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 2**20
+FILE_UPLOAD_PERMISSIONS = 0o600
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator",
+     "OPTIONS": {"min_length": 8}},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "home"
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False   # the submit form's fetch() reads it
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "shareval.platform.accounts.auth.ApiTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "EXCEPTION_HANDLER": "shareval.platform.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_TZ = True
+USE_I18N = False
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+STATIC_URL = "static/"
+LOGGING = {
+    "version": 1, "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"shareval": {"handlers": ["console"], "level": os.environ.get("SHAREVAL_LOG", "INFO")}},
+}

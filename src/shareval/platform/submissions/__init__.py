@@ -1,0 +1,1 @@
+"""Uploads, validation, the scoring queue and results."""

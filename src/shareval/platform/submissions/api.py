@@ -1,0 +1,118 @@
+"""Submission endpoints: upload (what ``shareval submit`` calls), list, detail, actions."""
+from __future__ import annotations
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from rest_framework import status
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..competitions import access
+from ..competitions.models import Competition, Dataset, Team
+from . import service
+from .models import Submission
+from .present import submission_payload
+
+
+def resolve_dataset(comp: Competition, phase: str, task: str, dataset: str | None) -> Dataset:
+    """The dataset for (phase, task[, dataset]); task may be its slug or registry name."""
+    qs = Dataset.objects.filter(phase__competition=comp, phase__slug=phase).select_related("task")
+    if dataset:
+        qs = qs.filter(slug=dataset)
+    cands = [d for d in qs if task in (d.task.slug, d.task.task_name) or not task]
+    if len(cands) == 1:
+        return cands[0]
+    if not cands:
+        raise service.SubmissionError(404, f"no dataset for phase {phase!r} and task {task!r}"
+                                           f" in {comp.slug}")
+    raise service.SubmissionError(400, "several datasets match; name one with dataset=: " +
+                                  ", ".join(d.slug for d in cands))
+
+
+def error_response(e: service.SubmissionError) -> Response:
+    body = {"error": e.message, "problems": e.problems}
+    if e.next_slot:
+        body["next_slot"] = e.next_slot.isoformat()
+    if e.submission is not None:
+        body["id"] = str(e.submission.pk)
+    return Response(body, status=e.status)
+
+
+def visible_submission(request, pk) -> Submission:
+    sub = get_object_or_404(Submission.objects.select_related(
+        "team", "dataset__phase__competition", "dataset__task"), pk=pk)
+    if not access.can_view_submission(request.user, sub):
+        raise Http404("no such submission")      # no hint that it exists
+    return sub
+
+
+class SubmissionList(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get(self, request):
+        comp = get_object_or_404(Competition, slug=request.query_params.get("competition", ""))
+        if comp.is_organizer(request.user):
+            subs = Submission.objects.filter(dataset__phase__competition=comp)
+        else:
+            team = comp.team_of(request.user)
+            subs = Submission.objects.filter(team=team) if team else Submission.objects.none()
+        subs = subs.select_related("team", "dataset__phase__competition", "dataset__task")
+        return Response([submission_payload(s, request.user) for s in subs[:500]])
+
+    def post(self, request):
+        data = request.data
+        comp = Competition.objects.filter(slug=data.get("competition", "")).first()
+        if comp is None:
+            return Response({"error": f"no competition {data.get('competition')!r}"},
+                            status=status.HTTP_404_NOT_FOUND)
+        upload = request.FILES.get("file")
+        if upload is None:
+            return Response({"error": "no file: send it as the multipart field 'file'"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        try:
+            ds = resolve_dataset(comp, data.get("phase", ""), data.get("task", ""),
+                                 data.get("dataset"))
+            team = _team(request, comp, data.get("team"))
+            sub = service.submit(request.user, team, ds, upload,
+                                 primary=str(data.get("primary", "")).lower() in
+                                 ("1", "true", "yes", "on", "primary"),
+                                 description=str(data.get("description", "")))
+        except service.SubmissionError as e:
+            return error_response(e)
+        return Response(submission_payload(sub, request.user), status=status.HTTP_201_CREATED)
+
+
+def _team(request, comp, name) -> Team:
+    if name and comp.is_organizer(request.user):
+        team = Team.objects.filter(competition=comp, name=name).first()
+        if team is None:
+            raise service.SubmissionError(404, f"no team {name!r}")
+        return team
+    team = comp.team_of(request.user)
+    if team is None:
+        raise service.SubmissionError(403, "join or create a team in this competition first")
+    return team
+
+
+class SubmissionDetail(APIView):
+    permission_classes = [IsAuthenticated]
+
+    def get(self, request, s):
+        return Response(submission_payload(visible_submission(request, s), request.user))
+
+
+class SubmissionAction(APIView):
+    permission_classes = [IsAuthenticated]
+    action = ""
+
+    def post(self, request, s):
+        sub = visible_submission(request, s)
+        try:
+            (service.make_primary if self.action == "primary" else service.cancel)(sub)
+        except service.SubmissionError as e:
+            return error_response(e)
+        sub.refresh_from_db()
+        return Response(submission_payload(sub, request.user))

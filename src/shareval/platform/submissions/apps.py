@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class SubmissionsConfig(AppConfig):
+    name = "shareval.platform.submissions"
+    label = "submissions"

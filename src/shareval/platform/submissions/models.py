@@ -1,0 +1,123 @@
+"""Submissions, their state history, their scores (one per scorer version) and jobs.
+
+States: ``rejected`` (failed validation; kept so the team sees why, never
+counted against a quota), ``validated`` -> ``queued`` -> ``running`` ->
+``scored`` or ``failed``; ``cancelled`` by the team (still counted).
+Every change is a SubmissionEvent with a timestamp.
+"""
+from __future__ import annotations
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from ..competitions.models import Dataset, Team
+
+
+class Submission(models.Model):
+    REJECTED, VALIDATED, QUEUED, RUNNING = "rejected", "validated", "queued", "running"
+    SCORED, FAILED, CANCELLED = "scored", "failed", "cancelled"
+    STATES = [(s, s) for s in (REJECTED, VALIDATED, QUEUED, RUNNING, SCORED, FAILED, CANCELLED)]
+    COUNTED = (VALIDATED, QUEUED, RUNNING, SCORED, FAILED, CANCELLED)
+    PRIMARY, CONTRASTIVE = "primary", "contrastive"
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="submissions")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True)
+    stored_name = models.CharField(max_length=80, help_text="server-generated, under UPLOAD_DIR")
+    original_name = models.CharField(max_length=255)
+    size = models.BigIntegerField(default=0)
+    description = models.TextField(blank=True, max_length=5000)
+    kind = models.CharField(max_length=12, default=CONTRASTIVE,
+                            choices=[(PRIMARY, PRIMARY), (CONTRASTIVE, CONTRASTIVE)])
+    state = models.CharField(max_length=10, choices=STATES)
+    problems = models.JSONField(default=list, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    created = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [
+            # MATERIAL 8.1: one primary run per team per phase and task (dataset).
+            models.UniqueConstraint(fields=["team", "dataset"], condition=Q(kind="primary"),
+                                    name="one_primary_per_team_dataset"),
+        ]
+        indexes = [models.Index(fields=["team", "dataset", "state"])]
+
+    def __str__(self):
+        return f"{self.team} {self.dataset} {self.id}"
+
+    @property
+    def path(self):
+        from pathlib import Path
+        return Path(settings.UPLOAD_DIR) / self.stored_name
+
+    @property
+    def current_score(self):
+        return self.scores.filter(current=True).first()
+
+    def record(self, state: str, message: str = "", log: str = "") -> "SubmissionEvent":
+        self.state = state
+        Submission.objects.filter(pk=self.pk).update(state=state)
+        return SubmissionEvent.objects.create(submission=self, state=state, message=message,
+                                              log=log)
+
+
+class SubmissionEvent(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="events")
+    state = models.CharField(max_length=20)
+    at = models.DateTimeField(default=timezone.now)
+    message = models.TextField(blank=True, help_text="shown to the team")
+    log = models.TextField(blank=True, help_text="organizers only (tracebacks)")
+
+    class Meta:
+        ordering = ["at", "id"]
+
+
+class Score(models.Model):
+    """One scoring of a submission; unique per (scorer version, reference digest)."""
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
+    scorer_version = models.CharField(max_length=120)
+    reference_digest = models.CharField(max_length=64)
+    result = models.JSONField()
+    primary = models.FloatField(null=True)
+    comparison = models.JSONField(null=True, blank=True)
+    plots = models.JSONField(default=list, blank=True)
+    current = models.BooleanField(default=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created"]
+        constraints = [models.UniqueConstraint(
+            fields=["submission", "scorer_version", "reference_digest"], name="score_once")]
+
+
+class Job(models.Model):
+    """A scoring job; the database row is the queue of record.
+
+    A worker claims a job by setting ``lease_until`` (and a fresh ``token``) and
+    renews the lease by heartbeat; a job whose lease ran out is claimable again.
+    The score is written only if the worker still holds the token, so a worker
+    that was presumed dead cannot score a submission twice.
+    """
+    QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="jobs")
+    scorer_version = models.CharField(max_length=120)
+    reference_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, default=QUEUED, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    token = models.CharField(max_length=32, blank=True)
+    worker = models.CharField(max_length=120, blank=True)
+    lease_until = models.DateTimeField(null=True, blank=True)
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [models.UniqueConstraint(
+            fields=["submission", "scorer_version", "reference_digest"], name="job_once")]

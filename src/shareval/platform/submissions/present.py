@@ -1,0 +1,47 @@
+"""What a given user may see of a submission, as one dict (API and pages share it)."""
+from __future__ import annotations
+
+from django.urls import reverse
+
+from ..competitions import access
+from ..competitions.leaderboard import scalar_metrics
+from .models import Submission
+
+
+def score_payload(sub: Submission, user, level: str | None = None) -> dict | None:
+    level = level or access.score_level(user, sub)
+    score = sub.current_score
+    if score is None:
+        return None
+    if level == access.NONE:
+        return {"hidden": "scores of this phase are not released yet"}
+    out = {"scorer_version": score.scorer_version, "scored_at": score.created.isoformat(),
+           "primary_metric": sub.dataset.task.metric, "metrics": scalar_metrics(score.result)}
+    if access.at_least(level, access.DETAILED):
+        r = score.result
+        out.update(breakdowns=r.get("breakdowns", {}), counts=r.get("counts", {}),
+                   conventions=r.get("conventions", {}), warnings=r.get("warnings", []),
+                   comparison=score.comparison,
+                   plots=[reverse("submission-plot", args=[sub.pk, p]) for p in score.plots])
+    else:
+        out["detail"] = "detailed results are not released yet"
+    return out
+
+
+def submission_payload(sub: Submission, user) -> dict:
+    ds = sub.dataset
+    organizer = ds.phase.competition.is_organizer(user)
+    events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
+               **({"log": e.log} if organizer and e.log else {})}
+              for e in sub.events.all()]
+    d = {"id": str(sub.pk), "team": sub.team.name, "competition": ds.phase.competition.slug,
+         "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
+         "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
+         "file": sub.original_name, "size": sub.size, "description": sub.description,
+         "created": sub.created.isoformat(), "problems": sub.problems, "warnings": sub.warnings,
+         "events": events, "score": score_payload(sub, user)}
+    if organizer:
+        d["history"] = [{"scorer_version": s.scorer_version, "reference": s.reference_digest[:12],
+                         "current": s.current, "created": s.created.isoformat(),
+                         "metrics": scalar_metrics(s.result)} for s in sub.scores.all()]
+    return d

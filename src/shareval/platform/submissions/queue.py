@@ -1,0 +1,219 @@
+"""The scoring queue: jobs in the database, run by an in-process thread or Celery.
+
+Claiming is one conditional UPDATE (queued, or running with an expired lease),
+so two workers never run the same job at once; a heartbeat thread renews the
+lease while scoring; :func:`sweep` puts jobs whose worker died back in the queue
+(up to MAX_ATTEMPTS). The score and the job's completion are written in one
+transaction, fenced by the claim token, so each (submission, scorer version,
+reference) is scored exactly once.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+import traceback
+
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from .models import Job, Score, Submission, SubmissionEvent
+
+log = logging.getLogger("shareval.queue")
+_wake = threading.Event()
+_worker_thread: threading.Thread | None = None
+WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+# ---------------------------------------------------------------------------
+# Enqueueing
+
+def scorer_key(submission: Submission) -> tuple[str, str]:
+    ds = submission.dataset
+    return ds.task.registry_task.scorer_version, ds.reference_digest
+
+
+def enqueue(submission: Submission) -> Job | None:
+    """Queue a scoring for the current scorer version and reference; None if it exists."""
+    version, digest = scorer_key(submission)
+    job, created = Job.objects.get_or_create(submission=submission, scorer_version=version,
+                                             reference_digest=digest)
+    if not created:
+        return None
+    submission.record(Submission.QUEUED, f"queued for scoring with {version}")
+    transaction.on_commit(lambda: dispatch(job.pk))
+    return job
+
+
+def dispatch(job_id: int) -> None:
+    if settings.BROKER_URL:
+        from ..celery_app import score_job
+        score_job.delay(job_id)
+    else:
+        _wake.set()
+
+
+# ---------------------------------------------------------------------------
+# Claiming and running
+
+def _claimable(now):
+    return Q(status=Job.QUEUED) | Q(status=Job.RUNNING, lease_until__lt=now)
+
+
+def claim(job_id: int | None = None) -> Job | None:
+    """Claim one job (a given one, or the oldest claimable); None if none is free."""
+    now = timezone.now()
+    ids = [job_id] if job_id is not None else list(
+        Job.objects.filter(_claimable(now)).order_by("created", "id").values_list("pk", flat=True)[:5])
+    for pk in ids:
+        token = secrets.token_hex(8)
+        n = Job.objects.filter(_claimable(now), pk=pk).update(
+            status=Job.RUNNING, token=token, worker=WORKER_ID, heartbeat=now,
+            lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
+        if n == 1:
+            Job.objects.filter(pk=pk).update(attempts=F("attempts") + 1)
+            return Job.objects.select_related("submission__dataset__task",
+                                              "submission__dataset__phase").get(pk=pk)
+    return None
+
+
+class _Heartbeat(threading.Thread):
+    def __init__(self, job: Job):
+        super().__init__(daemon=True, name=f"heartbeat-{job.pk}")
+        self.job, self.stop = job, threading.Event()
+        self.started = time.monotonic()
+
+    def run(self):
+        while not self.stop.wait(settings.HEARTBEAT_SECONDS):
+            if time.monotonic() - self.started > settings.SCORING_TIMEOUT:
+                return           # stop renewing: the lease runs out, sweep takes over
+            now = timezone.now()
+            try:
+                Job.objects.filter(pk=self.job.pk, token=self.job.token).update(
+                    heartbeat=now, lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
+            except Exception:                         # database briefly unavailable
+                log.exception("heartbeat failed for job %s", self.job.pk)
+            finally:
+                close_old_connections()
+
+
+def run_job(job_id: int | None = None) -> bool:
+    """Claim and run one job; True if a job was run (whatever its outcome)."""
+    job = claim(job_id)
+    if job is None:
+        return False
+    sub = job.submission
+    if job.attempts > settings.MAX_ATTEMPTS:
+        _fail(job, f"scoring did not finish after {settings.MAX_ATTEMPTS} attempts",
+              "worker lost or timed out on every attempt")
+        return True
+    sub.record(Submission.RUNNING, f"scoring started (attempt {job.attempts})",
+               log=f"worker {WORKER_ID}")
+    hb = _Heartbeat(job)
+    hb.start()
+    try:
+        if settings.SCORING_DELAY:
+            time.sleep(settings.SCORING_DELAY)
+        from .scoring import score_submission
+        outcome = score_submission(sub)
+    except Exception as e:                                   # noqa: BLE001
+        from .scoring import participant_message
+        outcome = None
+        message, trace = participant_message(sub, e), traceback.format_exc()
+    finally:
+        hb.stop.set()
+    if outcome is None:
+        _fail(job, message, trace)
+    else:
+        _finish(job, outcome)
+    return True
+
+
+def _finish(job: Job, outcome) -> None:
+    with transaction.atomic():
+        n = Job.objects.filter(pk=job.pk, token=job.token, status=Job.RUNNING).update(
+            status=Job.DONE, finished=timezone.now())
+        if n != 1:
+            log.warning("job %s: lease lost before completion; result discarded", job.pk)
+            return
+        sub = job.submission
+        Score.objects.filter(submission=sub, current=True).update(current=False)
+        Score.objects.create(submission=sub, scorer_version=job.scorer_version,
+                             reference_digest=job.reference_digest, result=outcome.result,
+                             primary=outcome.primary, comparison=outcome.comparison,
+                             plots=outcome.plots, current=True)
+        state = Submission.objects.values_list("state", flat=True).get(pk=sub.pk)
+        if state == Submission.CANCELLED:     # cancelled while running: keep it cancelled
+            SubmissionEvent.objects.create(submission=sub, state="scored",
+                                           message="scored; stays cancelled")
+        else:
+            sub.record(Submission.SCORED, f"scored with {job.scorer_version}")
+
+
+def _fail(job: Job, message: str, trace: str) -> None:
+    with transaction.atomic():
+        n = Job.objects.filter(pk=job.pk, token=job.token).update(
+            status=Job.FAILED, finished=timezone.now())
+        if n == 1:
+            job.submission.record(Submission.FAILED, message, log=trace)
+
+
+def sweep() -> int:
+    """Re-queue jobs whose worker stopped renewing the lease; returns how many."""
+    now = timezone.now()
+    expired = list(Job.objects.filter(status=Job.RUNNING, lease_until__lt=now)
+                   .select_related("submission"))
+    n = 0
+    for job in expired:
+        with transaction.atomic():
+            if Job.objects.filter(pk=job.pk, token=job.token, status=Job.RUNNING,
+                                  lease_until__lt=now).update(status=Job.QUEUED, token="") != 1:
+                continue
+            job.submission.record(Submission.QUEUED, "re-queued: the worker stopped responding",
+                                  log=f"lease of {job.worker} expired at {job.lease_until}")
+        dispatch(job.pk)
+        n += 1
+    return n
+
+
+def drain(limit: int = 10_000) -> int:
+    """Run queued jobs in this thread until none is left (tests, the demo)."""
+    n = 0
+    while n < limit and run_job():
+        n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------
+# The in-process worker (embedded default)
+
+def worker_loop(stop: threading.Event | None = None, poll: float = 2.0) -> None:
+    stop = stop or threading.Event()
+    while not stop.is_set():
+        try:
+            sweep()
+            while run_job():
+                if stop.is_set():
+                    return
+        except Exception:
+            log.exception("worker loop error")
+        finally:
+            close_old_connections()
+        _wake.wait(poll)
+        _wake.clear()
+
+
+def start_inprocess_worker() -> None:
+    """Started by ``shareval server run`` (after migrating) when no broker is set."""
+    global _worker_thread
+    if settings.BROKER_URL:
+        return
+    if _worker_thread is None:
+        _worker_thread = threading.Thread(target=worker_loop, daemon=True, name="shareval-worker")
+        _worker_thread.start()

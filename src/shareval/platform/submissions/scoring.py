@@ -1,0 +1,84 @@
+"""Score one submission with its task's scorer (called by the worker only)."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from shareval.formats.errors import InvalidInput
+
+from .models import Submission
+
+
+@dataclass
+class Outcome:
+    result: dict
+    primary: float | None
+    comparison: dict | None = None
+    plots: list[str] = field(default_factory=list)
+
+
+def _reference(sub: Submission):
+    ref = sub.dataset.reference_file
+    return str(ref) if ref is not None else None
+
+
+def score_submission(sub: Submission) -> Outcome:
+    ct = sub.dataset.task
+    task = ct.registry_task
+    options = dict(ct.options)
+    plots = []
+    if any(o.name == "plot" for o in task.options):
+        out = Path(settings.RESULTS_DIR) / str(sub.pk)
+        out.mkdir(parents=True, exist_ok=True)
+        name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
+        options["plot"] = str(out / name)
+        plots.append(name)
+    result = task.score(_reference(sub), str(sub.path), **options).to_dict()
+    plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
+    metric = ct.metric
+    primary = result["metrics"].get(metric)
+    return Outcome(result, primary if isinstance(primary, (int, float)) else None,
+                   compare_with_best(sub, primary), plots)
+
+
+def compare_with_best(sub: Submission, primary) -> dict | None:
+    """Paired significance against the team's best earlier scored run on this dataset."""
+    if primary is None:
+        return None
+    ct = sub.dataset.task
+    prev = (Submission.objects.filter(team=sub.team, dataset=sub.dataset, created__lt=sub.created,
+                                      scores__current=True, scores__primary__isnull=False)
+            .exclude(pk=sub.pk).order_by(("" if ct.lower_is_better else "-") + "scores__primary")
+            .first())
+    if prev is None:
+        return None
+    from shareval.stats import compare_result
+    try:
+        r = compare_result(ct.task_name, _reference(sub), str(sub.path), str(prev.path),
+                           samples=2000, seed=0)
+    except (NotImplementedError, InvalidInput) as e:
+        return {"previous": str(prev.pk), "unavailable": str(e)[:500]}
+    d = r.to_dict()
+    return {"previous": str(prev.pk), "metric": d["conventions"].get("metric"),
+            "metrics": d["metrics"], "conventions": d["conventions"]}
+
+
+def rename_paths(text: str, sub: Submission) -> str:
+    """Participants see their file's own name, never server paths."""
+    text = text.replace(str(sub.path), sub.original_name)
+    ref = sub.dataset.reference_file
+    if ref is not None:
+        text = text.replace(str(ref), "<reference>")
+    for d in (settings.UPLOAD_DIR, settings.PRIVATE_DIR, settings.RESULTS_DIR, settings.HOME):
+        text = text.replace(str(d), "<server>")
+    return text
+
+
+def participant_message(sub: Submission, exc: Exception) -> str:
+    if isinstance(exc, InvalidInput):
+        return "the scorer rejected the file:\n" + rename_paths(exc.render(), sub)
+    return ("internal scoring error; the organizers can see the log "
+            f"(submission {sub.pk})")

@@ -1,0 +1,258 @@
+"""Accepting uploads: size check, UUID storage, validation, quota, primary flag.
+
+The order matters: the file is validated before any lock is taken (validation
+may read a large reference); the quota is then checked and the submission
+created in one transaction that locks the team row (PostgreSQL) or holds
+SQLite's write lock (IMMEDIATE transactions), so concurrent uploads from one
+team can never exceed the quota. Rejected files are deleted and do not count.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import traceback
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from shareval.formats.errors import InvalidInput
+
+from ..competitions.models import Dataset, Quota, Team
+from . import queue
+from .models import Submission, SubmissionEvent
+from .scoring import rename_paths
+
+log = logging.getLogger("shareval.submissions")
+
+# Suffixes kept on stored files, since loaders dispatch on them; anything else
+# is stored without a suffix. The original name is kept only as a label.
+SUFFIXES = (".tar.gz", ".tgz", ".json", ".jsonl", ".tsv", ".csv", ".txt", ".trec", ".run",
+            ".qrels", ".zip")
+
+
+class SubmissionError(Exception):
+    """A refusal with a status code and a list of problems for the participant."""
+
+    def __init__(self, status: int, message: str, problems: list[str] | None = None,
+                 next_slot: dt.datetime | None = None, submission=None):
+        super().__init__(message)
+        self.status, self.message = status, message
+        self.problems = problems or []
+        self.next_slot = next_slot
+        self.submission = submission
+
+
+@dataclass
+class QuotaState:
+    quota: Quota
+    used: int
+    window_start: dt.datetime
+    next_slot: dt.datetime | None      # when one more submission becomes possible
+
+    @property
+    def left(self) -> int:
+        return max(0, self.quota.limit - self.used)
+
+    def describe(self) -> str:
+        s = f"{self.used} of {self.quota.describe()} used"
+        if self.left == 0:
+            s += (f"; next slot opens {self.next_slot:%Y-%m-%d %H:%M %Z}" if self.next_slot
+                  else "; no more submissions in this phase")
+        return s
+
+
+def quota_states(team: Team, dataset: Dataset, now=None) -> list[QuotaState]:
+    now = now or timezone.now()
+    out = []
+    for q in dataset.quotas.all():
+        start, reset = q.bounds(now)
+        counted = Submission.objects.filter(team=team, dataset=dataset, created__gte=start,
+                                            state__in=Submission.COUNTED)
+        used = counted.count()
+        nxt = None
+        if used >= q.limit:
+            if q.window == Quota.WEEK:
+                nxt = reset
+            elif q.window == Quota.ROLLING:
+                # the (used - limit + 1)-th oldest counted run leaves the window first
+                oldest = list(counted.order_by("created").values_list("created", flat=True)
+                              [:used - q.limit + 1])
+                nxt = oldest[-1] + dt.timedelta(days=q.days)
+        if nxt is not None:
+            nxt = nxt.astimezone(dataset.phase.competition.tz)
+        out.append(QuotaState(q, used, start, nxt))
+    return out
+
+
+def _exhausted(states: list[QuotaState]) -> QuotaState | None:
+    full = [s for s in states if s.left == 0]
+    if not full:
+        return None
+    # report the quota that frees up last: that is when a submission is possible
+    return max(full, key=lambda s: s.next_slot or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
+
+
+def stored_name(original: str) -> str:
+    low = original.lower()
+    suffix = next((s for s in SUFFIXES if low.endswith(s)), "")
+    return uuid.uuid4().hex + suffix
+
+
+def _save(upload, name: str) -> int:
+    path = Path(settings.UPLOAD_DIR) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    size = 0
+    with open(path, "xb") as f:
+        for chunk in upload.chunks():
+            size += len(chunk)
+            if size > settings.MAX_UPLOAD_BYTES:
+                break
+            f.write(chunk)
+    path.chmod(0o600)
+    if size > settings.MAX_UPLOAD_BYTES:
+        path.unlink()
+        raise SubmissionError(413, f"file too large: the limit is "
+                                   f"{settings.MAX_UPLOAD_BYTES // 2**20} MB")
+    return size
+
+
+def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
+    comp = dataset.phase.competition
+    if team.competition_id != comp.pk:
+        raise SubmissionError(400, "team and dataset belong to different competitions")
+    organizer = comp.is_organizer(user)
+    if team.is_baseline:
+        if not organizer:
+            raise SubmissionError(403, "only organizers submit baselines")
+        return
+    if comp.team_of(user) != team:
+        raise SubmissionError(403, "you are not an approved member of this team")
+    if not dataset.phase.is_open(now):
+        raise SubmissionError(403, f"phase {dataset.phase.slug} is not open for submissions "
+                                   f"({dataset.phase.start:%Y-%m-%d %H:%M} to "
+                                   f"{dataset.phase.end:%Y-%m-%d %H:%M} UTC)")
+
+
+def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
+           description: str = "", now=None) -> Submission:
+    """Store, validate and queue one upload; raises SubmissionError on refusal."""
+    now = now or timezone.now()
+    _check_allowed(user, team, dataset, now)
+    full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
+    if full:                       # early refusal; re-checked under the lock below
+        raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)
+    original = Path(getattr(upload, "name", "") or "upload").name[:255]
+    name = stored_name(original)
+    size = _save(upload, name)
+    problems, warnings = _validate(dataset, Path(settings.UPLOAD_DIR) / name, original)
+    if problems:
+        (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
+        with transaction.atomic():
+            sub = Submission.objects.create(team=team, dataset=dataset, user=user,
+                                            stored_name="", original_name=original, size=size,
+                                            description=description[:5000],
+                                            state=Submission.REJECTED, problems=problems)
+            SubmissionEvent.objects.create(submission=sub, state=Submission.REJECTED,
+                                           message=f"{len(problems)} problems; not counted "
+                                                   f"against the quota")
+        raise SubmissionError(400, "the file did not pass validation", problems, submission=sub)
+    try:
+        with transaction.atomic():
+            Team.objects.select_for_update().filter(pk=team.pk).first()
+            full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
+            if full:
+                raise SubmissionError(429, "quota reached: " + full.describe(),
+                                      next_slot=full.next_slot)
+            if primary:
+                _demote_primary(team, dataset)
+            sub = Submission.objects.create(
+                team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
+                size=size, description=description[:5000], state=Submission.VALIDATED,
+                kind=Submission.PRIMARY if primary else Submission.CONTRASTIVE,
+                warnings=warnings, created=now)
+            SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
+                                           message=f"{original} ({size} bytes) uploaded")
+            sub.record(Submission.VALIDATED, "passed validation" +
+                       (f" with {len(warnings)} warnings" if warnings else ""))
+            queue.enqueue(sub)
+    except SubmissionError:
+        (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
+        raise
+    return sub
+
+
+def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], list[str]]:
+    task = dataset.task.registry_task
+    ref = dataset.reference_file
+    proxy = _Named(path, original, dataset)
+    try:
+        warnings = task.validate(str(path), str(ref) if ref is not None else None)
+        return [], [proxy.rename(w) for w in warnings]
+    except InvalidInput as e:
+        lines = [proxy.rename(str(p)) for p in e.problems]
+        if e.total > len(e.problems):
+            lines.append(f"... and {e.total - len(e.problems)} more problems")
+        return lines, []
+    except Exception:                                          # noqa: BLE001
+        log.error("validator crashed on %s:\n%s", path, traceback.format_exc())
+        return [f"{original}: file: could not be read as a {task.name} submission"], []
+
+
+class _Named:
+    def __init__(self, path, original, dataset):
+        self.path, self.original, self.dataset = path, original, dataset
+
+    def rename(self, text: str) -> str:
+        fake = Submission(stored_name=self.path.name, original_name=self.original,
+                          dataset=self.dataset)
+        return rename_paths(text, fake)
+
+
+def _demote_primary(team: Team, dataset: Dataset) -> None:
+    for old in Submission.objects.filter(team=team, dataset=dataset, kind=Submission.PRIMARY):
+        old.kind = Submission.CONTRASTIVE
+        old.save(update_fields=["kind"])
+        SubmissionEvent.objects.create(submission=old, state="contrastive",
+                                       message="no longer primary: another run was made primary")
+
+
+def make_primary(sub: Submission) -> None:
+    if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+        raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
+    with transaction.atomic():
+        Team.objects.select_for_update().filter(pk=sub.team_id).first()
+        _demote_primary(sub.team, sub.dataset)
+        sub.kind = Submission.PRIMARY
+        sub.save(update_fields=["kind"])
+        SubmissionEvent.objects.create(submission=sub, state="primary", message="made primary")
+
+
+def cancel(sub: Submission) -> None:
+    """Withdraw a run from leaderboards; it still counts against the quota."""
+    if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+        raise SubmissionError(400, f"submission is already {sub.state}")
+    with transaction.atomic():
+        if sub.kind == Submission.PRIMARY:
+            sub.kind = Submission.CONTRASTIVE
+            sub.save(update_fields=["kind"])
+        sub.record(Submission.CANCELLED, "cancelled by the team (still counted in the quota)")
+
+
+def rescore(task) -> int:
+    """Queue every valid submission of a competition task lacking a score for the
+    current scorer version and reference; returns how many jobs were queued.
+    Cancelled runs are not re-scored (they are off the leaderboards); the
+    earlier scores stay stored, marked not current once the new one lands."""
+    n = 0
+    subs = Submission.objects.filter(dataset__task=task).exclude(
+        state__in=(Submission.REJECTED, Submission.CANCELLED)).select_related("dataset__task")
+    for sub in subs:
+        with transaction.atomic():
+            if queue.enqueue(sub) is not None:
+                n += 1
+    return n

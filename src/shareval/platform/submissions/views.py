@@ -1,0 +1,115 @@
+"""Pages: submit, the team's submissions, one submission's results, plots."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from ..competitions import access
+from ..competitions.models import Competition, Dataset
+from . import service
+from .api import visible_submission
+from .models import Submission
+from .present import submission_payload
+
+
+@login_required
+def submit(request, c):
+    comp = get_object_or_404(Competition, slug=c)
+    team = comp.team_of(request.user)
+    if team is None:
+        messages.error(request, "Join or create a team first.")
+        return redirect("team", c=comp.slug)
+    datasets = list(Dataset.objects.filter(phase__competition=comp)
+                    .select_related("phase", "task"))
+    choices = [(ds, [s.describe() for s in service.quota_states(team, ds)]) for ds in datasets]
+    error, problems = None, []
+    if request.method == "POST":
+        ds = next((d for d in datasets if str(d.pk) == request.POST.get("dataset")), None)
+        upload = request.FILES.get("file")
+        if ds is None or upload is None:
+            error = "Choose a dataset and a file."
+        else:
+            try:
+                sub = service.submit(request.user, team, ds, upload,
+                                     primary=bool(request.POST.get("primary")),
+                                     description=request.POST.get("description", ""))
+            except service.SubmissionError as e:
+                error, problems = e.message, e.problems
+                if e.next_slot:
+                    error += f" (next slot: {e.next_slot:%Y-%m-%d %H:%M %Z})"
+            else:
+                messages.success(request, "Submission accepted and queued for scoring.")
+                return redirect("submission", s=sub.pk)
+    return render(request, "shareval/submit.html", {"comp": comp, "team": team,
+                                                    "choices": choices, "error": error,
+                                                    "problems": problems})
+
+
+@login_required
+def my_submissions(request, c):
+    comp = get_object_or_404(Competition, slug=c)
+    team = comp.team_of(request.user)
+    subs = (Submission.objects.filter(team=team).select_related("dataset__phase", "dataset__task")
+            if team else [])
+    rows = []
+    for s in subs:
+        p = submission_payload(s, request.user)
+        sc = p["score"] or {}
+        metric = s.dataset.task.metric
+        rows.append({"sub": s, "value": (sc.get("metrics") or {}).get(metric),
+                     "metric": metric, "hidden": "hidden" in sc})
+    return render(request, "shareval/submissions.html", {"comp": comp, "team": team,
+                                                         "rows": rows})
+
+
+@login_required
+def submission(request, s):
+    sub = visible_submission(request, s)
+    p = submission_payload(sub, request.user)
+    score = p["score"] or {}
+    return render(request, "shareval/submission.html", {
+        "sub": sub, "p": p, "score": score, "comp": sub.dataset.phase.competition,
+        "organizer": sub.dataset.phase.competition.is_organizer(request.user),
+        "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
+        "breakdowns_json": json.dumps(score.get("breakdowns"), indent=1)[:200_000]
+        if score.get("breakdowns") else "",
+        "comparison": score.get("comparison")})
+
+
+@login_required
+@require_POST
+def submission_action(request, s, action):
+    sub = visible_submission(request, s)
+    if sub.team != sub.dataset.phase.competition.team_of(request.user):
+        raise Http404("no such submission")
+    try:
+        if action == "primary":
+            service.make_primary(sub)
+        elif action == "cancel":
+            service.cancel(sub)
+        else:
+            raise Http404("no such action")
+    except service.SubmissionError as e:
+        messages.error(request, e.message)
+    return redirect("submission", s=sub.pk)
+
+
+@login_required
+def plot(request, s, name):
+    sub = visible_submission(request, s)
+    if not access.at_least(access.score_level(request.user, sub), access.DETAILED):
+        raise Http404("no such plot")
+    score = sub.current_score
+    if score is None or name not in score.plots:
+        raise Http404("no such plot")
+    path = Path(settings.RESULTS_DIR) / str(sub.pk) / name
+    if not path.is_file():
+        raise Http404("no such plot")
+    return FileResponse(open(path, "rb"), content_type="image/png")
