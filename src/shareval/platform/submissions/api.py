@@ -41,9 +41,9 @@ def error_response(e: service.SubmissionError) -> Response:
 
 
 def visible_submission(request, pk) -> Submission:
-    sub = get_object_or_404(Submission.objects.select_related(
-        "team", "dataset__phase__competition", "dataset__task"), pk=pk)
-    if not access.can_view_submission(request.user, sub):
+    sub = Submission.objects.select_related(
+        "team", "dataset__phase__competition", "dataset__task").filter(pk=pk).first()
+    if sub is None or not access.can_view_submission(request.user, sub):
         raise Http404("no such submission")      # no hint that it exists
     return sub
 
@@ -53,12 +53,21 @@ class SubmissionList(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     def get(self, request):
-        comp = get_object_or_404(Competition, slug=request.query_params.get("competition", ""))
-        if comp.is_organizer(request.user):
-            subs = Submission.objects.filter(dataset__phase__competition=comp)
+        """Your team's submissions (all of a competition's for its organizers);
+        ``?competition=slug`` narrows to one competition."""
+        from django.db.models import Q
+
+        from ..competitions.models import Membership
+        teams = Membership.objects.filter(user=request.user, status=Membership.APPROVED) \
+            .values("team")
+        visible = Q(team__in=teams)
+        if request.user.is_superuser:
+            visible = Q()
         else:
-            team = comp.team_of(request.user)
-            subs = Submission.objects.filter(team=team) if team else Submission.objects.none()
+            visible |= Q(dataset__phase__competition__organizers=request.user)
+        subs = Submission.objects.filter(visible)
+        if request.query_params.get("competition"):
+            subs = subs.filter(dataset__phase__competition__slug=request.query_params["competition"])
         subs = subs.select_related("team", "dataset__phase__competition", "dataset__task")
         return Response([submission_payload(s, request.user) for s in subs[:500]])
 

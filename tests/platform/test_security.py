@@ -1,0 +1,238 @@
+"""Every route, every role: who gets what, and what never leaks.
+
+The test enumerates the URL resolver (so a new route fails here until it is
+given an access rule below) and requests each route as: anonymous, a user
+with no team, a member of team A, a member of team B, and the organizer.
+For everyone but the organizer, no response may contain: another team's
+submission id, file name or description; a server path; the hidden
+reference's content; or any score of the blind phase (before release).
+"""
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from django.conf import settings
+from django.urls import URLPattern, URLResolver, get_resolver
+
+from shareval.platform.accounts.models import ApiToken
+from shareval.platform.submissions import queue, service
+
+from .conftest import Upload, run_with_accuracy
+
+ALL = {"anon", "outsider", "alice", "bob", "org"}
+USERS = ALL - {"anon"}
+MEMBERS = {"alice", "bob"}
+ORG = {"org"}
+
+# route name -> (roles allowed to GET, roles allowed to POST). The submission
+# routes address bob's (team B) blind-phase run.
+RULES = {
+    "home": (ALL, ALL), "login": (ALL, ALL), "register": (ALL, ALL),
+    "logout": (set(), ALL),
+    "tokens": (USERS, USERS), "revoke-token": (set(), {"bob"}),
+    "new-competition": (ORG, ORG),
+    "competition": (ALL, ALL), "team": (USERS, USERS),
+    "submit": (MEMBERS | ORG, MEMBERS | ORG), "my-submissions": (USERS, USERS),
+    "leaderboard": (ALL, ALL), "public-file": (ALL, ALL),
+    "organize": (ORG, ORG), "release": (set(), ORG), "rescore": (set(), ORG),
+    "export-csv": (ORG, ORG),
+    "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
+    "submission-action": (set(), {"bob"}),
+    "api-competitions": (ALL, set()), "api-competition": (ALL, set()),
+    "api-leaderboard": (ALL, set()), "api-release": (set(), ORG), "api-rescore": (set(), ORG),
+    "api-export-csv": (ORG, set()),
+    "api-submissions": (USERS, set()),         # POST is an upload: tested elsewhere
+    "api-submission": ({"bob", "org"}, set()),
+    "api-submission-primary": (set(), {"bob", "org"}),
+    "api-submission-cancel": (set(), {"bob", "org"}),
+    "api-tokens": (USERS, USERS), "api-token": (set(), set()),
+}
+REFUSED = {401, 403, 404, 405}
+OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
+
+
+def routes():
+    """(name, pattern string) of every route, admin included."""
+    out = []
+
+    def walk(patterns, prefix, ns):
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern), p.namespace or ns)
+            elif isinstance(p, URLPattern):
+                out.append(((f"{ns}:" if ns else "") + (p.name or ""), prefix + str(p.pattern)))
+    walk(get_resolver().url_patterns, "", None)
+    return out
+
+
+def fill(pattern: str, values: dict) -> str:
+    import re
+    path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), pattern)
+    path = path.replace("^", "").replace("$", "").replace("\\Z", "")
+    path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: str(values.get(m.group(1), "1")), path)
+    return "/" + path.lstrip("/")
+
+
+@pytest.fixture
+def scene(world):
+    w = world
+    users, teams, ds = w["users"], w["teams"], w["ds"]
+    outsider = users["dave"]
+    alice_eval = service.submit(users["alice"], teams["Team A"], ds["eval"],
+                                Upload("alice-eval-marker.tsv", run_with_accuracy(17)),
+                                description="ALICE-DESC-MARKER")
+    bob_eval = service.submit(users["bob"], teams["Team B"], ds["eval"],
+                              Upload("bob-eval-marker.tsv", run_with_accuracy(13)),
+                              description="BOB-DESC-MARKER")
+    alice_dev = service.submit(users["alice"], teams["Team A"], ds["dev"],
+                               Upload("alice-dev-marker.tsv", run_with_accuracy(14)),
+                               description="ALICE-DEV-MARKER")
+    queue.drain()
+    bob_token, _ = ApiToken.issue(users["bob"], "bob-token-marker")
+    blind_values = []
+    for s in (alice_eval, bob_eval):
+        m = s.current_score.result["metrics"]
+        for k in ("f1_macro", "precision_macro", "recall_macro"):
+            blind_values += [repr(m[k]), f"{m[k]:.4f}"]
+    ref_text = ds["eval"].reference_file.read_text()
+    values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
+              "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
+              "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1}
+    return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
+                              "bob": users["bob"], "org": w["org"]},
+            "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
+            "bob": bob_eval, "alice": [alice_eval, alice_dev]}
+
+
+def leaks(body: str, role: str, scene) -> list[str]:
+    found = []
+    if str(settings.HOME) in body:
+        found.append("server path")
+    if scene["ref_text"] in body:
+        found.append("reference content")
+    for v in scene["blind_values"]:
+        if v in body:
+            found.append(f"blind score {v}")
+    others = {"alice": [scene["bob"]], "bob": scene["alice"],
+              "outsider": scene["alice"] + [scene["bob"]],
+              "anon": scene["alice"] + [scene["bob"]]}[role]
+    for s in others:
+        for marker in (str(s.pk), s.original_name, s.description):
+            if marker in body:
+                found.append(f"other team's {marker}")
+    if role != "bob" and "bob-token-marker" in body:
+        found.append("bob's token")
+    return found
+
+
+def login_redirect(resp) -> bool:
+    return resp.status_code == 302 and "login" in resp.get("Location", "")
+
+
+@pytest.mark.parametrize("role", ["anon", "outsider", "alice", "bob"])
+def test_every_route_for_every_role(scene, client, role):
+    user = scene["users"][role]
+    if user is not None:
+        client.force_login(user)
+    checked = 0
+    for name, pattern in routes():
+        if name.startswith("admin:"):
+            url = fill(pattern, scene["values"])
+            r = client.get(url)
+            if name in ("admin:login", "admin:logout"):
+                assert r.status_code in (200, 302, 405), (role, name, r.status_code)
+            else:
+                assert r.status_code in REFUSED or login_redirect(r), \
+                    (role, name, url, r.status_code)
+            checked += 1
+            continue
+        assert name in RULES, f"route {name} ({pattern}) has no access rule in this test"
+        url = fill(pattern, {**scene["values"], **OVERRIDES.get(name, {})})
+        get_ok, post_ok = RULES[name]
+        for method, allowed in (("get", get_ok), ("post", post_ok)):
+            if name == "logout" or (method == "post" and name in ("login", "register")):
+                continue       # these change the session, not data
+            r = getattr(client, method)(url)
+            body = b"".join(r.streaming_content) if r.streaming else r.content
+            text = body.decode("utf-8", "replace")
+            if role in allowed:       # 400: allowed, but a business rule said no
+                assert (r.status_code < 400 or r.status_code == 400) and \
+                    not login_redirect(r), \
+                    (role, method, name, url, r.status_code)
+            else:
+                assert r.status_code in REFUSED or login_redirect(r) or \
+                    (name == "submit" and r.status_code == 302), \
+                    (role, method, name, url, r.status_code)
+            assert not leaks(text, role, scene), (role, method, name, leaks(text, role, scene))
+            checked += 1
+    assert checked > 60
+
+
+def test_organizer_sees_blind_scores_and_participants_do_not_after_partial_release(scene, client):
+    client.force_login(scene["users"]["org"])
+    bob = scene["bob"]
+    r = client.get(f"/api/submissions/{bob.pk}/")
+    assert r.status_code == 200 and r.json()["score"]["metrics"]
+    csv_text = client.get(f"/c/{scene['w']['comp'].slug}/organize/results.csv").content.decode()
+    assert any(v in csv_text for v in scene["blind_values"])
+    assert client.post(f"/api/competitions/{scene['w']['comp'].slug}/release/eval/",
+                       {"level": "top"}).status_code == 200
+    client.force_login(scene["users"]["alice"])
+    board = client.get(f"/api/competitions/{scene['w']['comp'].slug}/leaderboard/eval/eval/").json()
+    assert board["scores"] == "shown" and board["rows"][0]["metrics"]
+    mine = client.get(f"/api/submissions/{scene['alice'][0].pk}/").json()["score"]
+    assert "breakdowns" not in mine and mine["detail"]
+
+
+def test_hidden_leaderboard_is_404_for_participants(scene, client):
+    phase = scene["w"]["ds"]["dev"].phase
+    phase.leaderboard_public = False
+    phase.save()
+    url = f"/api/competitions/{scene['w']['comp'].slug}/leaderboard/dev/dev/"
+    assert client.get(url).status_code == 404
+    client.force_login(scene["users"]["alice"])
+    assert client.get(url).status_code == 404
+    client.force_login(scene["users"]["org"])
+    assert client.get(url).status_code == 200
+
+
+def test_tokens_are_hashed_and_revocable(scene, client):
+    bob = scene["users"]["bob"]
+    tok, key = ApiToken.issue(bob, "cli")
+    assert key not in str(ApiToken.objects.filter(pk=tok.pk).values().first())
+    h = {"HTTP_AUTHORIZATION": f"Token {key}"}
+    assert client.get("/api/tokens/", **h).status_code == 200
+    assert client.delete(f"/api/tokens/{tok.pk}/", **h).status_code == 200
+    r = client.get("/api/tokens/", **h)
+    assert r.status_code == 401 and "revoked" in r.json()["error"]
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION="Token sv_wrong").status_code == 401
+
+
+def test_passwords_hashed_with_djangos_default_and_csrf_enforced(scene):
+    import importlib
+
+    from django.test import Client
+    prod = importlib.import_module("shareval.platform.settings")
+    assert not hasattr(prod, "PASSWORD_HASHERS")      # Django's default: PBKDF2
+    from django.contrib.auth.hashers import make_password
+    assert make_password("x", hasher="default")
+    assert "pass" not in scene["users"]["bob"].password
+    c = Client(enforce_csrf_checks=True)
+    c.force_login(scene["users"]["bob"])
+    assert c.post(f"/s/{scene['bob'].pk}/cancel/").status_code == 403
+    assert c.post("/api/tokens/", {"name": "x"}).status_code == 403
+
+
+def test_admin_is_for_staff_only(scene, client):
+    client.force_login(scene["users"]["alice"])
+    assert login_redirect(client.get("/admin/"))
+    client.force_login(scene["users"]["org"])
+    assert client.get("/admin/").status_code == 200
+
+
+def test_unknown_submission_ids_look_like_forbidden_ones(scene, client):
+    client.force_login(scene["users"]["alice"])
+    a = client.get(f"/api/submissions/{uuid.uuid4()}/")
+    b = client.get(f"/api/submissions/{scene['bob'].pk}/")
+    assert a.status_code == b.status_code == 404 and a.json() == b.json()
