@@ -106,7 +106,7 @@ def _wait(server, token, sid, timeout, console) -> int:
                 console.print(f"scored; {score['hidden']}")
             else:
                 for k, v in score.get("metrics", {}).items():
-                    console.print(f"{k}\t{v:.4f}")
+                    print(f"{k}\t{v:.4f}", flush=True)   # tab-separated, for scripts
             return 0
         time.sleep(1)
     console.print(f"still {body['state']} after {timeout:.0f} s")

@@ -22,7 +22,7 @@ from django.conf import settings  # noqa: E402
 
 app = Celery("shareval", broker=settings.BROKER_URL or "memory://")
 app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True,
-                worker_prefetch_multiplier=1, task_default_queue="shareval-scoring",
+                worker_prefetch_multiplier=1, task_default_queue=settings.SCORING_QUEUE,
                 broker_connection_retry_on_startup=True, worker_hijack_root_logger=False)
 _stop = threading.Event()
 

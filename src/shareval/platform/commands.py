@@ -37,6 +37,12 @@ def add_server_parser(sub) -> None:
     au.add_argument("--password", required=True)
     au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "
                                                              "use the admin")
+    au.add_argument("--competition", help="with --team: the team's competition")
+    au.add_argument("--team", help="make the user an approved member of this team (created, "
+                                   "with the user as lead, if it does not exist)")
+    tk = cmds.add_parser("token", help="issue an API token for a user (printed once)")
+    tk.add_argument("username")
+    tk.add_argument("--name", default="cli")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
@@ -75,6 +81,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "migrate":
         migrate(verbosity=1)
         return 0
+    if c != "worker":
+        migrate()           # every command works on a fresh data folder
     if c == "run":
         migrate()
         console.print(f"shareval server on http://{args.host}:{args.port}/ (data in "
@@ -87,7 +95,7 @@ def run_server_command(args: argparse.Namespace, console) -> int:
             from .celery_app import app
             app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={args.concurrency}",
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
-                             "-Q", "shareval-scoring", "-n", f"shareval@%h-{os.getpid()}"])
+                             "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
         from .submissions.queue import worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
@@ -101,7 +109,29 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         u.set_password(args.password)
         u.is_staff = u.is_staff or args.organizer
         u.save()
-        console.print(f"user {u.username}{' (organizer)' if u.is_staff else ''} ready")
+        if args.team:
+            from .competitions.models import Competition, Membership, Team
+            comp = Competition.objects.filter(slug=args.competition or "").first()
+            if comp is None:
+                console.print(f"--team needs --competition with an existing slug")
+                return 1
+            team, _ = Team.objects.get_or_create(competition=comp, name=args.team,
+                                                 defaults={"lead": u})
+            Membership.objects.update_or_create(team=team, user=u,
+                                                defaults={"status": Membership.APPROVED})
+        console.print(f"user {u.username}{' (organizer)' if u.is_staff else ''} ready"
+                      + (f", in team {args.team}" if args.team else ""))
+        return 0
+    if c == "token":
+        from django.contrib.auth import get_user_model
+
+        from .accounts.models import ApiToken
+        u = get_user_model().objects.filter(username=args.username).first()
+        if u is None:
+            console.print(f"no user {args.username!r}")
+            return 1
+        _, key = ApiToken.issue(u, args.name)
+        print(key)
         return 0
     if c == "demo":
         from .demo import run_demo_server

@@ -88,6 +88,7 @@ DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")}
     if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
 
 BROKER_URL = os.environ.get("SHAREVAL_BROKER_URL", "")
+SCORING_QUEUE = os.environ.get("SHAREVAL_QUEUE", "shareval-scoring")   # one per installation
 LEASE_SECONDS = float(os.environ.get("SHAREVAL_LEASE_SECONDS", "30"))
 HEARTBEAT_SECONDS = float(os.environ.get("SHAREVAL_HEARTBEAT_SECONDS", str(LEASE_SECONDS / 3)))
 MAX_ATTEMPTS = int(os.environ.get("SHAREVAL_MAX_ATTEMPTS", "3"))

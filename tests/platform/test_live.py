@@ -1,0 +1,110 @@
+"""End to end against a real server process: CLI upload, 50 concurrent uploads, a
+worker killed mid-scoring. Runs in SQLite/in-process mode, and in PostgreSQL +
+Celery mode when .ci/run provides the servers (see tests/platform/stack.py)."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+
+import pytest
+
+from shareval.client import submit as client_submit
+
+from .conftest import labels_tsv, make_bundle, run_with_accuracy
+from .stack import MODE, Stack
+
+
+@pytest.fixture
+def stack(tmp_path):
+    s = Stack(tmp_path / "home")
+    (tmp_path / "home").mkdir()
+    yield s
+    s.stop()
+
+
+def setup_world(stack, tmp_path, **bundle_kw):
+    stack.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
+    stack.cli("server", "load-bundle", make_bundle(tmp_path / "b", **bundle_kw), "--organizer",
+              "org")
+    for user, team in (("alice", "Team A"), ("bob", "Team B")):
+        stack.cli("server", "add-user", user, "--password", f"{user}-pass-123", "--competition",
+                  "tiny", "--team", team)
+    return {u: stack.cli("server", "token", u).stdout.strip() for u in ("alice", "bob", "org")}
+
+
+def test_cli_submit_validates_scores_and_reports(stack, tmp_path):
+    tokens = setup_world(stack, tmp_path)
+    stack.start()
+    good = tmp_path / "good.tsv"
+    good.write_text(run_with_accuracy(16))
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("item\tlabel\ni00\tpos\ni00\tneg\n")
+    env = {"SHAREVAL_SERVER": stack.url, "SHAREVAL_TOKEN": tokens["alice"]}
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "labels", bad, check=False,
+                  extra_env=env)
+    assert r.returncode == 2 and "bad.tsv:3" in r.stdout, r.stdout
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "classification", "--primary",
+                  "--wait", good, extra_env=env)
+    assert "accepted" in r.stdout and "accuracy\t0.8000" in r.stdout, r.stdout
+    code, board = stack.api("GET", "/api/competitions/tiny/leaderboard/dev/dev/")
+    assert code == 200
+    assert [row["team"] for row in board["rows"]] == ["Team A", "Baseline"]
+    assert board["rows"][1]["baseline"] is True
+
+
+def test_fifty_concurrent_uploads_accept_exactly_the_quota(stack, tmp_path):
+    tokens = setup_world(stack, tmp_path, eval_quota=5)
+    stack.start()
+    files = []
+    for k in range(50):
+        f = tmp_path / f"run{k}.tsv"
+        f.write_text(run_with_accuracy(k % 21))
+        files.append(f)
+    # a few invalid uploads mixed in: they must not use up the quota
+    bad = tmp_path / "bad.tsv"
+    bad.write_text(labels_tsv({"nope": "pos"}))
+
+    def one(f):
+        return client_submit(stack.url, tokens["alice"], f, "tiny", "eval", "labels")[0]
+    with cf.ThreadPoolExecutor(50) as ex:
+        codes = list(ex.map(one, files + [bad] * 5))
+    assert codes[:50].count(201) == 5, codes
+    assert codes[:50].count(429) == 45, codes
+    # invalid files are refused as invalid (400), or as over quota (429) once it is full
+    assert set(codes[50:]) <= {400, 429}, codes
+    code, subs = stack.api("GET", "/api/submissions/?competition=tiny", tokens["alice"])
+    counted = [s for s in subs if s["state"] != "rejected" and s["dataset"] == "eval"]
+    assert len(counted) == 5
+    # team B's quota is untouched
+    assert client_submit(stack.url, tokens["bob"], files[0], "tiny", "eval",
+                                          "labels")[0] == 201
+
+
+def test_worker_killed_mid_scoring_is_requeued_and_scored_once(stack, tmp_path):
+    stack.env["SHAREVAL_LEASE_SECONDS"] = "3"
+    stack.env["SHAREVAL_HEARTBEAT_SECONDS"] = "0.5"
+    tokens = setup_world(stack, tmp_path, baseline=False)
+    stack.start(worker_env={"SHAREVAL_SCORING_DELAY": "60"})
+    f = tmp_path / "run.tsv"
+    f.write_text(run_with_accuracy(12))
+    code, body = client_submit(stack.url, tokens["alice"], f, "tiny", "dev", "labels")
+    assert code == 201
+    sid = body["id"]
+    stack.wait_state(sid, tokens["alice"], states=("running",), timeout=60)
+    stack.kill_worker(stack.workers[0])
+    stack.start_worker({})                          # a healthy worker takes over
+    done = stack.wait_state(sid, tokens["alice"], timeout=120)
+    assert done["state"] == "scored"
+    assert done["score"]["metrics"]["accuracy"] == pytest.approx(0.6)
+    msgs = [e["message"] for e in done["events"]]
+    assert any("re-queued" in m for m in msgs), msgs
+    assert [e["state"] for e in done["events"]].count("scored") == 1
+    code, org_view = stack.api("GET", f"/api/submissions/{sid}/", tokens["org"])
+    assert len(org_view["history"]) == 1             # scored exactly once
+    time.sleep(1)
+
+
+def test_mode_is_reported(stack, tmp_path):
+    """Documents which configuration this run exercised (printed with -rA)."""
+    print(f"live stack mode: {MODE}")
+    assert MODE in ("postgres+celery", "sqlite+in-process")
