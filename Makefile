@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo test bench clean
+.PHONY: demo demo-scoring test test-postgres bench bench-platform clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -13,14 +13,33 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+# The competition server on http://127.0.0.1:8000 with a demo competition built
+# from ../shared/data, demo accounts printed, baselines scored (SQLite, in-process).
 demo: $(STAMP)
+	$(BIN)/shareval server --home out/demo-server demo --host 127.0.0.1 --port 8000
+
+# Scoring only: perturbed gold through every scorer, tables printed.
+demo-scoring: $(STAMP)
 	$(BIN)/shareval demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
+# The server tests again on PostgreSQL + Redis + Celery workers (.ci/services.sh
+# installs and starts the servers on 127.0.0.1).
+test-postgres: $(STAMP)
+	eval "$$(bash .ci/services.sh)" && \
+	SHAREVAL_DATABASE_URL=$$SHAREVAL_TEST_PG/shareval \
+	SHAREVAL_TEST_DATABASE_URL=$$SHAREVAL_TEST_PG/postgres \
+	SHAREVAL_TEST_BROKER_URL=$$SHAREVAL_TEST_REDIS/0 \
+	SHAREVAL_EXPECT_MODE=postgres+celery \
+	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider tests/platform
+
 bench: $(STAMP)
 	$(BIN)/python bench/ranking.py
+
+bench-platform: $(STAMP)
+	$(BIN)/python bench/platform.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

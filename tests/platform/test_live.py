@@ -104,7 +104,12 @@ def test_worker_killed_mid_scoring_is_requeued_and_scored_once(stack, tmp_path):
     time.sleep(1)
 
 
-def test_mode_is_reported(stack, tmp_path):
-    """Documents which configuration this run exercised (printed with -rA)."""
-    print(f"live stack mode: {MODE}")
-    assert MODE in ("postgres+celery", "sqlite+in-process")
+def test_mode_is_the_one_asked_for():
+    """`make test-postgres` sets SHAREVAL_EXPECT_MODE, so a misconfigured run cannot
+    silently fall back to SQLite."""
+    import os
+    from django.conf import settings
+    expected = os.environ.get("SHAREVAL_EXPECT_MODE", MODE)
+    assert MODE == expected
+    engine = settings.DATABASES["default"]["ENGINE"]
+    assert ("postgresql" in engine) == (MODE == "postgres+celery")

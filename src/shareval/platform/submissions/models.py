@@ -46,7 +46,8 @@ class Submission(models.Model):
             models.UniqueConstraint(fields=["team", "dataset"], condition=Q(kind="primary"),
                                     name="one_primary_per_team_dataset"),
         ]
-        indexes = [models.Index(fields=["team", "dataset", "state"])]
+        indexes = [models.Index(fields=["team", "dataset", "state"]),
+                   models.Index(fields=["dataset", "state"])]
 
     def __str__(self):
         return f"{self.team} {self.dataset} {self.id}"
@@ -94,6 +95,7 @@ class Score(models.Model):
         ordering = ["-created"]
         constraints = [models.UniqueConstraint(
             fields=["submission", "scorer_version", "reference_digest"], name="score_once")]
+        indexes = [models.Index(fields=["submission", "current"])]
 
 
 class Job(models.Model):
