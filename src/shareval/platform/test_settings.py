@@ -1,9 +1,13 @@
-"""Settings for the test suite: a fresh data folder per process unless SHAREVAL_HOME is set."""
+"""Settings for the test suite: a fresh data folder for every test process.
+
+Always a new folder, never an inherited SHAREVAL_HOME: pytest-xdist workers
+inherit the controller's environment, and two workers writing the same
+hidden-reference paths would see each other's files.
+"""
 import os
 import tempfile
 
-os.environ.setdefault("SHAREVAL_HOME", tempfile.mkdtemp(prefix="shareval-test-"))
-os.environ.setdefault("SHAREVAL_LEASE_SECONDS", "30")
+os.environ["SHAREVAL_HOME"] = tempfile.mkdtemp(prefix="shareval-test-")
 
 from .settings import *  # noqa: E402,F401,F403
 
