@@ -58,7 +58,7 @@ def make_team(page, stack, name):
     page.goto(stack.url + "/c/tiny/team/")
     page.fill("#team-create-name", name)
     page.click("#team-create")
-    page.wait_for_selector(f"text=You are in")
+    page.wait_for_selector("text=You are in")
 
 
 def upload(page, stack, tmp_path, dataset_label, content, name="run.tsv"):

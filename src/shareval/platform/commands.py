@@ -113,7 +113,7 @@ def run_server_command(args: argparse.Namespace, console) -> int:
             from .competitions.models import Competition, Membership, Team
             comp = Competition.objects.filter(slug=args.competition or "").first()
             if comp is None:
-                console.print(f"--team needs --competition with an existing slug")
+                console.print("--team needs --competition with an existing slug")
                 return 1
             team, _ = Team.objects.get_or_create(competition=comp, name=args.team,
                                                  defaults={"lead": u})

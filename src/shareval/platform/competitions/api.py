@@ -1,7 +1,7 @@
 """Competition, leaderboard and organizer endpoints of the REST API."""
 from __future__ import annotations
 
-from django.http import Http404, HttpResponse
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from rest_framework import status
 from rest_framework.response import Response
@@ -105,6 +105,4 @@ class Rescore(_OrganizerView):
 class ExportCsv(_OrganizerView):
     def get(self, request, c):
         comp = self.competition(request, c)
-        resp = HttpResponse(export.results_csv(comp), content_type="text/csv; charset=utf-8")
-        resp["Content-Disposition"] = f'attachment; filename="{comp.slug}-results.csv"'
-        return resp
+        return export.csv_response(comp)

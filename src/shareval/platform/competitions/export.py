@@ -4,7 +4,9 @@ from __future__ import annotations
 import csv
 import io
 
-from shareval.platform.submissions.models import Score, Submission
+from django.http import HttpResponse
+
+from shareval.platform.submissions.models import Submission
 
 from .leaderboard import scalar_metrics
 from .models import Competition
@@ -42,3 +44,9 @@ def results_csv(comp: Competition) -> str:
     w.writeheader()
     w.writerows(rows)
     return out.getvalue()
+
+
+def csv_response(comp: Competition) -> HttpResponse:
+    resp = HttpResponse(results_csv(comp), content_type="text/csv; charset=utf-8")
+    resp["Content-Disposition"] = f'attachment; filename="{comp.slug}-results.csv"'
+    return resp

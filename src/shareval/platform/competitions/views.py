@@ -9,7 +9,7 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.db import IntegrityError, transaction
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -171,6 +171,4 @@ def rescore(request, c, t):
 @login_required
 def export_csv(request, c):
     comp = _organizer_comp(request, c)
-    resp = HttpResponse(export.results_csv(comp), content_type="text/csv; charset=utf-8")
-    resp["Content-Disposition"] = f'attachment; filename="{comp.slug}-results.csv"'
-    return resp
+    return export.csv_response(comp)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 import traceback
 import uuid
 from dataclasses import dataclass
