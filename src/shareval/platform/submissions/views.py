@@ -78,9 +78,39 @@ def submission(request, s):
         "sub": sub, "p": p, "score": score, "comp": sub.dataset.phase.competition,
         "organizer": sub.dataset.phase.competition.is_organizer(request.user),
         "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
-        "breakdowns_json": json.dumps(score.get("breakdowns"), indent=1)[:200_000]
-        if score.get("breakdowns") else "",
+        "breakdowns": breakdown_tables(score.get("breakdowns") or {}),
         "comparison": score.get("comparison")})
+
+
+MAX_ROWS = 1000
+
+
+def breakdown_tables(breakdowns: dict) -> list[dict]:
+    """Each breakdown ({unit: {field: value}}) as a table; nested values as JSON text."""
+    tables = []
+    for name, units in breakdowns.items():
+        if not isinstance(units, dict):
+            continue
+        cols: list[str] = []
+        for row in list(units.values())[:MAX_ROWS]:
+            for k in (row if isinstance(row, dict) else {"value": row}):
+                if k not in cols:
+                    cols.append(k)
+        rows = []
+        for unit, row in list(units.items())[:MAX_ROWS]:
+            row = row if isinstance(row, dict) else {"value": row}
+            rows.append([unit] + [_cell(row.get(c)) for c in cols])
+        tables.append({"name": name, "columns": cols, "rows": rows,
+                       "more": max(0, len(units) - MAX_ROWS)})
+    return tables
+
+
+def _cell(v):
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if isinstance(v, (dict, list)):
+        return json.dumps(v)[:300]
+    return "" if v is None else v
 
 
 @login_required
