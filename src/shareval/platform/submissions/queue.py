@@ -75,9 +75,9 @@ def claim(job_id: int | None = None) -> Job | None:
         token = secrets.token_hex(8)
         n = Job.objects.filter(_claimable(now), pk=pk).update(
             status=Job.RUNNING, token=token, worker=WORKER_ID, heartbeat=now,
+            attempts=F("attempts") + 1,
             lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
         if n == 1:
-            Job.objects.filter(pk=pk).update(attempts=F("attempts") + 1)
             return Job.objects.select_related("submission__dataset__task",
                                               "submission__dataset__phase").get(pk=pk)
     return None

@@ -66,12 +66,11 @@ def compare_with_best(sub: Submission, primary) -> dict | None:
             "metrics": d["metrics"], "conventions": d["conventions"]}
 
 
-def rename_paths(text: str, sub: Submission) -> str:
+def rename_paths(text: str, path, original: str, reference) -> str:
     """Participants see their file's own name, never server paths."""
-    text = text.replace(str(sub.path), sub.original_name)
-    ref = sub.dataset.reference_file
-    if ref is not None:
-        text = text.replace(str(ref), "<reference>")
+    text = text.replace(str(path), original)
+    if reference is not None:
+        text = text.replace(str(reference), "<reference>")
     for d in (settings.UPLOAD_DIR, settings.PRIVATE_DIR, settings.RESULTS_DIR, settings.HOME):
         text = text.replace(str(d), "<server>")
     return text
@@ -79,6 +78,7 @@ def rename_paths(text: str, sub: Submission) -> str:
 
 def participant_message(sub: Submission, exc: Exception) -> str:
     if isinstance(exc, InvalidInput):
-        return "the scorer rejected the file:\n" + rename_paths(exc.render(), sub)
+        return "the scorer rejected the file:\n" + rename_paths(
+            exc.render(), sub.path, sub.original_name, sub.dataset.reference_file)
     return ("internal scoring error; the organizers can see the log "
             f"(submission {sub.pk})")

@@ -188,28 +188,20 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
 def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], list[str]]:
     task = dataset.task.registry_task
     ref = dataset.reference_file
-    proxy = _Named(path, original, dataset)
+
+    def named(text):
+        return rename_paths(text, path, original, ref)
     try:
         warnings = task.validate(str(path), str(ref) if ref is not None else None)
-        return [], [proxy.rename(w) for w in warnings]
+        return [], [named(w) for w in warnings]
     except InvalidInput as e:
-        lines = [proxy.rename(str(p)) for p in e.problems]
+        lines = [named(str(p)) for p in e.problems]
         if e.total > len(e.problems):
             lines.append(f"... and {e.total - len(e.problems)} more problems")
         return lines, []
     except Exception:                                          # noqa: BLE001
         log.error("validator crashed on %s:\n%s", path, traceback.format_exc())
         return [f"{original}: file: could not be read as a {task.name} submission"], []
-
-
-class _Named:
-    def __init__(self, path, original, dataset):
-        self.path, self.original, self.dataset = path, original, dataset
-
-    def rename(self, text: str) -> str:
-        fake = Submission(stored_name=self.path.name, original_name=self.original,
-                          dataset=self.dataset)
-        return rename_paths(text, fake)
 
 
 def _demote_primary(team: Team, dataset: Dataset) -> None:
