@@ -100,6 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--wait", action="store_true", help="wait until scored and print the score")
     sm.add_argument("--timeout", type=float, default=600, help="seconds to --wait (default 600)")
 
+    assess = sub.add_parser("assess", help="human assessment: judgments needed and their cost "
+                                           "(sampling and estimation: not built yet)")
+    acmds = assess.add_subparsers(dest="assess_command", required=True, metavar="SUBCOMMAND")
+    ap = acmds.add_parser("plan", help="judgments for a target CI half-width and their cost, "
+                                       "or (with --budget) what a budget buys")
+    target = ap.add_mutually_exclusive_group(required=True)
+    target.add_argument("--half-width", type=float, help="e.g. 0.01 for +/-1 point")
+    target.add_argument("--budget", type=float, help="money to spend on one submission")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--z", type=float, default=None,
+                    help="override the normal quantile (the spec's arithmetic uses 2)")
+    ap.add_argument("--precision", type=float, default=0.5,
+                    help="expected precision (0.5 is the worst case; default)")
+    ap.add_argument("--seconds", type=float, default=4.5, help="seconds per judgment (4.5)")
+    ap.add_argument("--rate", type=float, default=12.0, help="judge pay per hour (12)")
+    ap.add_argument("--overlap", type=float, default=0.0,
+                    help="share of the sample already judged for other submissions")
+    ap.add_argument("--population", type=int, default=None,
+                    help="items in the submission (finite-population correction)")
+    _output_options(ap)
+
     from .platform.commands import add_server_parser
     add_server_parser(sub)
     return p
@@ -156,6 +177,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
+    if args.command == "assess":
+        from .assessment.cli import plan_result
+        _emit(plan_result(args), args, console)
+        return 0
     if args.command == "submit":
         from .client import submit_command
         return submit_command(args, console)
