@@ -31,10 +31,12 @@ def _multipart(fields: dict[str, str], file_field: str, path: Path) -> tuple[byt
     return b"".join(parts), f"multipart/form-data; boundary={boundary}"
 
 
-def request(server: str, method: str, path: str, token: str, body: bytes | None = None,
+def request(server: str, method: str, path: str, token: str | None, body: bytes | None = None,
             content_type: str | None = None, timeout: float = 600) -> tuple[int, dict]:
+    """One JSON request; ``token`` None sends it anonymously."""
     req = urllib.request.Request(server.rstrip("/") + path, data=body, method=method)
-    req.add_header("Authorization", f"Token {token}")
+    if token:
+        req.add_header("Authorization", f"Token {token}")
     req.add_header("Accept", "application/json")
     if content_type:
         req.add_header("Content-Type", content_type)

@@ -105,13 +105,6 @@ class Stack:
     def api(self, method: str, path: str, token: str | None = None, data: dict | None = None):
         from shareval.client import request
         body = json.dumps(data).encode() if data is not None else None
-        if token is None:
-            req = urllib.request.Request(self.url + path, data=body, method=method)
-            try:
-                with urllib.request.urlopen(req, timeout=60) as r:
-                    return r.status, json.loads(r.read())
-            except urllib.error.HTTPError as e:
-                return e.code, json.loads(e.read() or b"{}")
         return request(self.url, method, path, token, body,
                        "application/json" if body else None, timeout=60)
 

@@ -11,13 +11,8 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from statistics import NormalDist
 
-
-def z_value(confidence: float) -> float:
-    if not 0 < confidence < 1:
-        raise ValueError("confidence must be between 0 and 1")
-    return NormalDist().inv_cdf(1 - (1 - confidence) / 2)
+from ..metrics.estimation import z_value
 
 
 @dataclass(frozen=True)

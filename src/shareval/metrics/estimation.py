@@ -12,7 +12,10 @@ from statistics import NormalDist
 import numpy as np
 
 
-def _z(confidence: float) -> float:
+def z_value(confidence: float) -> float:
+    """The two-sided normal quantile for a confidence level (1.96 for 0.95)."""
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must be between 0 and 1")
     return NormalDist().inv_cdf(1 - (1 - confidence) / 2)
 
 
@@ -20,7 +23,7 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> tuple[f
     """Wilson score interval; (0, 1) when n == 0 (nothing is known)."""
     if n == 0:
         return 0.0, 1.0
-    z = _z(confidence)
+    z = z_value(confidence)
     p = successes / n
     den = 1 + z * z / n
     centre = (p + z * z / (2 * n)) / den
@@ -50,5 +53,5 @@ def weighted_proportion(correct, inclusion, confidence: float = 0.95):
     # with-replacement approximation of the ratio estimator's variance
     u = w * (y - est) / np.sum(w)
     se = float(np.sqrt(n / (n - 1) * np.sum(u ** 2)))
-    z = _z(confidence)
+    z = z_value(confidence)
     return est, max(0.0, est - z * se), min(1.0, est + z * se)

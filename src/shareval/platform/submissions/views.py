@@ -16,7 +16,7 @@ from ..competitions.models import Competition, Dataset
 from . import service
 from .api import visible_submission
 from .models import Submission
-from .present import submission_payload
+from .present import score_payload, submission_payload
 
 
 @login_required
@@ -60,8 +60,7 @@ def my_submissions(request, c):
             if team else [])
     rows = []
     for s in subs:
-        p = submission_payload(s, request.user)
-        sc = p["score"] or {}
+        sc = score_payload(s, request.user) or {}
         metric = s.dataset.task.metric
         rows.append({"sub": s, "value": (sc.get("metrics") or {}).get(metric),
                      "metric": metric, "hidden": "hidden" in sc})
