@@ -100,8 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--wait", action="store_true", help="wait until scored and print the score")
     sm.add_argument("--timeout", type=float, default=600, help="seconds to --wait (default 600)")
 
-    assess = sub.add_parser("assess", help="human assessment: judgments needed and their cost "
-                                           "(sampling and estimation: not built yet)")
+    assess = sub.add_parser("assess", help="human assessment: plan, sample, estimate, simulate")
     acmds = assess.add_subparsers(dest="assess_command", required=True, metavar="SUBCOMMAND")
     ap = acmds.add_parser("plan", help="judgments for a target CI half-width and their cost, "
                                        "or (with --budget) what a budget buys")
@@ -120,6 +119,39 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--population", type=int, default=None,
                     help="items in the submission (finite-population correction)")
     _output_options(ap)
+    sp = acmds.add_parser("sample", help="draw the items to judge from submissions' output, "
+                                         "with inclusion probabilities")
+    sp.add_argument("outputs", nargs="+", metavar="[NAME=]FILE",
+                    help="each submission's output (TSV or JSONL); NAME defaults to the stem")
+    sp.add_argument("--n", type=int, default=200, help="items drawn per submission (200)")
+    sp.add_argument("--design", choices=["joint", "uniform"], default="joint",
+                    help="joint (default): pooled draws reuse judgments across submissions; "
+                         "uniform: each submission on its own")
+    sp.add_argument("--docs", type=int, default=0,
+                    help="documents to annotate exhaustively for recall (0: none)")
+    sp.add_argument("--key", default=None,
+                    help="columns (1-based, or JSON fields) that identify an item; default: all")
+    sp.add_argument("--doc-column", default=None,
+                    help="column or field holding the document (default: the first key column)")
+    sp.add_argument("--seed", type=int, default=0)
+    sp.add_argument("--output", "-o", default=None, help="write the sample here (TSV)")
+    ep = acmds.add_parser("estimate", help="precision, entity precision, recall and F1 with "
+                                           "intervals from judgments")
+    ep.add_argument("judgments", metavar="JUDGMENTS", help="CSV, TSV or JSONL")
+    ep.add_argument("--method", choices=["design", "importance"], default="design")
+    ep.add_argument("--confidence", type=float, default=0.95)
+    ep.add_argument("--bootstrap", type=int, default=1000, help="replicates (0: none)")
+    ep.add_argument("--seed", type=int, default=0)
+    _output_options(ep)
+    smp = acmds.add_parser("simulate", help="bias, coverage and interval widths of the "
+                                            "estimators on synthetic ground truth")
+    smp.add_argument("--sims", type=int, default=1000)
+    smp.add_argument("--n", type=int, default=60, help="draws per system (60)")
+    smp.add_argument("--docs", type=int, default=30, help="recall documents per simulation")
+    smp.add_argument("--systems", type=int, default=6)
+    smp.add_argument("--world-docs", type=int, default=300)
+    smp.add_argument("--seed", type=int, default=0)
+    _output_options(smp)
 
     from .platform.commands import add_server_parser
     add_server_parser(sub)
@@ -178,8 +210,12 @@ def run(argv: list[str] | None = None) -> int:
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
     if args.command == "assess":
-        from .assessment.cli import plan_result
-        _emit(plan_result(args), args, console)
+        from .assessment import cli as acli
+        if args.assess_command == "sample":
+            return acli.sample_command(args, console)
+        make = {"plan": acli.plan_result, "estimate": acli.estimate_result,
+                "simulate": acli.simulate_result}[args.assess_command]
+        _emit(make(args), args, console)
         return 0
     if args.command == "submit":
         from .client import submit_command

@@ -34,3 +34,115 @@ def plan_result(args) -> Result:
                   metrics, counts={"confidence": plan.confidence, "z": round(plan.z, 6),
                                    "precision": plan.precision, "seconds": args.seconds,
                                    "rate": args.rate, "overlap": args.overlap})
+
+
+ESTIMATE_CONVENTIONS = {
+    "precision (design)": "Hajek sum(y/pi)/sum(1/pi) over judged items the submission contains; "
+                          "interval (low, high): Wilson on Kish's effective n (plain Wilson "
+                          "for equal weights); normal_: the linearized variance "
+                          "(with-replacement approximation); boot_: percentile bootstrap "
+                          "over items",
+    "precision (importance)": "Chaganty et al. 2017: mean(p_i/q * y) over all draws, q the "
+                              "mixture of the submissions' uniform distributions weighted by "
+                              "their draw counts; interval from within-stratum variances",
+    "entity_precision": "P_e = P^r P^s P^o, the product of the relation, subject and object "
+                        "questions' precisions (spec 002); percentile bootstrap interval",
+    "recall": "share of the true items of the exhaustively annotated documents that the "
+              "submission output; Wilson interval; _boot_: bootstrap over documents",
+    "recall_importance": "pool recall x the submission's importance-weighted share of the "
+                         "correct pool (Chaganty et al.); point estimate",
+    "f1": "2PR/(P+R); interval: bootstrap of items and documents together",
+    "several judges": "an item's value is the mean of its judges' answers (a 1-1 tie is 0.5); "
+                      "with question chains a judge's answer is yes only if every question "
+                      "they answered is yes",
+    "empty": "no judged items: NaN (null in JSON)",
+}
+
+
+def sample_command(args, console) -> int:
+    import sys
+
+    from .outputs import parse_columns, read_outputs
+    from .sample import draw_sample, sizes_comment, write_sample
+    outs = read_outputs(args.outputs, parse_columns(args.key), args.doc_column)
+    try:
+        rows = draw_sample(outs, args.n, args.design, args.docs, args.seed)
+    except ValueError as e:
+        raise InvalidInput([Problem("<arguments>", None, "assess sample", str(e))]) from None
+    write_sample(rows, args.output, sys.stdout, sizes=sizes_comment(outs))
+    if args.output:
+        p = sum(r.drawn_for == "precision" for r in rows)
+        console.print(f"{args.output}: {p} precision rows, {len(rows) - p} recall rows "
+                      f"({args.design} design, seed {args.seed})")
+    return 0
+
+
+def estimate_result(args) -> Result:
+    from ..formats.errors import Problems
+    from .estimate import estimate_all
+    from .judgments import read_judgments
+    problems = Problems()
+    j = read_judgments(args.judgments, problems)
+    problems.raise_if_any()
+    try:
+        table, warnings = estimate_all(j, args.method, args.confidence, args.bootstrap, args.seed)
+    except ValueError as e:
+        raise InvalidInput([Problem(str(args.judgments), None, "estimate", str(e))]) from None
+    conv = dict(ESTIMATE_CONVENTIONS)
+    conv.update({"confidence": args.confidence, "bootstrap": args.bootstrap, "seed": args.seed,
+                 "method": args.method})
+    return Result("assess-estimate", f"assess-estimate/1 (shareval {__version__})", conv,
+                  {"submissions": float(len(table)), "judgments": float(len(j.records))},
+                  breakdowns=split_table(table),
+                  counts={"judges": len({r.judge for r in j.records if r.judge})},
+                  warnings=warnings)
+
+
+ENTITY = ("precision_relation", "precision_subject", "precision_object")
+
+
+def _group(key: str) -> str:
+    if key.startswith("entity_precision") or key in ENTITY:
+        return "entity precision"
+    if key == "judged_items" or key.startswith("precision"):
+        return "precision"
+    if key.startswith("recall") or key == "pool_recall":
+        return "recall"
+    return "f1"
+
+
+def split_table(table: dict[str, dict]) -> dict[str, dict[str, dict]]:
+    """One breakdown per measure so each prints narrow: the estimate, then its
+    intervals, named without the measure's prefix (precision_boot_low -> boot_low)."""
+    out: dict[str, dict[str, dict]] = {}
+    for name, row in table.items():
+        for k, v in row.items():
+            group = _group(k)
+            prefix = group.replace(" ", "_")
+            short = ("estimate" if k == prefix else k[len(prefix) + 1:]
+                     if k.startswith(prefix + "_") else k)
+            out.setdefault(group, {}).setdefault(name, {})[short] = v
+    return out
+
+
+def simulate_result(args) -> Result:
+    from .simulate import make_world, run_simulations
+    world = make_world(args.seed, docs=args.world_docs, systems=args.systems)
+    res = run_simulations(world, args.sims, args.n, args.docs, args.seed + 1)
+    table = {f"{k[0]} {k[1]}": {"bias": v.bias, "worst |bias|/SE": v.worst_bias_se,
+                                "coverage": v.coverage, "median width": v.median_width}
+             for k, v in res.items()}
+    ratio = res[("joint", "precision")].median_width / res[("uniform", "precision")].median_width
+    iratio = (res[("joint/importance", "precision")].median_width
+              / res[("uniform", "precision")].median_width)
+    return Result("assess-simulate", f"assess-simulate/1 (shareval {__version__})",
+                  {"world": "synthetic documents with true/false candidates; systems with "
+                            "recall 0.35..0.75 sharing item difficulty (overlapping outputs)",
+                   "truth": "precision and recall computed on the full synthetic world",
+                   "bias": "mean over simulations and systems of estimate - truth",
+                   "coverage": "share of 95% intervals that hold the truth"},
+                  {"joint/uniform precision width": ratio,
+                   "importance/uniform precision width": iratio},
+                  breakdowns={"estimators": table},
+                  counts={"simulations": args.sims, "systems": args.systems,
+                          "draws per system": args.n, "recall documents": args.docs})

@@ -55,3 +55,53 @@ def weighted_proportion(correct, inclusion, confidence: float = 0.95):
     se = float(np.sqrt(n / (n - 1) * np.sum(u ** 2)))
     z = z_value(confidence)
     return est, max(0.0, est - z * se), min(1.0, est + z * se)
+
+
+def mixture_importance(values, target, proposal, stratum, confidence: float = 0.95):
+    """Multiple-importance-sampling mean (the balance heuristic).
+
+    Each draw k came from stratum ``stratum[k]`` (a submission's uniform
+    distribution over its output); ``target[k]`` is p_i(x_k), the probability
+    of the item under the submission being estimated, and ``proposal[k]`` is
+    q(x_k) = sum_j (n_j / n) p_j(x_k), the mixture of all strata. The estimate
+    mean(target / proposal * values) is unbiased when q > 0 wherever p_i > 0.
+    The standard error adds the within-stratum variances (strata are drawn
+    independently). Returns (estimate, low, high, se); NaN for no draws.
+    """
+    f = np.asarray(values, dtype=float)
+    p = np.asarray(target, dtype=float)
+    q = np.asarray(proposal, dtype=float)
+    s = np.asarray(stratum)
+    if not (f.shape == p.shape == q.shape == s.shape):
+        raise ValueError("values, target, proposal and stratum must have the same length")
+    if f.size == 0:
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    if np.any(q <= 0):
+        raise ValueError("the proposal must be positive at every draw")
+    g = p / q * f
+    n = g.size
+    est = float(g.mean())
+    var = 0.0
+    for j in np.unique(s):
+        gj = g[s == j]
+        if gj.size > 1:
+            var += gj.size * gj.var(ddof=1)
+    se = float(np.sqrt(var) / n)
+    z = z_value(confidence)
+    return est, max(0.0, est - z * se), min(1.0, est + z * se), se
+
+
+def effective_size(weights) -> float:
+    """Kish's effective sample size (sum w)^2 / sum w^2, for Wilson on weighted data."""
+    w = np.asarray(weights, dtype=float)
+    return float(w.sum() ** 2 / np.sum(w ** 2)) if w.size else 0.0
+
+
+def percentile_interval(replicates, confidence: float = 0.95) -> tuple[float, float]:
+    """The percentile bootstrap interval of replicate estimates (NaNs dropped)."""
+    r = np.asarray(replicates, dtype=float)
+    r = r[~np.isnan(r)]
+    if r.size == 0:
+        return float("nan"), float("nan")
+    a = (1 - confidence) / 2
+    return float(np.quantile(r, a)), float(np.quantile(r, 1 - a))

@@ -1,0 +1,167 @@
+"""Reading judgments (CSV, TSV or JSONL) for ``assess estimate``.
+
+One record per (item, judge, question). Fields: ``item``, ``submissions``
+(comma-separated names of the submissions whose output contains the item;
+empty for an item a recall annotator found that nobody submitted),
+``answer`` (yes/no, 1/0, true/false, or a fraction in [0, 1]; empty means
+not judged), ``inclusion_probability`` (needed on precision rows), and
+optionally ``judge``, ``question`` (default ``correct``), ``doc``,
+``drawn_for`` (``precision`` by default, or ``recall``) and ``drawn_by``.
+A ``# sizes: A=120,B=80`` line gives output sizes for the importance estimator.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..formats.errors import Problems
+
+YES = {"yes", "y", "1", "true", "correct", "relevant"}
+NO = {"no", "n", "0", "false", "incorrect", "not relevant", "irrelevant"}
+DESIGNS = ("precision", "recall")
+
+
+@dataclass
+class Judgment:
+    item: str
+    submissions: tuple[str, ...]
+    judge: str
+    question: str
+    answer: float
+    inclusion: float
+    doc: str
+    drawn_for: str
+    drawn_by: tuple[str, ...]
+    line: int
+
+
+@dataclass
+class Judgments:
+    records: list[Judgment] = field(default_factory=list)
+    sizes: dict[str, int] = field(default_factory=dict)
+
+
+def parse_answer(text) -> float | None:
+    if isinstance(text, bool):
+        return float(text)
+    if isinstance(text, (int, float)):
+        v = float(text)
+    else:
+        t = str(text).strip().lower()
+        if t in YES:
+            return 1.0
+        if t in NO:
+            return 0.0
+        v = float(t)                       # ValueError for anything else
+    if not 0 <= v <= 1:
+        raise ValueError("outside [0, 1]")
+    return v
+
+
+def _names(v) -> tuple[str, ...]:
+    if isinstance(v, list):
+        return tuple(str(x) for x in v)
+    return tuple(s.strip() for s in str(v or "").split(",") if s.strip())
+
+
+def _rows(path: Path, text: str, problems: Problems):
+    body = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.startswith("# sizes:"):
+            yield "sizes", lineno, line[len("# sizes:"):]
+        elif line.strip() and not line.startswith("#"):
+            body.append((lineno, line))
+    if path.suffix.lower() in (".jsonl", ".json"):
+        for lineno, line in body:
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                problems.add(path, lineno, "json", f"not JSON: {e.msg}")
+                continue
+            if not isinstance(obj, dict):
+                problems.add(path, lineno, "json", "each line must be a JSON object")
+                continue
+            yield "row", lineno, obj
+        return
+    delim = "," if path.suffix.lower() == ".csv" else "\t"
+    if not body:
+        return
+    lines = [ln for ln, _ in body]
+    reader = csv.reader(io.StringIO("\n".join(t for _, t in body)), delimiter=delim)
+    header = None
+    for i, cells in enumerate(reader):
+        lineno = lines[min(i, len(lines) - 1)]
+        if header is None:
+            header = [c.strip() for c in cells]
+            missing = {"item", "answer"} - set(header)
+            if missing:
+                problems.add(path, lineno, "header", f"missing column(s) {sorted(missing)}; "
+                                                     f"found {header}")
+                return
+            continue
+        if len(cells) != len(header):
+            problems.add(path, lineno, "columns", f"{len(cells)} fields, header has {len(header)}")
+            continue
+        yield "row", lineno, dict(zip(header, cells))
+
+
+def read_judgments(path: str | Path, problems: Problems) -> Judgments:
+    path = Path(path)
+    out = Judgments()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        problems.add(path, None, "file", f"cannot read: {e}")
+        return out
+    for kind, lineno, row in _rows(path, text, problems):
+        if kind == "sizes":
+            for part in row.split(","):
+                name, _, n = part.strip().rpartition("=")
+                try:
+                    out.sizes[name] = int(n)
+                except ValueError:
+                    problems.add(path, lineno, "sizes", f"{part.strip()!r} is not NAME=COUNT")
+            continue
+        item = str(row.get("item") or "").strip()
+        if not item:
+            problems.add(path, lineno, "item", "missing")
+            continue
+        raw = row.get("answer")
+        if raw is None or str(raw).strip() == "":
+            continue                        # not judged (yet)
+        try:
+            answer = parse_answer(raw)
+        except ValueError:
+            problems.add(path, lineno, "answer", f"{raw!r} is not yes/no, 1/0 or a fraction")
+            continue
+        drawn_for = str(row.get("drawn_for") or "precision").strip()
+        if drawn_for not in DESIGNS:
+            problems.add(path, lineno, "drawn_for", f"{drawn_for!r} is not one of {DESIGNS}")
+            continue
+        pi_raw = row.get("inclusion_probability")
+        if pi_raw in (None, ""):
+            if drawn_for == "precision":
+                problems.add(path, lineno, "inclusion_probability",
+                             "missing (needed to weight a precision judgment)")
+                continue
+            pi = 1.0
+        else:
+            try:
+                pi = float(pi_raw)
+                if not 0 < pi <= 1:
+                    raise ValueError
+            except ValueError:
+                problems.add(path, lineno, "inclusion_probability", f"{pi_raw!r} not in (0, 1]")
+                continue
+        subs = _names(row.get("submissions"))
+        if drawn_for == "precision" and not subs:
+            problems.add(path, lineno, "submissions", "a precision row must name a submission")
+            continue
+        out.records.append(Judgment(
+            item, subs, str(row.get("judge") or ""), str(row.get("question") or "correct"),
+            answer, pi, str(row.get("doc") or item.split("|")[0]), drawn_for,
+            _names(row.get("drawn_by")), lineno))
+    return out

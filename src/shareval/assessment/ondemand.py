@@ -1,0 +1,128 @@
+"""On-demand evaluation (Chaganty, Paranjape, Liang and Manning, EMNLP 2017).
+
+Every submission evaluated so far left judged draws from its output. A new
+submission's precision is estimated by importance sampling from the mixture
+of all submissions' uniform distributions, so items it shares with earlier
+submissions are already judged; it gets fresh draws of its own, in batches,
+only until the interval is as narrow as asked. Only draws of items nobody
+judged before cost a judgment.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..metrics.estimation import mixture_importance, z_value
+
+
+@dataclass
+class Evaluation:
+    name: str
+    precision: float
+    low: float
+    high: float
+    draws: int               # draws from this submission's own output
+    new_judgments: int       # items judged for the first time for it
+
+
+class OnDemand:
+    def __init__(self, seed: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.outputs: dict[str, frozenset] = {}
+        self.order: dict[str, list] = {}
+        self.draws: list[tuple[Hashable, str]] = []
+        self.labels: dict[Hashable, float] = {}
+
+    def _sample(self, name: str, k: int, judge) -> tuple[list, int]:
+        """k uniform draws from ``name``'s output, judged where not judged before."""
+        items = self.order[name]
+        xs, new = [], 0
+        for i in self.rng.integers(0, len(items), k):
+            x = items[i]
+            if x not in self.labels:
+                self.labels[x] = float(judge(x))
+                new += 1
+            xs.append(x)
+        return xs, new
+
+    def _membership(self, xs) -> tuple[list[str], np.ndarray]:
+        names = list(self.outputs)
+        m = np.array([[x in self.outputs[j] for j in names] for x in xs], dtype=float)
+        return names, m.reshape(len(xs), len(names))
+
+    def _q(self, names, member: np.ndarray, counts: dict[str, int]) -> np.ndarray:
+        n = sum(counts.values())
+        w = np.array([counts.get(j, 0) / n / len(self.outputs[j]) for j in names])
+        return member @ w
+
+    def _variance(self, name: str, g_parts, n_own: int) -> float:
+        """Predicted variance of the estimate for ``name`` after n_own own draws,
+        using the existing draws and the pilot's spread for the new stratum."""
+        names, member, base, y, target, strata = g_parts
+        counts = dict(base)
+        counts[name] = counts.get(name, 0) + n_own
+        g = target / self._q(names, member, counts) * y
+        var = 0.0
+        for j, c in counts.items():
+            gj = g[strata == ("\0pilot" if j == name else j)]
+            if gj.size > 1 and c:
+                var += c * gj.var(ddof=1)
+        return var / sum(counts.values()) ** 2
+
+    def precision(self, name: str, confidence: float = 0.95) -> tuple[float, float, float, float]:
+        """(estimate, low, high, se) from every draw so far."""
+        if not self.draws:
+            return (float("nan"),) * 4
+        counts: dict[str, int] = {}
+        for _, j in self.draws:
+            counts[j] = counts.get(j, 0) + 1
+        xs = [x for x, _ in self.draws]
+        out = self.outputs[name]
+        target = np.array([1 / len(out) if x in out else 0.0 for x in xs])
+        y = np.array([self.labels[x] for x in xs])
+        strata = np.array([j for _, j in self.draws])
+        names, member = self._membership(xs)
+        return mixture_importance(y, target, self._q(names, member, counts), strata, confidence)
+
+    def evaluate(self, name: str, items: Iterable[Hashable], judge: Callable[[Hashable], float],
+                 half_width: float = 0.05, confidence: float = 0.95, pilot: int = 50,
+                 max_draws: int = 10_000) -> Evaluation:
+        """Add a submission; draw from it as often as needed for the interval's
+        half-width to reach ``half_width`` (at most ``max_draws``).
+
+        Two stages keep the estimate unbiased: a pilot of ``pilot`` draws only
+        predicts the variance (with the existing draws) to choose n; then n fresh
+        draws enter the estimate. A stopping rule on the estimate's own interval
+        would bias it (measured: -0.006 on the simulated late submission). Pilot
+        judgments are kept, so redrawing a pilot item costs nothing.
+        ``judge(item)`` is asked only for items nobody judged before."""
+        items = sorted(set(items), key=repr)
+        if not items:
+            raise ValueError(f"{name}: an empty output has no precision")
+        self.outputs[name] = frozenset(items)
+        self.order[name] = items
+        trial, new = self._sample(name, pilot, judge)
+        base: dict[str, int] = {}
+        for _, j in self.draws:
+            base[j] = base.get(j, 0) + 1
+        xs = [x for x, _ in self.draws] + trial
+        names, member = self._membership(xs)
+        g_parts = (names, member, base, np.array([self.labels[x] for x in xs]),
+                   np.array([1 / len(items) if x in self.outputs[name] else 0.0 for x in xs]),
+                   np.array([j for _, j in self.draws] + ["\0pilot"] * len(trial)))
+        z = z_value(confidence)
+        # at least ``pilot`` own draws: with very few, items only this submission
+        # output get huge weights and the estimate grows heavy tails
+        lo, hi = min(pilot, max_draws), max_draws
+        while lo < hi:                       # smallest n whose predicted half-width fits
+            mid = (lo + hi) // 2
+            if z * np.sqrt(self._variance(name, g_parts, mid)) <= half_width:
+                hi = mid
+            else:
+                lo = mid + 1
+        xs, more = self._sample(name, lo, judge)
+        self.draws += [(x, name) for x in xs]
+        est, low, high, _ = self.precision(name, confidence)
+        return Evaluation(name, est, low, high, pilot + lo, new + more)

@@ -1,0 +1,61 @@
+"""Simulation studies (issue 5): bias, coverage and interval widths on synthetic truth.
+
+Printed numbers are quoted in docs/assessment.md; run with ``-s`` to see them
+(or ``shareval assess simulate``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from shareval.assessment.ondemand import OnDemand
+from shareval.assessment.simulate import make_world, run_simulations
+
+SIMS = 1000
+
+
+def test_estimators_unbiased_and_cover():
+    res = run_simulations(make_world(0), sims=SIMS)
+    for (method, metric), s in res.items():
+        print(f"{method:18s} {metric:18s} bias {s.bias:+.5f}  worst |bias|/SE "
+              f"{s.worst_bias_se:.2f}  coverage {s.coverage:.3f}  median width "
+              f"{s.median_width:.3f}")
+        assert s.worst_bias_se < 3, (method, metric)         # every system within 3 SE
+        if not np.isnan(s.coverage):
+            assert abs(s.coverage - 0.95) <= 0.02, (method, metric, s.coverage)
+    ratio = res[("joint", "precision")].median_width / res[("uniform", "precision")].median_width
+    iratio = (res[("joint/importance", "precision")].median_width
+              / res[("uniform", "precision")].median_width)
+    print(f"median 95% width, precision: uniform {res[('uniform', 'precision')].median_width:.3f}"
+          f" -> joint {res[('joint', 'precision')].median_width:.3f} (ratio {ratio:.2f}),"
+          f" importance {res[('joint/importance', 'precision')].median_width:.3f}"
+          f" (ratio {iratio:.2f})")
+    assert ratio < 0.8 and iratio < 0.8
+
+
+def test_on_demand_late_submission():
+    """Five submissions evaluated in turn, then a sixth: its estimate is unbiased
+    over the simulations and costs far fewer new judgments than evaluating it alone."""
+    world = make_world(3)
+    judge = world.truth.__getitem__
+    late = world.outputs[-1]
+    truth = world.precision(late)
+    ests, cover, new, alone = [], [], [], []
+    for i in range(SIMS):
+        od = OnDemand(seed=i)
+        for o in world.outputs[:-1]:
+            od.evaluate(o.name, o.items, judge, half_width=0.05)
+        e = od.evaluate(late.name, late.items, judge, half_width=0.05)
+        ests.append(e.precision)
+        cover.append(e.low <= truth <= e.high)
+        new.append(e.new_judgments)
+        if i < 100:
+            alone.append(OnDemand(seed=10_000 + i).evaluate(
+                late.name, late.items, judge, half_width=0.05).new_judgments)
+    ests = np.array(ests)
+    se = ests.std(ddof=1) / np.sqrt(SIMS)
+    print(f"on-demand late submission: bias {ests.mean() - truth:+.5f} (SE {se:.5f}), "
+          f"coverage {np.mean(cover):.3f}, new judgments median {np.median(new):.0f} vs "
+          f"{np.median(alone):.0f} alone")
+    assert abs(ests.mean() - truth) < 3 * se
+    assert abs(np.mean(cover) - 0.95) <= 0.02
+    assert np.median(new) < 0.6 * np.median(alone)
