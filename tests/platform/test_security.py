@@ -47,6 +47,10 @@ RULES = {
     "api-submission-primary": (set(), {"bob", "org"}),
     "api-submission-cancel": (set(), {"bob", "org"}),
     "api-tokens": (USERS, USERS), "api-token": (set(), set()),
+    # judging: dave (the outsider) is the scene campaign's only judge
+    "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
+    "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
+    "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
@@ -90,6 +94,12 @@ def scene(world):
                                description="ALICE-DEV-MARKER")
     queue.drain()
     bob_token, _ = ApiToken.issue(users["bob"], "bob-token-marker")
+    from shareval.platform.judging.build import build_from_runs
+    from shareval.platform.judging.models import Campaign
+    camp = Campaign.objects.create(dataset=ds["eval"], slug="judged", title="Judged",
+                                   design=Campaign.CHAIN, judges_per_item=1)
+    camp.judges.set([outsider])
+    build_from_runs(camp, n=5)
     blind_values = []
     for s in (alice_eval, bob_eval):
         m = s.current_score.result["metrics"]
@@ -98,7 +108,8 @@ def scene(world):
     ref_text = ds["eval"].reference_file.read_text()
     values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
-              "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1}
+              "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
+              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv"}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,

@@ -47,6 +47,7 @@ INSTALLED_APPS = [
     "shareval.platform.accounts",
     "shareval.platform.competitions",
     "shareval.platform.submissions",
+    "shareval.platform.judging",
 ]
 
 MIDDLEWARE = [

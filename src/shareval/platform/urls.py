@@ -5,6 +5,7 @@ from django.urls import path
 
 from .accounts import api as accounts_api, views as accounts_views
 from .competitions import api as comp_api, views as comp_views
+from .judging import views as judging_views
 from .submissions import api as sub_api, views as sub_views
 
 admin.site.site_header = "shareval administration (organizers only)"
@@ -29,6 +30,16 @@ urlpatterns = [
     path("c/<slug:c>/organize/release/<slug:p>/", comp_views.release, name="release"),
     path("c/<slug:c>/organize/rescore/<slug:t>/", comp_views.rescore, name="rescore"),
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
+    path("judging/", judging_views.my_campaigns, name="my-campaigns"),
+    path("judging/<int:j>/", judging_views.judge, name="judge"),
+    path("c/<slug:c>/organize/campaigns/", judging_views.campaigns, name="campaigns"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/", judging_views.manage, name="campaign"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/adjudicate/", judging_views.adjudicate,
+         name="adjudicate"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/adjudicate/<int:item>/",
+         judging_views.adjudicate_item, name="adjudicate-item"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/<str:kind>", judging_views.export,
+         name="campaign-export"),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),

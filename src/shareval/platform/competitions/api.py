@@ -59,10 +59,30 @@ def leaderboard_payload(ds: Dataset, user) -> dict:
             r["rank"] = None
         rows.sort(key=lambda r: r["team"])
         columns = []
-    return {"competition": ds.phase.competition.slug, "phase": ds.phase.slug, "dataset": ds.slug,
+    human = human_columns(ds, rows) if shown else []
+    return {"human": human,"competition": ds.phase.competition.slug, "phase": ds.phase.slug, "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
             "rows": rows}
+
+
+def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
+    """Judging campaigns' estimates beside the automatic scores, with intervals;
+    shown under the same rules as the scores themselves."""
+    from shareval.platform.judging.models import Campaign
+    from shareval.platform.judging.results import team_results
+    out = []
+    for camp in Campaign.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        res = team_results(camp)
+        if not res:
+            continue
+        measure = next(iter(res.values()))["measure"]
+        out.append({"campaign": camp.title, "measure": measure})
+        for r in rows:
+            e = res.get(r["team"])
+            r.setdefault("human", []).append(
+                None if e is None else {k: e[k] for k in ("estimate", "low", "high", "n")})
+    return out
 
 
 class Leaderboard(APIView):

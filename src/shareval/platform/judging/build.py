@@ -1,0 +1,205 @@
+"""Filling a campaign with items: from an items file (any design) or drawn
+from the teams' runs on the campaign's dataset.
+
+Drawn from runs (each team's leaderboard run: primary, else latest scored):
+* side-by-side and related-to: ``n`` documents (publications) drawn
+  uniformly from those any team output something for; per document every
+  team's output (RCC citations: dataset ids; RCC mentions: mention strings;
+  other tasks: the run's lines for that document).
+* question chains and summary relevance: the joint design of
+  ``assess sample`` over the runs' items (lines, or RCC pairs), ``n`` per
+  team, with inclusion probabilities, plus ``docs`` documents for recall.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+import numpy as np
+from django.db import transaction
+
+from shareval.assessment.outputs import Output
+from shareval.assessment.sample import draw_sample
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.platform.submissions.models import Submission
+
+from . import designs
+from .models import Campaign, Item
+
+MAX_IMAGE = 2 * 1024 * 1024
+MAX_ITEMS = 20_000
+
+
+def team_runs(dataset) -> dict[str, Submission]:
+    runs: dict[str, Submission] = {}
+    for s in (Submission.objects.filter(dataset=dataset, state=Submission.SCORED)
+              .select_related("team").order_by("created")):
+        name = s.team.name
+        if name not in runs or s.kind == Submission.PRIMARY or \
+                runs[name].kind != Submission.PRIMARY:
+            runs[name] = s
+    return runs
+
+
+def run_units(task_name: str, path) -> dict[str, tuple[str, str]]:
+    """item key -> (document, text shown) for one run."""
+    problems = Problems()
+    if task_name in ("rcc-citations", "rcc-mentions"):
+        from shareval.formats.rcc import read_citations, read_mentions
+        if task_name == "rcc-citations":
+            recs = read_citations(path, problems, submission=True)
+            pairs = [(r.publication_id, f"dataset {r.data_set_id}") for r in recs.records] \
+                if recs else []
+        else:
+            recs = read_mentions(path, problems)
+            pairs = [(r.publication_id, r.mention) for r in recs.records] if recs else []
+        return {f"{d}|{t}": (d, t) for d, t in pairs}
+    out = {}
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.strip() and not line.startswith("#"):
+                cols = line.split("\t") if "\t" in line else line.split()
+                out["|".join(cols)] = (cols[0], " ".join(cols))
+    return out
+
+
+@transaction.atomic
+def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) -> int:
+    runs = team_runs(campaign.dataset)
+    task = campaign.dataset.task.task_name
+    units = {team: run_units(task, s.path) for team, s in runs.items()}
+    if campaign.design in (designs.SIDE_BY_SIDE, designs.RELATED):
+        by_doc: dict[str, dict[str, list[str]]] = {}
+        for team, u in units.items():
+            for key, (d, text) in u.items():
+                by_doc.setdefault(d, {}).setdefault(team, []).append(text)
+        all_docs = sorted(by_doc)
+        rng = np.random.default_rng(seed)
+        pick = sorted(rng.choice(len(all_docs), size=min(n, len(all_docs)), replace=False)) \
+            if all_docs else []
+        items = []
+        for i in pick:
+            d = all_docs[i]
+            systems = [{"team": t, "output": sorted(by_doc[d].get(t, []))} for t in sorted(units)]
+            items.append(Item(campaign=campaign, key=d, doc=d, payload={
+                "text": f"Publication {d}", "systems": systems},
+                inclusion=len(pick) / len(all_docs), submissions=sorted(by_doc[d])))
+    else:
+        outputs = [Output(team, {k: d for k, (d, _) in u.items()}) for team, u in units.items()]
+        rows = draw_sample([o for o in outputs if len(o)], n, "joint", docs, seed)
+        text = {k: t for u in units.values() for k, (_, t) in u.items()}
+        items = [Item(campaign=campaign, key=r.item, doc=r.doc,
+                      payload={"text": text.get(r.item, r.item), "doc": r.doc,
+                               "type": campaign.config.get("default_type", "default")},
+                      inclusion=r.inclusion_probability, drawn_for=r.drawn_for,
+                      submissions=r.submissions, drawn_by=r.drawn_by) for r in rows]
+        campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs}}
+        campaign.save(update_fields=["config"])
+    Item.objects.bulk_create(items, ignore_conflicts=True)
+    return len(items)
+
+
+def _check_image(value, problems, where, line):
+    if not isinstance(value, str) or not value.startswith(("data:image/png;base64,",
+                                                           "data:image/jpeg;base64,")):
+        problems.add(where, line, "payload.image", "must be a data:image/png or "
+                                                   "data:image/jpeg base64 URI")
+        return
+    try:
+        raw = base64.b64decode(value.split(",", 1)[1], validate=True)
+    except (binascii.Error, ValueError):
+        problems.add(where, line, "payload.image", "invalid base64")
+        return
+    if len(raw) > MAX_IMAGE:
+        problems.add(where, line, "payload.image", f"larger than {MAX_IMAGE} bytes")
+    elif not (raw.startswith(b"\x89PNG\r\n\x1a\n") or raw.startswith(b"\xff\xd8\xff")):
+        problems.add(where, line, "payload.image", "not a PNG or JPEG image by its content")
+
+
+def parse_items(campaign: Campaign, text: str, name: str = "items.jsonl") -> list[Item]:
+    """Items file: one JSON object per line: key, doc, payload, and optionally gold,
+    submissions, inclusion_probability, drawn_for, drawn_by. Every problem is listed."""
+    problems = Problems()
+    items, keys = [], set()
+    for line, raw in enumerate(text.splitlines(), 1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as e:
+            problems.add(name, line, "json", f"not JSON: {e.msg}")
+            continue
+        if not isinstance(obj, dict):
+            problems.add(name, line, "json", "each line must be a JSON object")
+            continue
+        key, payload = obj.get("key"), obj.get("payload")
+        if not isinstance(key, str) or not key.strip() or len(key) > 500:
+            problems.add(name, line, "key", "a non-empty string of at most 500 characters")
+            continue
+        drawn_for = obj.get("drawn_for", "precision")
+        if (key, drawn_for) in keys:
+            problems.add(name, line, "key", f"{key!r} repeats")
+        keys.add((key, drawn_for))
+        if not isinstance(payload, dict):
+            problems.add(name, line, "payload", "must be an object")
+            continue
+        systems = payload.get("systems")
+        if campaign.design in (designs.SIDE_BY_SIDE, designs.RELATED):
+            if not isinstance(systems, list) or not systems or not all(
+                    isinstance(s, dict) and isinstance(s.get("team"), str)
+                    and isinstance(s.get("output", []), list) for s in systems):
+                problems.add(name, line, "payload.systems", "a list of {team, output: [...]}")
+                continue
+        url = payload.get("doc_url")
+        if url is not None and not (isinstance(url, str) and url.startswith(("https://",
+                                                                            "http://"))):
+            problems.add(name, line, "payload.doc_url", "must be an http(s) URL")
+        if campaign.design == designs.RELEVANCE:
+            if not isinstance(payload.get("query"), str):
+                problems.add(name, line, "payload.query", "the query text is required")
+            if "image" in payload:
+                _check_image(payload["image"], problems, name, line)
+            elif not isinstance(payload.get("summary"), list):
+                problems.add(name, line, "payload", "needs image or summary (a word list)")
+        try:
+            pi = float(obj.get("inclusion_probability", 1.0))
+            if not 0 < pi <= 1:
+                raise ValueError
+        except (TypeError, ValueError):
+            problems.add(name, line, "inclusion_probability", "must be in (0, 1]")
+            continue
+        if drawn_for not in ("precision", "recall"):
+            problems.add(name, line, "drawn_for", "precision or recall")
+            continue
+        item = Item(campaign=campaign, key=key, doc=str(obj.get("doc") or key.split("|")[0]),
+                    payload=payload, inclusion=pi, drawn_for=drawn_for,
+                    submissions=[str(s) for s in obj.get("submissions") or []],
+                    drawn_by=[str(s) for s in obj.get("drawn_by") or []])
+        gold = obj.get("gold")
+        if gold is not None:
+            try:
+                item.gold = designs.clean_answer(campaign, item, gold)
+            except designs.BadAnswer as e:
+                problems.add(name, line, "gold", str(e))
+        items.append(item)
+        if len(items) > MAX_ITEMS:
+            problems.add(name, line, "items", f"more than {MAX_ITEMS} items")
+            break
+    problems.raise_if_any()
+    return items
+
+
+@transaction.atomic
+def load_items(campaign: Campaign, text: str, name: str = "items.jsonl") -> int:
+    items = parse_items(campaign, text, name)
+    clash = set(Item.objects.filter(campaign=campaign).values_list("key", "drawn_for")) & \
+        {(i.key, i.drawn_for) for i in items}
+    if clash:
+        p = Problems()
+        for k, d in sorted(clash)[:100]:
+            p.add(name, None, "key", f"{k!r} ({d}) is already in the campaign")
+        raise InvalidInput(p.items, p.total)
+    Item.objects.bulk_create(items)
+    return len(items)

@@ -1,0 +1,185 @@
+"""Campaign results: exports (estimate CSV, TREC qrels) and per-team estimates.
+
+An adjudicated item counts with the adjudicator's decision only; otherwise
+every judge's answer counts (estimates average judges; qrels take the
+majority and leave ties out, listed as unresolved).
+"""
+from __future__ import annotations
+
+import csv
+import io
+from collections import Counter
+
+import numpy as np
+
+from shareval.assessment.estimate import estimate_all
+from shareval.assessment.judgments import Judgment, Judgments
+from shareval.metrics.estimation import percentile_interval
+
+from . import designs
+from .service import final_answers
+
+ESTIMATE_COLUMNS = ["item", "doc", "submissions", "judge", "question", "answer",
+                    "inclusion_probability", "drawn_for", "drawn_by"]
+
+
+def counted(entry) -> dict[str, dict]:
+    adj = entry["adjudication"]
+    if adj is not None:
+        return {f"adjudication:{adj.decided_by.username}": adj.decision}
+    return entry["answers"]
+
+
+def _yes(v: bool) -> str:
+    return "yes" if v else "no"
+
+
+def estimate_rows(campaign) -> list[list]:
+    """Rows `assess estimate` reads (question chains and summary relevance)."""
+    rows = []
+    for e in final_answers(campaign).values():
+        item = e["item"]
+        if item.gold is not None:
+            continue
+        base = [item.key, item.doc, ",".join(item.submissions)]
+        tail = [f"{item.inclusion:.10g}", item.drawn_for, ",".join(item.drawn_by)]
+        for judge, ans in counted(e).items():
+            if campaign.design == designs.CHAIN:
+                rows.append(base + [judge, "correct", _yes(ans["correct"])] + tail)
+                for q, v in ans["answers"].items():
+                    if q != "correct":
+                        rows.append(base + [judge, q, v] + tail)
+            elif campaign.design == designs.RELEVANCE:
+                rows.append(base + [judge, "correct", _yes(ans["relevant"])] + tail)
+    return rows
+
+
+def estimate_csv(campaign) -> str:
+    buf = io.StringIO()
+    sizes = campaign.config.get("sizes")
+    if sizes:
+        buf.write("# sizes: " + ",".join(f"{k}={v}" for k, v in sizes.items()) + "\n")
+    w = csv.writer(buf, lineterminator="\n")
+    if campaign.design in (designs.CHAIN, designs.RELEVANCE):
+        w.writerow(ESTIMATE_COLUMNS)
+        w.writerows(estimate_rows(campaign))
+    elif campaign.design == designs.SIDE_BY_SIDE:
+        w.writerow(["item", "doc", "team", "judge", "score"])
+        for e in final_answers(campaign).values():
+            for judge, ans in counted(e).items():
+                for team, score in ans["scores"].items():
+                    w.writerow([e["item"].key, e["item"].doc, team, judge, score])
+    else:
+        w.writerow(["item", "doc", "reference", "team", "judge", "related_outputs"])
+        for e in final_answers(campaign).values():
+            for judge, ans in counted(e).items():
+                for ref in ans["references"]:
+                    for s in e["item"].payload.get("systems", []):
+                        idx = ans["related"].get(ref, {}).get(s["team"], [])
+                        w.writerow([e["item"].key, e["item"].doc, ref, s["team"], judge,
+                                    ";".join(s["output"][i] for i in idx)])
+    return buf.getvalue()
+
+
+def qrels(campaign) -> tuple[str, list[str]]:
+    """TREC qrels of the final labels: (text, unresolved item keys)."""
+    lines, unresolved = [], []
+    for e in final_answers(campaign).values():
+        item, votes = e["item"], counted(e)
+        if not votes or item.gold is not None:
+            continue
+        labs = [designs.labels(campaign.design, item, a) for a in votes.values()]
+        if campaign.design == designs.RELATED:
+            refs = Counter(r for a in votes.values() for r in a["references"])
+            for r, c in sorted(refs.items()):
+                if c * 2 > len(votes):
+                    lines.append(f"{item.doc} 0 {r.replace(' ', '_')} 1")
+            continue
+        for unit in labs[0]:
+            c = Counter(lab[unit] for lab in labs).most_common()
+            if len(c) > 1 and c[0][1] == c[1][1]:
+                unresolved.append(f"{item.key} {unit}".strip())
+                continue
+            value = {"correct": 1, "incorrect": 0, "relevant": 1, "not relevant": 0}.get(
+                c[0][0], c[0][0])
+            if campaign.design == designs.SIDE_BY_SIDE:
+                lines.append(f"{item.doc} 0 {unit} {value}")
+            elif campaign.design == designs.RELEVANCE:
+                q = item.payload.get("query_id", item.doc)
+                lines.append(f"{q} 0 {item.payload.get('document_id', item.key)} {value}")
+            else:
+                lines.append(f"{item.doc} 0 {item.key.replace(' ', '_')} {value}")
+    return "".join(line + "\n" for line in lines), unresolved
+
+
+def team_results(campaign, confidence: float = 0.95, seed: int = 0) -> dict[str, dict]:
+    """Per team: the design's measure, its interval, and what it rests on."""
+    answers = [e for e in final_answers(campaign).values() if e["item"].gold is None]
+    if campaign.design in (designs.CHAIN, designs.RELEVANCE):
+        recs = [Judgment(r[0], tuple(s for s in r[2].split(",") if s), r[3], r[4],
+                         1.0 if r[5] == "yes" else 0.0, float(r[6]), r[1], r[7],
+                         tuple(s for s in r[8].split(",") if s), i)
+                for i, r in enumerate(estimate_rows(campaign))]
+        table, _ = estimate_all(Judgments(recs, {}), "design", confidence, bootstrap=0)
+        out = {}
+        for team, row in table.items():
+            if row.get("judged_items"):
+                out[team] = {"measure": "precision", "estimate": row["precision"],
+                             "low": row["precision_low"], "high": row["precision_high"],
+                             "n": row["judged_items"]}
+                if "entity_precision" in row:
+                    out[team]["entity_precision"] = row["entity_precision"]
+        return out
+    if campaign.design == designs.SIDE_BY_SIDE:
+        per_team: dict[str, list[float]] = {}
+        for e in answers:
+            for team in {t for a in counted(e).values() for t in a["scores"]}:
+                per_team.setdefault(team, []).append(
+                    float(np.mean([a["scores"][team] for a in counted(e).values()])))
+        rng = np.random.default_rng(seed)
+        out = {}
+        for team, v in per_team.items():
+            v = np.array(v)
+            boot = v[rng.integers(0, v.size, (1000, v.size))].sum(axis=1)
+            lo, hi = percentile_interval(boot, confidence)
+            out[team] = {"measure": "sum of scores", "estimate": float(v.sum()), "low": lo,
+                         "high": hi, "n": int(v.size)}
+        return out
+    # related-to: the spec's confusion matrix (000, "Scoring the Results"): per
+    # reference found or not; one false-positive item per publication, set when
+    # the team output anything not related to a reference of it
+    teams = sorted({s["team"] for e in answers for s in e["item"].payload.get("systems", [])})
+    per = {t: np.zeros((len(answers), 3)) for t in teams}        # tp, fn, fp per publication
+    for k, e in enumerate(answers):
+        votes = counted(e)
+        outputs = {s["team"]: len(s.get("output", []))
+                   for s in e["item"].payload.get("systems", [])}
+        for ans in votes.values():
+            w = 1 / len(votes)                       # several coders share one vote
+            for t in teams:
+                found = {ref for ref, m in ans["related"].items() if m.get(t)}
+                related = {i for m in ans["related"].values() for i in m.get(t, [])}
+                per[t][k] += w * np.array([len(found), len(ans["references"]) - len(found),
+                                           float(len(related) < outputs.get(t, 0))])
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(answers), (1000, len(answers))) if answers else None
+    out = {}
+    for t, m in per.items():
+        f1, p, r = _prf(m.sum(axis=0))
+        lo = hi = float("nan")
+        if idx is not None:
+            tp, fn, fp = (m[idx].sum(axis=1)).T
+            with np.errstate(invalid="ignore", divide="ignore"):
+                boot = 2 * tp / (2 * tp + fp + fn)
+            lo, hi = percentile_interval(boot, confidence)
+        out[t] = {"measure": "related-to F1", "estimate": f1, "precision": p, "recall": r,
+                  "low": lo, "high": hi, "n": len(answers)}
+    return out
+
+
+def _prf(c) -> tuple[float, float, float]:
+    tp, fn, fp = c
+    p = tp / (tp + fp) if tp + fp else float("nan")
+    r = tp / (tp + fn) if tp + fn else float("nan")
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float("nan")
+    return f1, p, r

@@ -1,0 +1,178 @@
+"""Work management and results of judging campaigns.
+
+Assignment: a judge asks for work and gets their open assignment, else the
+item with the fewest live assignments (done + open) below k that they never
+had, gold items mixed in at the campaign's gold rate. Open assignments past
+their deadline expire (they stay, so the item is never offered to that judge
+again) and the item goes back to the pool: reassignment. Conditional
+updates keep two browsers of one judge, or two judges, from racing.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter, defaultdict
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from shareval.metrics import agreement
+from shareval.metrics.estimation import wilson_interval
+
+from . import designs
+from .models import Adjudication, Assignment, Campaign, Item
+
+OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
+
+
+def expire_stale(campaign: Campaign, now=None) -> int:
+    now = now or timezone.now()
+    return Assignment.objects.filter(item__campaign=campaign, status__in=OPEN,
+                                     deadline__lt=now).update(status=Assignment.EXPIRED)
+
+
+def next_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
+    now = now or timezone.now()
+    expire_stale(campaign, now)
+    mine = (Assignment.objects.filter(item__campaign=campaign, judge=judge, status__in=OPEN)
+            .select_related("item").first())
+    if mine:
+        return mine
+    k = campaign.judges_per_item
+    for _ in range(5):                      # lost races retry with the next candidate
+        candidates = (Item.objects.filter(campaign=campaign)
+                      .exclude(assignments__judge=judge)
+                      .annotate(live=Count("assignments", filter=Q(
+                          assignments__status__in=OPEN + (Assignment.DONE,))))
+                      .filter(live__lt=k).order_by("live", "pk"))
+        item = _pick(campaign, judge, candidates)
+        if item is None:
+            return None
+        try:
+            with transaction.atomic():
+                a = Assignment.objects.create(
+                    item=item, judge=judge,
+                    deadline=now + dt.timedelta(minutes=campaign.timeout_minutes))
+                live = item.assignments.filter(status__in=OPEN + (Assignment.DONE,)).count()
+                if live > k:
+                    raise IntegrityError("over-assigned")
+            return a
+        except IntegrityError:
+            continue
+    return None
+
+
+def _pick(campaign, judge, candidates):
+    """Mostly real items; a gold item every ``gold_every`` assignments."""
+    every = int(campaign.config.get("gold_every", 10) or 0)
+    done = Assignment.objects.filter(item__campaign=campaign, judge=judge).count()
+    if every and done % every == every - 1:
+        gold = candidates.filter(gold__isnull=False).first()
+        if gold:
+            return gold
+    return candidates.filter(gold__isnull=True).first() or candidates.first()
+
+
+def start(a: Assignment) -> None:
+    Assignment.objects.filter(pk=a.pk, status=Assignment.ASSIGNED).update(
+        status=Assignment.STARTED)
+
+
+def submit(a: Assignment, answer: dict, seconds: float | None = None, now=None) -> bool:
+    """Store a checked answer; False when the assignment expired or was done meanwhile."""
+    now = now or timezone.now()
+    clean = designs.clean_answer(a.item.campaign, a.item, answer)
+    n = Assignment.objects.filter(pk=a.pk, status__in=OPEN, deadline__gte=now).update(
+        status=Assignment.DONE, answer=clean, done=now, seconds=seconds)
+    return n == 1
+
+
+def adjudicate(item: Item, user, decision: dict, note: str = "") -> Adjudication:
+    clean = designs.clean_answer(item.campaign, item, decision)
+    return Adjudication.objects.create(item=item, decided_by=user, decision=clean, note=note)
+
+
+# progress, agreement, gold ----------------------------------------------------------
+
+def progress(campaign: Campaign) -> dict:
+    expire_stale(campaign)
+    per_judge: dict[str, Counter] = defaultdict(Counter)
+    for name, status in Assignment.objects.filter(item__campaign=campaign).values_list(
+            "judge__username", "status"):
+        per_judge[name][status] += 1
+    for j in campaign.judges.all():
+        per_judge.setdefault(j.username, Counter())
+    items = campaign.items.count()
+    done_items = (campaign.items.annotate(d=Count("assignments", filter=Q(
+        assignments__status=Assignment.DONE))).filter(d__gte=campaign.judges_per_item).count())
+    return {"items": items, "complete": done_items,
+            "judges": {j: dict(c) for j, c in sorted(per_judge.items())}}
+
+
+def _done(campaign):
+    return (Assignment.objects.filter(item__campaign=campaign, status=Assignment.DONE)
+            .select_related("item", "judge").order_by("item_id", "judge_id"))
+
+
+def agreement_stats(campaign: Campaign) -> dict:
+    """Cohen's kappa (mean over judge pairs), Fleiss' kappa (when every unit has
+    the same number of judgments) and Krippendorff's alpha over the units' labels."""
+    rows: dict[tuple, dict[str, str]] = defaultdict(dict)
+    for a in _done(campaign).filter(item__gold__isnull=True):
+        for unit, label in designs.labels(campaign.design, a.item, a.answer).items():
+            rows[(a.item_id, unit)][a.judge.username] = label
+    judges = sorted({j for r in rows.values() for j in r})
+    pairable = [r for r in rows.values() if len(r) >= 2]
+    out = {"units": len(rows), "pairable_units": len(pairable), "judges": len(judges),
+           "cohen_kappa": None, "fleiss_kappa": None, "krippendorff_alpha": None}
+    if not pairable or len(judges) < 2:
+        return out
+    codes = {lab: i for i, lab in enumerate(sorted({v for r in pairable for v in r.values()}))}
+    m = np.full((len(judges), len(pairable)), agreement.MISSING, dtype=np.int64)
+    for u, r in enumerate(pairable):
+        for j, lab in r.items():
+            m[judges.index(j), u] = codes[lab]
+    pairs = [v for v in agreement.pairwise_cohen(m).values() if v == v]
+    out["cohen_kappa"] = float(np.mean(pairs)) if pairs else None
+    counts = {len(r) for r in pairable}
+    if len(counts) == 1:
+        compact = np.array([[codes[v] for v in r.values()] for r in pairable]).T
+        fk = agreement.fleiss_kappa(compact)
+        out["fleiss_kappa"] = None if fk != fk else float(fk)
+    ka = agreement.krippendorff_alpha_nominal(m)
+    out["krippendorff_alpha"] = None if ka != ka else float(ka)
+    return out
+
+
+def gold_accuracy(campaign: Campaign) -> dict[str, dict]:
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for a in _done(campaign).filter(item__gold__isnull=False):
+        want = designs.labels(campaign.design, a.item, a.item.gold)
+        got = designs.labels(campaign.design, a.item, a.answer)
+        for unit, lab in want.items():
+            out[a.judge.username][0] += got.get(unit) == lab
+            out[a.judge.username][1] += 1
+    return {j: {"correct": c, "gold_units": n, "accuracy": c / n} for j, (c, n) in out.items()}
+
+
+# final answers ---------------------------------------------------------------------
+
+def final_answers(campaign: Campaign) -> dict[int, dict]:
+    """Per item: judges' answers, the latest adjudication, and whether judges disagree."""
+    out: dict[int, dict] = {}
+    for a in _done(campaign):
+        e = out.setdefault(a.item_id, {"item": a.item, "answers": {}, "adjudication": None})
+        e["answers"][a.judge.username] = a.answer
+    for adj in Adjudication.objects.filter(item__campaign=campaign).select_related("decided_by"):
+        e = out.setdefault(adj.item_id, {"item": adj.item, "answers": {}, "adjudication": None})
+        e["adjudication"] = adj                  # ordered by time: the last one wins
+    for e in out.values():
+        labs = [designs.labels(campaign.design, e["item"], a) for a in e["answers"].values()]
+        e["disagree"] = len(labs) >= 2 and any(x != labs[0] for x in labs[1:])
+    return out
+
+
+def disagreements(campaign: Campaign) -> list[dict]:
+    return [e for e in final_answers(campaign).values()
+            if e["disagree"] and e["item"].gold is None]

@@ -1,0 +1,236 @@
+"""Judging campaign pages: create (organizers), judge, manage, adjudicate, export."""
+from __future__ import annotations
+
+import json
+import time
+
+import yaml
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from shareval.formats.errors import InvalidInput
+from shareval.platform.competitions.models import Competition, Dataset, Membership
+
+from . import build, designs, results, service
+from .models import Assignment, Campaign, Item
+
+
+def _comp(request, c) -> Competition:
+    comp = get_object_or_404(Competition, slug=c)
+    if not comp.is_organizer(request.user):
+        raise Http404("no such page")
+    return comp
+
+
+def _campaign(comp, j) -> Campaign:
+    return get_object_or_404(Campaign, pk=j, dataset__phase__competition=comp)
+
+
+@login_required
+def my_campaigns(request):
+    return render(request, "shareval/judging_home.html",
+                  {"campaigns": request.user.judging.select_related("dataset__phase__competition")})
+
+
+@login_required
+def campaigns(request, c):
+    comp = _comp(request, c)
+    datasets = Dataset.objects.filter(phase__competition=comp).select_related("phase", "task")
+    errors: list[str] = []
+    if request.method == "POST":
+        errors = _create(request, comp, datasets)
+        if not errors:
+            return redirect("campaigns", c=comp.slug)
+    return render(request, "shareval/campaigns.html", {
+        "comp": comp, "datasets": datasets, "errors": errors, "designs": Campaign.DESIGNS,
+        "campaigns": Campaign.objects.filter(dataset__phase__competition=comp)
+        .select_related("dataset__phase", "dataset__task")})
+
+
+def _create(request, comp, datasets) -> list[str]:
+    P = request.POST
+    errors = []
+    dataset = datasets.filter(pk=P.get("dataset") or 0).first()
+    design = P.get("design")
+    if dataset is None:
+        errors.append("dataset: choose one")
+    if design not in dict(Campaign.DESIGNS):
+        errors.append("design: choose one")
+    try:
+        k, timeout = int(P.get("k", 2)), int(P.get("timeout", 30))
+        if not 1 <= k <= 20 or not 1 <= timeout <= 24 * 60:
+            raise ValueError
+    except ValueError:
+        errors.append("judges per item must be 1-20 and the timeout 1-1440 minutes")
+    try:
+        config = yaml.safe_load(P.get("config") or "") or {}
+        if not isinstance(config, dict):
+            raise yaml.YAMLError("the configuration must be a mapping")
+    except yaml.YAMLError as e:
+        errors.append(f"configuration: {e}")
+        config = {}
+    if design == Campaign.CHAIN:
+        errors += [f"configuration: {p}" for p in designs.check_chains(config)]
+    User = get_user_model()
+    names = [n.strip() for n in (P.get("judges") or "").replace(",", " ").split() if n.strip()]
+    judges = list(User.objects.filter(username__in=names))
+    missing = set(names) - {u.username for u in judges}
+    if missing:
+        errors.append(f"judges: no such user(s) {sorted(missing)}")
+    in_teams = Membership.objects.filter(team__competition=comp, user__in=judges,
+                                         team__is_baseline=False).values_list("user__username",
+                                                                              flat=True)
+    if in_teams:
+        errors.append(f"judges: {sorted(set(in_teams))} belong to a participating team "
+                      f"(judges must not judge their own team)")
+    title = (P.get("title") or "").strip()
+    if not title:
+        errors.append("title: required")
+    if errors:
+        return errors
+    campaign = Campaign.objects.create(
+        dataset=dataset, slug=f"c{int(time.time() * 1000) % 10**9}", title=title, design=design,
+        judges_per_item=k, timeout_minutes=timeout, config=config,
+        on_leaderboard=bool(P.get("on_leaderboard")))
+    campaign.judges.set(judges)
+    try:
+        upload = request.FILES.get("items")
+        if upload:
+            text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
+            n = build.load_items(campaign, text, upload.name)
+        else:
+            n = build.build_from_runs(campaign, int(P.get("n") or 50), int(P.get("docs") or 0),
+                                      int(P.get("seed") or 0))
+    except (InvalidInput, ValueError) as e:
+        campaign.delete()
+        return [str(p) for p in getattr(e, "problems", [e])]
+    messages.success(request, f"Campaign {title!r}: {n} items, {len(judges)} judges.")
+    return []
+
+
+@login_required
+def manage(request, c, j):
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    return render(request, "shareval/campaign.html", {
+        "comp": comp, "camp": camp, "progress": service.progress(camp),
+        "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
+        "results": sorted(results.team_results(camp).items(),
+                          key=lambda kv: -(kv[1]["estimate"] if kv[1]["estimate"] == kv[1]["estimate"] else -1e9)),
+        "disagreements": len(service.disagreements(camp))})
+
+
+def _judge_campaign(request, j) -> Campaign:
+    camp = get_object_or_404(Campaign, pk=j)
+    if not camp.judges.filter(pk=request.user.pk).exists():
+        raise Http404("no such page")
+    return camp
+
+
+def judge_context(camp, item) -> dict:
+    """What a judge may see: never team names, other judges or gold answers."""
+    p = item.payload
+    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url")}
+    if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
+        order = designs.system_order(item)
+        ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", [])}
+                          for i, (lab, s) in enumerate(zip(designs.letters(len(order)), order))]
+    if camp.design == designs.CHAIN:
+        ctx["chain"] = [{"id": q["id"], "text": designs.fill(q["text"], p),
+                         "yes": q.get("yes"), "no": q.get("no")}
+                        for q in designs.chain_for(camp.config, p.get("type"))]
+    if camp.design == designs.RELEVANCE:
+        ctx.update(query=p.get("query"), image=p.get("image"), summary=p.get("summary"))
+    return ctx
+
+
+def _decode(camp, item, posted: str) -> dict:
+    """Map the page's slot numbers back to team names."""
+    raw = json.loads(posted or "{}")
+    if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
+        order = [s["team"] for s in designs.system_order(item)]
+        slot = lambda v: order[int(v)]  # noqa: E731
+        if camp.design == designs.SIDE_BY_SIDE:
+            raw["scores"] = {slot(k): v for k, v in (raw.get("scores") or {}).items()}
+        else:
+            raw["related"] = {ref: {slot(k): v for k, v in m.items()}
+                              for ref, m in (raw.get("related") or {}).items()}
+    return raw
+
+
+@login_required
+def judge(request, j):
+    camp = _judge_campaign(request, j)
+    if request.method == "POST":
+        a = get_object_or_404(Assignment, pk=request.POST.get("assignment") or 0,
+                              judge=request.user, item__campaign=camp)
+        try:
+            started = float(request.POST.get("started") or 0)
+            ok = service.submit(a, _decode(camp, a.item, request.POST.get("answer")),
+                                time.time() - started if started else None)
+        except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
+            messages.error(request, f"Not saved: {e}")
+            return redirect("judge", j=camp.pk)
+        if not ok:
+            messages.error(request, "This assignment expired before you answered; "
+                                    "it went to another judge.")
+        return redirect("judge", j=camp.pk)
+    a = service.next_assignment(camp, request.user)
+    if a is None:
+        return render(request, "shareval/judge.html", {"camp": camp, "done": True})
+    service.start(a)
+    ctx = judge_context(camp, a.item)
+    return render(request, "shareval/judge.html", {
+        "camp": camp, "a": a, "item": ctx, "ctx_json": json.dumps(ctx),
+        "started": time.time(), "count": Assignment.objects.filter(
+            item__campaign=camp, judge=request.user, status=Assignment.DONE).count()})
+
+
+@login_required
+def adjudicate(request, c, j):
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    rows = []
+    for e in service.disagreements(camp):
+        order = [s["team"] for s in designs.system_order(e["item"])]
+        rows.append({**e, "answers": [(who, json.dumps(a), a) for who, a in e["answers"].items()],
+                     "order": order,
+                     "trail": e["item"].adjudications.select_related("decided_by")})
+    return render(request, "shareval/adjudicate.html", {"comp": comp, "camp": camp,
+                                                        "rows": rows})
+
+
+@login_required
+@require_POST
+def adjudicate_item(request, c, j, item):
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    it = get_object_or_404(Item, pk=item, campaign=camp)
+    try:
+        # managers see team names: the decision comes keyed by team, not by slot
+        service.adjudicate(it, request.user, json.loads(request.POST.get("answer") or "{}"),
+                           request.POST.get("note", "")[:2000])
+        messages.success(request, f"Decision recorded for {it.key}.")
+    except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
+        messages.error(request, f"Not saved: {e}")
+    return redirect("adjudicate", c=comp.slug, j=camp.pk)
+
+
+@login_required
+def export(request, c, j, kind):
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    if kind == "judgments.csv":
+        resp = HttpResponse(results.estimate_csv(camp), content_type="text/csv")
+    elif kind == "qrels.txt":
+        text, unresolved = results.qrels(camp)
+        resp = HttpResponse(text, content_type="text/plain")
+        resp["X-Unresolved-Items"] = str(len(unresolved))
+    else:
+        raise Http404("no such export")
+    resp["Content-Disposition"] = f'attachment; filename="campaign-{camp.pk}-{kind}"'
+    return resp

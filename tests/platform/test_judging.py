@@ -1,0 +1,223 @@
+"""Judging campaigns: assignment rules, timeouts, gold, agreement, adjudication,
+exports read back by `assess estimate`, and estimates on the leaderboard."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+import krippendorff
+import numpy as np
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from shareval.assessment.estimate import estimate_all
+from shareval.assessment.judgments import read_judgments
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.platform.judging import build, designs, results, service
+from shareval.platform.judging.models import Adjudication, Assignment, Campaign
+from shareval.platform.submissions import queue
+from shareval.platform.submissions import service as subs
+
+from .conftest import Upload, run_with_accuracy
+
+CHAINS = {"chains": {"default": [
+    {"id": "relation", "text": "Is the label of {text} right?"},
+    {"id": "subject", "text": "Is the item id well-formed?"},
+    {"id": "object", "text": "Is the label a known one?"}]}, "gold_every": 0}
+
+
+@pytest.fixture
+def judged(world):
+    w = world
+    subs.submit(w["users"]["alice"], w["teams"]["Team A"], w["ds"]["dev"],
+                Upload("a.tsv", run_with_accuracy(15)))
+    subs.submit(w["users"]["bob"], w["teams"]["Team B"], w["ds"]["dev"],
+                Upload("b.tsv", run_with_accuracy(8)))
+    queue.drain()
+    User = get_user_model()
+    judges = [User.objects.create_user(f"judge{i}", password="x-pass-123") for i in range(3)]
+    camp = Campaign.objects.create(dataset=w["ds"]["dev"], slug="chains", title="Chains",
+                                   design=Campaign.CHAIN, judges_per_item=2, config=CHAINS)
+    camp.judges.set(judges)
+    n = build.build_from_runs(camp, n=6, docs=2, seed=1)
+    return {**w, "camp": camp, "judges": judges, "n": n}
+
+
+def _truthful(item):
+    """Answer from the gold labels: the run line 'iNN<TAB>label' is right or not."""
+    from .conftest import gold
+    item_id, label = item.key.split("|")[1:3] if item.key.count("|") >= 2 else \
+        item.key.split("|")
+    ok = gold()[item_id] == label
+    return {"answers": {"relation": "yes" if ok else "no", "subject": "yes", "object": "yes"}
+            if ok else {"relation": "no"}}
+
+
+def _run_all(camp, judges, flip=None):
+    for j in judges:
+        while (a := service.next_assignment(camp, j)) is not None:
+            ans = _truthful(a.item)
+            if flip and flip(j, a.item):
+                ans = {"answers": {"relation": "no"}} if ans["answers"]["relation"] == "yes" \
+                    else {"answers": {"relation": "yes", "subject": "yes", "object": "yes"}}
+            assert service.submit(a, ans)
+
+
+def test_items_from_runs_carry_the_joint_design(judged):
+    camp = judged["camp"]
+    items = list(camp.items.all())
+    assert judged["n"] == len(items) > 6
+    assert set(camp.config["sizes"]) == {"Team A", "Team B", "Baseline"}
+    for it in items:
+        if it.drawn_for == "precision":
+            fr = {s: min(6, n) / n for s, n in camp.config["sizes"].items()}
+            assert it.inclusion == pytest.approx(1 - np.prod([1 - fr[s] for s in it.submissions]))
+
+
+def test_assignment_k_judges_never_twice_and_expiry(judged):
+    camp, (j0, j1, j2) = judged["camp"], judged["judges"]
+    a = service.next_assignment(camp, j0)
+    assert service.next_assignment(camp, j0).pk == a.pk          # the open one again
+    # expire it: the item goes back to the pool, never to j0 again
+    Assignment.objects.filter(pk=a.pk).update(deadline=timezone.now() - dt.timedelta(seconds=1))
+    assert not service.submit(a, _truthful(a.item))
+    b = service.next_assignment(camp, j0)
+    assert b.item_id != a.item_id and Assignment.objects.get(pk=a.pk).status == "expired"
+    _run_all(camp, [j0, j1, j2])
+    per_item = {}
+    for it_id, judge in Assignment.objects.filter(item__campaign=camp, status="done") \
+            .values_list("item_id", "judge_id"):
+        per_item.setdefault(it_id, []).append(judge)
+    assert all(len(v) == 2 and len(set(v)) == 2 for v in per_item.values())
+    assert len(per_item) == camp.items.count()
+    prog = service.progress(camp)
+    assert prog["complete"] == prog["items"]
+    assert prog["judges"]["judge0"]["expired"] == 1
+
+
+def test_agreement_matches_krippendorff_and_gold_accuracy(judged):
+    camp, judges = judged["camp"], judged["judges"]
+    gold_item = camp.items.first()
+    gold_item.gold = designs.clean_answer(camp, gold_item, _truthful(gold_item))
+    gold_item.save()
+    _run_all(camp, judges, flip=lambda j, it: j.username == "judge1" and it.pk % 2 == 0)
+    st = service.agreement_stats(camp)
+    rows = {}
+    for a in Assignment.objects.filter(item__campaign=camp, status="done", item__gold__isnull=True):
+        rows.setdefault(a.item_id, {})[a.judge.username] = int(a.answer["correct"])
+    names = sorted({n for r in rows.values() for n in r})
+    m = np.array([[r.get(n, np.nan) for r in rows.values()] for n in names], dtype=float)
+    ref = krippendorff.alpha(reliability_data=m, level_of_measurement="nominal")
+    assert st["krippendorff_alpha"] == pytest.approx(ref, abs=1e-9)
+    acc = service.gold_accuracy(camp)
+    assert all(v["gold_units"] == 1 for v in acc.values())
+
+
+def test_adjudication_audit_trail_and_exports(judged):
+    camp, judges, org = judged["camp"], judged["judges"], judged["org"]
+    _run_all(camp, judges[:2], flip=lambda j, it: j.username == "judge1" and it.pk % 3 == 0)
+    dis = service.disagreements(camp)
+    assert dis, "the flipped answers must disagree"
+    item = dis[0]["item"]
+    service.adjudicate(item, org, {"answers": {"relation": "no"}}, "first look")
+    service.adjudicate(item, org, _truthful(item), "checked the gold")
+    trail = list(Adjudication.objects.filter(item=item))
+    assert [t.note for t in trail] == ["first look", "checked the gold"]
+    final = service.final_answers(camp)[item.pk]
+    assert final["adjudication"].note == "checked the gold"
+    text = results.estimate_csv(camp)
+    assert text.startswith("# sizes: ")
+    adjudicated = [line for line in text.splitlines() if line.startswith(item.key + ",")]
+    assert adjudicated and all("adjudication:org" in line for line in adjudicated)
+    path = judged["comp"].slug + "-judgments.csv"
+    from pathlib import Path
+    p = Path(judged["ds"]["dev"].reference_file).parent / path
+    p.write_text(text)
+    problems = Problems()
+    j = read_judgments(p, problems)
+    assert not problems.items
+    table, _ = estimate_all(j, bootstrap=0)
+    res = results.team_results(camp)
+    for team in ("Team A", "Team B"):
+        assert res[team]["estimate"] == pytest.approx(table[team]["precision"])
+        assert res[team]["low"] <= res[team]["estimate"] <= res[team]["high"]
+        assert "entity_precision" in table[team]
+    qrels, unresolved = results.qrels(camp)
+    assert qrels.count("\n") + len(unresolved) == len(
+        [i for i in camp.items.all() if i.assignments.filter(status="done").exists()])
+
+
+def test_leaderboard_shows_estimates_with_intervals(judged, client):
+    camp, judges = judged["camp"], judged["judges"]
+    _run_all(camp, judges[:2])
+    board = client.get(f"/api/competitions/{judged['comp'].slug}/leaderboard/dev/dev/").json()
+    assert board["human"] == [{"campaign": "Chains", "measure": "precision"}]
+    row = next(r for r in board["rows"] if r["team"] == "Team A")
+    h = row["human"][0]
+    assert h["low"] <= h["estimate"] <= h["high"] and h["n"] > 0
+    html = client.get(f"/c/{judged['comp'].slug}/leaderboard/dev/dev/").content.decode()
+    assert "judged: Chains" in html and f"[{h['low']:.3f}, {h['high']:.3f}]" in html
+
+
+def test_side_by_side_and_related_to_scoring(judged):
+    camp = Campaign.objects.create(dataset=judged["ds"]["dev"], slug="rel", title="Rel",
+                                   design=Campaign.RELATED, judges_per_item=1)
+    lines = [json.dumps({"key": f"p{i}", "payload": {"systems": [
+        {"team": "Team A", "output": ["ALLBUS 2010", "a survey"]},
+        {"team": "Team B", "output": ["noise"]}]}}) for i in range(3)]
+    assert build.load_items(camp, "\n".join(lines)) == 3
+    camp.judges.set(judged["judges"][:1])
+    j = judged["judges"][0]
+    while (a := service.next_assignment(camp, j)) is not None:
+        # one reference; A's first output related to it, B found nothing related
+        assert service.submit(a, {"references": ["ALLBUS"],
+                                  "related": {"ALLBUS": {"Team A": [0]}}})
+    res = results.team_results(camp)
+    # A: tp 3, fn 0, fp 3 (one unrelated output per publication); B: tp 0, fn 3, fp 3
+    assert res["Team A"]["precision"] == pytest.approx(0.5)
+    assert res["Team A"]["recall"] == pytest.approx(1.0)
+    assert res["Team A"]["estimate"] == pytest.approx(2 / 3)
+    assert res["Team B"]["estimate"] == 0
+    sbs = Campaign.objects.create(dataset=judged["ds"]["dev"], slug="sbs", title="SbS",
+                                  design=Campaign.SIDE_BY_SIDE, judges_per_item=2)
+    build.load_items(sbs, "\n".join(lines))
+    sbs.judges.set(judged["judges"][:2])
+    for jj, delta in zip(judged["judges"][:2], (1, 0)):
+        while (a := service.next_assignment(sbs, jj)) is not None:
+            assert service.submit(a, {"scores": {"Team A": delta, "Team B": -1}})
+    res = results.team_results(sbs)
+    assert res["Team A"]["estimate"] == pytest.approx(1.5)     # mean 0.5 per publication x 3
+    assert res["Team B"]["estimate"] == pytest.approx(-3)
+
+
+def test_bad_items_file_lists_every_problem(judged):
+    camp = Campaign.objects.create(dataset=judged["ds"]["dev"], slug="rv", title="Rv",
+                                   design=Campaign.RELEVANCE)
+    text = "\n".join([
+        json.dumps({"key": "q1|d1", "payload": {"query": "x", "summary": ["a"]}}),
+        "nope",
+        json.dumps({"key": "q1|d2", "payload": {"query": "x", "image": "data:image/png;base64,AAAA"}}),
+        json.dumps({"key": "q1|d3", "payload": {"summary": ["a"]}, "inclusion_probability": 2}),
+        json.dumps({"key": "q1|d1", "payload": {"query": "x", "summary": ["a"]}}),
+    ])
+    with pytest.raises(InvalidInput) as e:
+        build.load_items(camp, text, "items.jsonl")
+    got = [(p.line, p.field) for p in e.value.problems]
+    assert got == [(2, "json"), (3, "payload.image"), (4, "payload.query"),
+                   (4, "inclusion_probability"), (5, "key")]
+    assert camp.items.count() == 0
+
+
+def test_chain_skip_rules():
+    chain = [{"id": "person", "text": "Is X a person?", "no": "incorrect"},
+             {"id": "kind", "text": "Is it computational?", "yes": "age", "no": "next"},
+             {"id": "manual", "text": "Manually checked?", "no": "incorrect", "yes": "correct"},
+             {"id": "age", "text": "Was X 50?"}]
+    assert designs.walk(chain, {"person": "no"}) == (["person"], False)
+    assert designs.walk(chain, {"person": "yes", "kind": "yes", "age": "yes"}) == \
+        (["person", "kind", "age"], True)
+    assert designs.walk(chain, {"person": "yes", "kind": "no", "manual": "yes"}) == \
+        (["person", "kind", "manual"], True)
+    assert designs.walk(chain, {"person": "yes"})[1] is None
+    assert designs.check_chains({"chains": {"x": [{"id": "a", "text": "t", "yes": "a"}]}})
