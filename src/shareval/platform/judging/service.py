@@ -18,7 +18,6 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from shareval.metrics import agreement
-from shareval.metrics.estimation import wilson_interval
 
 from . import designs
 from .models import Adjudication, Assignment, Campaign, Item

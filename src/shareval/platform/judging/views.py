@@ -185,7 +185,7 @@ def judge(request, j):
     service.start(a)
     ctx = judge_context(camp, a.item)
     return render(request, "shareval/judge.html", {
-        "camp": camp, "a": a, "item": ctx, "ctx_json": json.dumps(ctx),
+        "camp": camp, "a": a, "item": ctx,
         "started": time.time(), "count": Assignment.objects.filter(
             item__campaign=camp, judge=request.user, status=Assignment.DONE).count()})
 
