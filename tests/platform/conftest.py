@@ -96,3 +96,15 @@ def world(db, tmp_path):
     ds.update({d.slug: d for d in comp.phases.get(slug="eval").datasets.all()})
     return {"comp": comp, "org": org, "users": users, "teams": teams, "ds": ds,
             "baselines": made}
+
+
+@pytest.fixture
+def browser():
+    """Headless Debian chromium driven by Playwright (browser tests skip without it)."""
+    from playwright.sync_api import sync_playwright
+
+    from .test_browser import ARGS, CHROMIUM
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()

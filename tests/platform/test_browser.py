@@ -23,15 +23,6 @@ pytestmark = [pytest.mark.browser,
 
 
 @pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
-
-
-@pytest.fixture
 def stack(tmp_path):
     (tmp_path / "home").mkdir()
     s = Stack(tmp_path / "home")

@@ -11,19 +11,10 @@ import pytest
 
 from .conftest import make_bundle
 from . import test_browser
-from .test_browser import ARGS, CHROMIUM, login
+from .test_browser import login
 from .stack import Stack
 
 pytestmark = test_browser.pytestmark
-
-
-@pytest.fixture
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.errors import Problems
+from ..formats.jsonfile import json_object_line
 
 YES = {"yes", "y", "1", "true", "correct", "relevant"}
 NO = {"no", "n", "0", "false", "incorrect", "not relevant", "irrelevant"}
@@ -76,15 +76,9 @@ def _rows(path: Path, text: str, problems: Problems):
             body.append((lineno, line))
     if path.suffix.lower() in (".jsonl", ".json"):
         for lineno, line in body:
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as e:
-                problems.add(path, lineno, "json", f"not JSON: {e.msg}")
-                continue
-            if not isinstance(obj, dict):
-                problems.add(path, lineno, "json", "each line must be a JSON object")
-                continue
-            yield "row", lineno, obj
+            obj = json_object_line(path, lineno, line, problems)
+            if obj is not None:
+                yield "row", lineno, obj
         return
     delim = "," if path.suffix.lower() == ".csv" else "\t"
     if not body:

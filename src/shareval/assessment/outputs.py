@@ -7,11 +7,11 @@ TSV (tab-separated, ``#`` comments) and JSONL (one object per line) are read.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..formats.errors import Problems
+from ..formats.jsonfile import json_object_line
 
 SEP = "|"
 
@@ -74,13 +74,8 @@ def read_output(path: str | Path, name: str, key: list[str] | None, doc: str | N
         if not line.strip() or line.startswith("#"):
             continue
         if jsonl:
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                problems.add(path, lineno, "json", f"not JSON: {e.msg}")
-                continue
-            if not isinstance(row, dict):
-                problems.add(path, lineno, "json", "each line must be a JSON object")
+            row = json_object_line(path, lineno, line, problems)
+            if row is None:
                 continue
         else:
             row = line.split("\t")

@@ -136,3 +136,16 @@ def sniff_container(path: str | Path) -> str | None:
     if head.startswith(b"{"):
         return "object"
     return None
+
+
+def json_object_line(name, lineno: int, line: str, problems: Problems) -> dict | None:
+    """One JSONL line as an object, or None with the problem recorded."""
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as e:
+        problems.add(name, lineno, "json", f"not JSON: {e.msg}")
+        return None
+    if not isinstance(obj, dict):
+        problems.add(name, lineno, "json", "each line must be a JSON object")
+        return None
+    return obj

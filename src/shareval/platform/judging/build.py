@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 
 import numpy as np
 from django.db import transaction
@@ -22,6 +21,7 @@ from django.db import transaction
 from shareval.assessment.outputs import Output
 from shareval.assessment.sample import draw_sample
 from shareval.formats.errors import InvalidInput, Problems
+from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
 
 from . import designs
@@ -126,13 +126,8 @@ def parse_items(campaign: Campaign, text: str, name: str = "items.jsonl") -> lis
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():
             continue
-        try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as e:
-            problems.add(name, line, "json", f"not JSON: {e.msg}")
-            continue
-        if not isinstance(obj, dict):
-            problems.add(name, line, "json", "each line must be a JSON object")
+        obj = json_object_line(name, line, raw, problems)
+        if obj is None:
             continue
         key, payload = obj.get("key"), obj.get("payload")
         if not isinstance(key, str) or not key.strip() or len(key) > 500:
