@@ -34,24 +34,26 @@ def _yes(v: bool) -> str:
     return "yes" if v else "no"
 
 
-def estimate_rows(campaign) -> list[list]:
-    """Rows `assess estimate` reads (question chains and summary relevance)."""
-    rows = []
+def judgment_records(campaign) -> list[Judgment]:
+    """The campaign's answers as `assess estimate` judgments (question chains and
+    summary relevance): a chain gives its verdict as ``correct`` plus each question."""
+    recs = []
     for e in final_answers(campaign).values():
         item = e["item"]
         if item.gold is not None:
             continue
-        base = [item.key, item.doc, ",".join(item.submissions)]
-        tail = [f"{item.inclusion:.10g}", item.drawn_for, ",".join(item.drawn_by)]
         for judge, ans in counted(e).items():
             if campaign.design == designs.CHAIN:
-                rows.append(base + [judge, "correct", _yes(ans["correct"])] + tail)
-                for q, v in ans["answers"].items():
-                    if q != "correct":
-                        rows.append(base + [judge, q, v] + tail)
+                pairs = [("correct", ans["correct"])] + [
+                    (q, v == "yes") for q, v in ans["answers"].items() if q != "correct"]
             elif campaign.design == designs.RELEVANCE:
-                rows.append(base + [judge, "correct", _yes(ans["relevant"])] + tail)
-    return rows
+                pairs = [("correct", ans["relevant"])]
+            else:
+                pairs = []
+            recs += [Judgment(item.key, tuple(item.submissions), judge, q, float(v),
+                              item.inclusion, item.doc, item.drawn_for, tuple(item.drawn_by),
+                              item.pk) for q, v in pairs]
+    return recs
 
 
 def estimate_csv(campaign) -> str:
@@ -62,7 +64,9 @@ def estimate_csv(campaign) -> str:
     w = csv.writer(buf, lineterminator="\n")
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
         w.writerow(ESTIMATE_COLUMNS)
-        w.writerows(estimate_rows(campaign))
+        w.writerows([r.item, r.doc, ",".join(r.submissions), r.judge, r.question,
+                     _yes(r.answer == 1.0), f"{r.inclusion:.10g}", r.drawn_for,
+                     ",".join(r.drawn_by)] for r in judgment_records(campaign))
     elif campaign.design == designs.SIDE_BY_SIDE:
         w.writerow(["item", "doc", "team", "judge", "score"])
         for e in final_answers(campaign).values():
@@ -116,11 +120,8 @@ def team_results(campaign, confidence: float = 0.95, seed: int = 0) -> dict[str,
     """Per team: the design's measure, its interval, and what it rests on."""
     answers = [e for e in final_answers(campaign).values() if e["item"].gold is None]
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
-        recs = [Judgment(r[0], tuple(s for s in r[2].split(",") if s), r[3], r[4],
-                         1.0 if r[5] == "yes" else 0.0, float(r[6]), r[1], r[7],
-                         tuple(s for s in r[8].split(",") if s), i)
-                for i, r in enumerate(estimate_rows(campaign))]
-        table, _ = estimate_all(Judgments(recs, {}), "design", confidence, bootstrap=0)
+        table, _ = estimate_all(Judgments(judgment_records(campaign), {}), "design",
+                                confidence, bootstrap=0)
         out = {}
         for team, row in table.items():
             if row.get("judged_items"):
