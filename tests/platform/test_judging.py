@@ -221,3 +221,27 @@ def test_chain_skip_rules():
         (["person", "kind", "manual"], True)
     assert designs.walk(chain, {"person": "yes"})[1] is None
     assert designs.check_chains({"chains": {"x": [{"id": "a", "text": "t", "yes": "a"}]}})
+
+
+def test_summary_relevance_exports_e2e_judgments(judged, tmp_path):
+    from shareval.formats.summary import read_judgments as read_e2e
+    camp = Campaign.objects.create(dataset=judged["ds"]["dev"], slug="e2e", title="E2E",
+                                   design=Campaign.RELEVANCE, judges_per_item=2)
+    items = [json.dumps({"key": f"q1|d{i}", "submissions": ["Team A"],
+                         "payload": {"query": "elections", "summary": ["vote", "count"],
+                                     "query_id": "query1", "document_id": f"doc{i}"}})
+             for i in range(3)]
+    build.load_items(camp, "\n".join(items))
+    camp.judges.set(judged["judges"][:2])
+    for j, verdict in zip(judged["judges"][:2], (True, False)):
+        while (a := service.next_assignment(camp, j)) is not None:
+            assert service.submit(a, {"relevant": verdict or a.item.key.endswith("d0")})
+    f = tmp_path / "e2e.tsv"
+    f.write_text(results.e2e_judgments(camp))
+    problems = Problems()
+    votes = read_e2e(f, problems)
+    assert not problems.items
+    assert votes == {("query1", "doc0"): [True, True], ("query1", "doc1"): [True, False],
+                     ("query1", "doc2"): [True, False]}
+    res = results.team_results(camp)["Team A"]
+    assert res["estimate"] == pytest.approx(4 / 6) and res["n"] == 3

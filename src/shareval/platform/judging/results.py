@@ -85,6 +85,22 @@ def estimate_csv(campaign) -> str:
     return buf.getvalue()
 
 
+def e2e_judgments(campaign) -> str:
+    """Summary relevance as the judgments file `shareval score material-e2e
+    --judgments` reads (one row per judge, so both the majority rule and raw
+    votes apply); the item's payload names query_id and document_id."""
+    lines = ["query_id\tdoc_id\tjudge\trelevant"]
+    for e in final_answers(campaign).values():
+        item = e["item"]
+        if item.gold is not None:
+            continue
+        q = item.payload.get("query_id") or item.key.split("|")[0]
+        d = item.payload.get("document_id") or item.key.split("|")[-1]
+        for judge, ans in counted(e).items():
+            lines.append(f"{q}\t{d}\t{judge}\t{'Y' if ans['relevant'] else 'N'}")
+    return "\n".join(lines) + "\n"
+
+
 def qrels(campaign) -> tuple[str, list[str]]:
     """TREC qrels of the final labels: (text, unresolved item keys)."""
     lines, unresolved = [], []

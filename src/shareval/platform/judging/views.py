@@ -230,6 +230,8 @@ def export(request, c, j, kind):
         text, unresolved = results.qrels(camp)
         resp = HttpResponse(text, content_type="text/plain")
         resp["X-Unresolved-Items"] = str(len(unresolved))
+    elif kind == "e2e-judgments.tsv" and camp.design == designs.RELEVANCE:
+        resp = HttpResponse(results.e2e_judgments(camp), content_type="text/tab-separated-values")
     else:
         raise Http404("no such export")
     resp["Content-Disposition"] = f'attachment; filename="campaign-{camp.pk}-{kind}"'
