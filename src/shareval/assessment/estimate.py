@@ -134,19 +134,20 @@ def estimate_all(j: Judgments, method: str = "design", confidence: float = 0.95,
                                                         warnings)
             _ci("precision", est, lo, hi, boot_p, confidence, row)
         # entity-level precision
-        qs = [np.array([u.question(q) if u.question(q) is not None else np.nan for u in mine])
+        qs = [np.array([np.nan if (a := u.question(q)) is None else a for u in mine])
               for q in ENTITY_QUESTIONS]
         if mine and all(np.any(~np.isnan(v)) for v in qs):
             w = 1 / pi
             parts, boots = [], []
+            # one item resample for all three questions: they are answered on the same items
+            idx = rng.integers(0, len(mine), (bootstrap, len(mine))) if bootstrap else None
             for v in qs:
                 ok = ~np.isnan(v)
                 parts.append(float(np.sum(v[ok] * w[ok]) / np.sum(w[ok])))
-                if bootstrap:
-                    idx = rng.integers(0, len(mine), (bootstrap, len(mine)))
+                if idx is not None:
                     vv, ww = v[idx], np.where(np.isnan(v[idx]), 0.0, w[idx])
                     with np.errstate(invalid="ignore", divide="ignore"):
-                        boots.append(np.nansum(np.nan_to_num(vv) * ww, axis=1) / ww.sum(axis=1))
+                        boots.append(np.sum(np.nan_to_num(vv) * ww, axis=1) / ww.sum(axis=1))
             pe = float(np.prod(parts))
             for q, p in zip(ENTITY_QUESTIONS, parts):
                 row[f"precision_{q}"] = p
