@@ -47,8 +47,7 @@ def judged(world):
 def _truthful(item):
     """Answer from the gold labels: the run line 'iNN<TAB>label' is right or not."""
     from .conftest import gold
-    item_id, label = item.key.split("|")[1:3] if item.key.count("|") >= 2 else \
-        item.key.split("|")
+    item_id, label = item.key.split("|")
     ok = gold()[item_id] == label
     return {"answers": {"relation": "yes" if ok else "no", "subject": "yes", "object": "yes"}
             if ok else {"relation": "no"}}

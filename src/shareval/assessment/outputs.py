@@ -7,7 +7,7 @@ TSV (tab-separated, ``#`` comments) and JSONL (one object per line) are read.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..formats.errors import Problems
@@ -20,13 +20,14 @@ SEP = "|"
 class Output:
     name: str
     items: dict[str, str]          # item key -> document
+    _keys: list[str] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.items)
 
     def keys(self) -> list[str]:
         """Sorted item keys (cached: the order draws index into)."""
-        if getattr(self, "_keys", None) is None or len(self._keys) != len(self.items):
+        if self._keys is None or len(self._keys) != len(self.items):
             self._keys = sorted(self.items)
         return self._keys
 

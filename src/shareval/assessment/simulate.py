@@ -16,7 +16,7 @@ import numpy as np
 from .estimate import estimate_all
 from .judgments import Judgment, Judgments
 from .outputs import Output
-from .sample import draw_sample, sizes_comment
+from .sample import draw_sample
 
 
 @dataclass
@@ -118,5 +118,3 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                            float(np.nanmedian(allv[:, 2])) if has_ci else float("nan"))
     return out
 
-
-__all__ = ["World", "make_world", "run_simulations", "judgments_for", "sizes_comment"]

@@ -119,9 +119,13 @@ def manage(request, c, j):
     return render(request, "shareval/campaign.html", {
         "comp": comp, "camp": camp, "progress": service.progress(camp),
         "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
-        "results": sorted(results.team_results(camp).items(),
-                          key=lambda kv: -(kv[1]["estimate"] if kv[1]["estimate"] == kv[1]["estimate"] else -1e9)),
+        "results": sorted(results.team_results(camp).items(), key=_best_first),
         "disagreements": len(service.disagreements(camp))})
+
+
+def _best_first(kv) -> tuple:
+    est = kv[1]["estimate"]
+    return (est != est, -est if est == est else 0.0, kv[0])      # NaN last, then by team
 
 
 def _judge_campaign(request, j) -> Campaign:
