@@ -1,0 +1,506 @@
+"""Rich Context reference system: which catalog datasets a publication cites.
+
+Pipeline (one publication at a time, so it runs as a plain function):
+
+1. Candidates: every word n-gram (1-6 tokens, normalized) of the publication
+   that also occurs in a catalog entry's strings; acronyms the text defines
+   ("Panel Study of Income Dynamics (PSID)") count as occurrences of their
+   expansion.
+2. Features of each (publication, dataset) pair describe the match, never the
+   dataset's identity: longest match, how specific the matched strings are in
+   the catalog, coverage of the entry's title, how often they occur, whether the
+   entry's years appear in the text (survey series differ only by year), the
+   pair's rank in the publication, and the embedding similarity between the
+   matched sentences and the entry. A new catalog therefore needs no retraining.
+3. A gradient-boosted classifier trained on ``rcc/train`` scores each pair; pairs
+   above the threshold (tuned on training folds) are output with their score and
+   the matched strings as ``mention_list``.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .text import STOPWORDS, YEAR, normalize, tokens
+
+MAX_N = 6
+MAX_DF = 150          # n-grams shared by more entries are too generic to propose candidates
+MODEL_PATH = Path(__file__).with_name("models") / "rcc_citations.json"
+
+FEATURES = (
+    "max_n", "max_chars", "n_grams", "log_occ", "log_min_df", "spec_sum", "exclusive",
+    "title_cov", "title_prefix", "entry_cov", "has_years", "year_hit", "year_frac",
+    "year_conflict", "rank", "score_ratio", "acronym_occ", "n_candidates", "first_pos",
+    "entry_len", "sibling_rank", "log_siblings", "best_df",
+    "title_year_fit", "distinct_hit", "max_n_ratio",
+)
+
+_WORD = re.compile(r"[^\W_]+")
+_ACRONYM = re.compile(r"\(([A-Z][A-Za-z&]*[A-Z][A-Za-z0-9&-]*)\)")
+
+
+# ---------------------------------------------------------------------------
+# Catalog
+
+@dataclass
+class Catalog:
+    """Dataset entries: id -> strings (title first, then known mentions)."""
+    ids: list[str]
+    strings: list[list[str]]
+    index: dict[str, list[int]] = field(default_factory=dict)   # n-gram -> entry numbers
+    title_tokens: list[list[str]] = field(default_factory=list)
+    entry_tokens: list[frozenset] = field(default_factory=list)
+    years: list[frozenset] = field(default_factory=list)
+    sizes: list[int] = field(default_factory=list)
+    title_years: list[tuple] = field(default_factory=list)   # (first, last) year of the title
+    _vectors: np.ndarray | None = None
+
+    @classmethod
+    def from_value(cls, value) -> "Catalog":
+        """Accept ``{id: "title and mentions"}``, ``{id: {title, mentions}}`` or a list of
+        ``{data_set_id, title, mentions}`` records (``name`` / ``mention_list`` also read)."""
+        ids, strings = [], []
+        items = value.items() if isinstance(value, dict) else (
+            (r.get("data_set_id"), r) for r in value)
+        for key, entry in items:
+            if isinstance(entry, str):
+                texts = [entry]
+            elif isinstance(entry, dict):
+                title = entry.get("title") or entry.get("name") or ""
+                more = entry.get("mentions") or entry.get("mention_list") or []
+                if isinstance(more, str):
+                    more = [more]
+                texts = [title, *more]
+            else:
+                raise ValueError(f"catalog entry {key!r}: expected a string or an object")
+            texts = [normalize(t) for t in texts if isinstance(t, str) and t.strip()]
+            if key is None or not texts:
+                continue
+            ids.append(str(key))
+            strings.append(texts)
+        if not ids:
+            raise ValueError("the catalog has no entries")
+        cat = cls(ids, strings)
+        cat._build()
+        return cat
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Catalog":
+        return cls.from_value(json.loads(Path(path).read_text(encoding="utf-8")))
+
+    def _build(self) -> None:
+        index: dict[str, set] = defaultdict(set)
+        for e, texts in enumerate(self.strings):
+            all_tokens: set[str] = set()
+            for text in texts:
+                toks = tokens(text)
+                all_tokens.update(toks)
+                for n in range(1, MAX_N + 1):
+                    for i in range(len(toks) - n + 1):
+                        gram = toks[i:i + n]
+                        if _useful(gram):
+                            index[" ".join(gram)].add(e)
+            title = tokens(texts[0])[:12]
+            self.title_tokens.append(title)
+            self.entry_tokens.append(frozenset(t for t in all_tokens if t not in STOPWORDS))
+            self.years.append(frozenset(YEAR.findall(" ".join(texts))))
+            # entries with many known mentions are the often-cited ones
+            self.sizes.append(sum(len(tokens(t)) for t in texts))
+            ty = [int(y) for y in YEAR.findall(" ".join(tokens(texts[0])[:20]))]
+            self.title_years.append((min(ty), max(ty)) if ty else None)
+        self.index = {g: sorted(es) for g, es in index.items()}
+
+    def vectors(self, embed) -> np.ndarray:
+        """Embeddings of each entry's strings (computed once per catalog)."""
+        if self._vectors is None:
+            self._vectors = embed([" ".join(t)[:300] for t in self.strings])
+        return self._vectors
+
+
+def _useful(gram: list[str]) -> bool:
+    if gram[0] in STOPWORDS or gram[-1] in STOPWORDS:
+        return False
+    if len(gram) == 1:
+        t = gram[0]
+        return len(t) >= 3 and not t.isdigit()
+    return not all(t.isdigit() for t in gram)
+
+
+# ---------------------------------------------------------------------------
+# Candidates and features
+
+@dataclass
+class Candidate:
+    entry: int
+    grams: dict[str, int] = field(default_factory=dict)    # matched n-gram -> occurrences
+    first: int = 10 ** 9                                    # first token position
+    acronym_occ: int = 0
+    best: str = ""                                          # longest matched n-gram
+
+
+def _acronyms(text: str) -> dict[str, str]:
+    """Acronyms the text defines, mapped to their expansion (lower-cased tokens)."""
+    found = {}
+    for m in _ACRONYM.finditer(text):
+        acro = m.group(1)
+        letters = [c.lower() for c in acro if c.isupper()]
+        before = tokens(text[max(0, m.start() - 200):m.start()])
+        words = [w for w in before]
+        # walk back over the words whose initials spell the acronym (stopwords may sit between)
+        k, i = len(letters) - 1, len(words) - 1
+        start = None
+        while i >= 0 and k >= 0 and len(words) - i <= 2 * len(letters) + 2:
+            if words[i][0] == letters[k]:
+                k -= 1
+                start = i
+            elif words[i] not in STOPWORDS:
+                break
+            i -= 1
+        if k < 0 and start is not None:
+            found[acro.lower()] = " ".join(words[start:])
+    return found
+
+
+def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str], dict]:
+    """Entries proposed by a specific match: an n-gram of 2+ tokens or an acronym-like
+    word (2+ capitals); generic single words only add evidence to proposed entries."""
+    cased = _WORD.findall(text)
+    toks = [t.lower() for t in cased]
+    found: dict[int, Candidate] = {}
+    evidence: list[tuple[str, int]] = []
+    index = catalog.index
+    for i in range(len(toks)):
+        for n in range(1, MAX_N + 1):
+            if i + n > len(toks):
+                break
+            key = " ".join(toks[i:i + n]) if n > 1 else toks[i]
+            entries = index.get(key)
+            if entries is None:
+                continue
+            if len(entries) > MAX_DF:
+                continue
+            if n == 1 and sum(ch.isupper() for ch in cased[i]) < 2:
+                evidence.append((key, i))
+                continue
+            for e in entries:
+                c = found.get(e)
+                if c is None:
+                    c = found[e] = Candidate(e)
+                c.grams[key] = c.grams.get(key, 0) + 1
+                if i < c.first:
+                    c.first = i
+    for key, i in evidence:
+        for e in index[key]:
+            c = found.get(e)
+            if c is not None:
+                c.grams[key] = c.grams.get(key, 0) + 1
+    acronyms = _acronyms(text)
+    if acronyms:
+        counts = defaultdict(int)
+        for t in toks:
+            if t in acronyms:
+                counts[t] += 1
+        for acro, expansion in acronyms.items():
+            for e in index.get(expansion, ()):
+                if e in found:
+                    found[e].acronym_occ += counts[acro]
+    return list(found.values()), toks, acronyms
+
+
+def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
+    """The candidates of one publication and their feature matrix (columns = FEATURES)."""
+    cands, toks, _ = candidates(text, catalog)
+    if not cands:
+        return [], np.zeros((0, len(FEATURES)))
+    token_set = set(toks)
+    pub_years = set(YEAR.findall(text))
+    rows = []
+    for c in cands:
+        grams = c.grams
+        dfs = {g: len(catalog.index[g]) for g in grams}
+        lens = {g: g.count(" ") + 1 for g in grams}
+        max_n = max(lens.values())
+        title = catalog.title_tokens[c.entry]
+        prefix = 0
+        for n in range(min(len(title), MAX_N), 0, -1):
+            if " ".join(title[:n]) in grams:
+                prefix = n
+                break
+        entry_tokens = catalog.entry_tokens[c.entry]
+        years = catalog.years[c.entry]
+        hit = len(years & pub_years)
+        rows.append([
+            max_n,
+            max(len(g) for g in grams),
+            sum(1 for g in grams if lens[g] >= 2),
+            math.log1p(sum(grams.values())),
+            math.log(min(dfs.values())),
+            sum(lens[g] / dfs[g] for g in grams),
+            float(any(d == 1 and (lens[g] >= 2 or len(g) >= 4) for g, d in dfs.items())),
+            len(set(title) & token_set) / max(1, len(set(title))),
+            prefix / max(1, min(len(title), MAX_N)),
+            len(entry_tokens & token_set) / max(1, len(entry_tokens)),
+            float(bool(years)),
+            float(hit > 0),
+            hit / len(years) if years else 0.0,
+            float(bool(years) and hit == 0 and bool(pub_years)),
+            0.0, 0.0,   # rank features, filled below
+            math.log1p(c.acronym_occ),
+            math.log(len(cands)),
+            c.first / max(1, len(toks)),
+            math.log1p(catalog.sizes[c.entry]),
+            0.0, 0.0,   # sibling features, filled below
+            math.log(dfs[_best(grams)]),
+            _year_fit(catalog.title_years[c.entry], pub_years),
+            0.0, 0.0,   # distinct_hit and max_n_ratio, filled below
+        ])
+    X = np.asarray(rows, dtype=float)
+    key = X[:, FEATURES.index("spec_sum")] * (1 + X[:, FEATURES.index("year_hit")])
+    order = np.argsort(-key, kind="stable")
+    rank = np.empty(len(key))
+    rank[order] = np.arange(1, len(key) + 1)
+    X[:, FEATURES.index("rank")] = np.log(rank)
+    X[:, FEATURES.index("score_ratio")] = key / key.max() if key.max() > 0 else 0.0
+    # siblings: the proposed entries sharing this candidate's best match (e.g. one survey's
+    # yearly waves); the one whose years and strings fit best should win
+    by_entry = {c.entry: i for i, c in enumerate(cands)}
+    fit = key + X[:, FEATURES.index("year_frac")]
+    for i, c in enumerate(cands):
+        c.best = _best(c.grams)
+        sib = [by_entry[e] for e in catalog.index[c.best] if e in by_entry]
+        X[i, FEATURES.index("sibling_rank")] = sum(fit[j] > fit[i] for j in sib)
+        X[i, FEATURES.index("log_siblings")] = math.log(len(sib))
+        # title words that set this entry apart from its siblings (wave, year, roman numeral)
+        others = [set(catalog.title_tokens[cands[j].entry]) for j in sib if j != i]
+        own = set(catalog.title_tokens[c.entry])
+        distinct = own - set.intersection(*others) if others else set()
+        X[i, FEATURES.index("distinct_hit")] = (
+            len(distinct & token_set) / len(distinct) if distinct else -1.0)
+    col = FEATURES.index("max_n")
+    X[:, FEATURES.index("max_n_ratio")] = X[:, col] / X[:, col].max()
+    return cands, X
+
+
+def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.ndarray:
+    """Embedding similarity of each candidate entry to the text around its longest match."""
+    if not cands:
+        return np.zeros(0)
+    toks = tokens(text)
+    contexts = []
+    for c in cands:
+        words = (c.best or _best(c.grams)).split()
+        pos = _find(toks, words, c.first)
+        contexts.append(" ".join(toks[max(0, pos - 15):pos + len(words) + 15]))
+    q = embed(contexts)
+    vecs = catalog.vectors(embed)[[c.entry for c in cands]]
+    return np.einsum("ij,ij->i", q, vecs)
+
+
+def _year_fit(span, pub_years) -> float:
+    """1 when a year of the publication lies in the title's year span, 0 when none does,
+    -1 when the title has no year."""
+    if span is None:
+        return -1.0
+    lo, hi = span
+    return float(any(lo <= int(y) <= hi for y in pub_years))
+
+
+def _best(grams: dict) -> str:
+    return max(grams, key=lambda g: (g.count(" "), len(g)))
+
+
+def _find(toks, words, start):
+    n = len(words)
+    for i in range(max(0, start), len(toks) - n + 1):
+        if toks[i:i + n] == words:
+            return i
+    return max(0, start)
+
+
+# ---------------------------------------------------------------------------
+# Second stage: each pair judged against the other pairs of its publication and
+# its siblings (entries proposed by the same best match), plus embedding similarity
+
+STAGE2 = FEATURES + ("p1", "pub_max", "pub_rank", "pub_ratio", "pub_second",
+                     "sib_max", "sib_rank", "sib_ratio", "sib_second", "cosine")
+
+
+def group_stats(p: np.ndarray, keys: list) -> np.ndarray:
+    """Per row: the group's max score, log rank within the group, ratio to the max and the
+    group's second-best score."""
+    out = np.zeros((len(p), 4))
+    groups: dict = defaultdict(list)
+    for i, k in enumerate(keys):
+        groups[k].append(i)
+    for idx in groups.values():
+        idx = np.asarray(idx)
+        order = idx[np.argsort(-p[idx], kind="stable")]
+        top = p[order[0]]
+        out[order, 0] = top
+        out[order, 1] = np.log1p(np.arange(len(order)))
+        out[order, 2] = p[order] / max(top, 1e-9)
+        out[order, 3] = p[order[1]] if len(order) > 1 else 0.0
+    return out
+
+
+def stage2_features(X: np.ndarray, p1: np.ndarray, pub_keys: list, sib_keys: list,
+                    cos: np.ndarray) -> np.ndarray:
+    return np.hstack([X, p1[:, None], group_stats(p1, pub_keys), group_stats(p1, sib_keys),
+                      cos[:, None]])
+
+
+# ---------------------------------------------------------------------------
+# Model: gradient-boosted trees stored as JSON (portable, no pickle)
+
+@dataclass
+class Trees:
+    features: list[str]
+    baseline: float
+    trees: list[dict]          # arrays: feature, threshold, left, right, value, leaf
+
+    def predict(self, X: np.ndarray) -> np.ndarray:
+        """Probability of the positive class for each row."""
+        raw = np.full(len(X), self.baseline)
+        rows = np.arange(len(X))
+        for t in self.trees:
+            node = np.zeros(len(X), dtype=int)
+            while True:
+                inner = ~t["leaf"][node]
+                if not inner.any():
+                    break
+                x = X[rows, t["feature"][node]]
+                nxt = np.where(x <= t["threshold"][node], t["left"][node], t["right"][node])
+                node = np.where(inner, nxt, node)
+            raw += t["value"][node]
+        return 1.0 / (1.0 + np.exp(-raw))
+
+    @classmethod
+    def from_sklearn(cls, model, names) -> "Trees":
+        """From a fitted binary HistGradientBoostingClassifier without missing values."""
+        trees = []
+        for (predictor,) in model._predictors:
+            n = predictor.nodes
+            trees.append({"feature": n["feature_idx"].astype(int),
+                          "threshold": n["num_threshold"].astype(float),
+                          "left": n["left"].astype(int), "right": n["right"].astype(int),
+                          "value": n["value"].astype(float), "leaf": n["is_leaf"].astype(bool)})
+        return cls(list(names), float(np.ravel(model._baseline_prediction)[0]), trees)
+
+    def to_json(self) -> dict:
+        return {"features": self.features, "baseline": self.baseline,
+                "trees": [{k: (v.astype(int).tolist() if v.dtype.kind in "bi" else
+                               [float(f"{x:.6g}") for x in v]) for k, v in t.items()}
+                          for t in self.trees]}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "Trees":
+        trees = []
+        for t in d["trees"]:
+            tree = {k: np.asarray(v) for k, v in t.items()}
+            tree["leaf"] = tree["leaf"].astype(bool)
+            trees.append(tree)
+        return cls(d["features"], d["baseline"], trees)
+
+
+@dataclass
+class RccModel:
+    stage1: Trees
+    stage2: Trees
+    threshold: float           # on the stage-2 probability, tuned for F1
+    cosine_min: float          # stage-1 probability above which the embedding is computed
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path = MODEL_PATH) -> "RccModel":
+        d = json.loads(Path(path).read_text(encoding="utf-8"))
+        if tuple(d["stage1"]["features"]) != FEATURES or tuple(d["stage2"]["features"]) != STAGE2:
+            raise ValueError(f"{path}: trained with other features; retrain with "
+                             "`shareval train-system rcc-citations`")
+        return cls(Trees.from_json(d["stage1"]), Trees.from_json(d["stage2"]), d["threshold"],
+                   d["cosine_min"], d.get("meta", {}))
+
+    def save(self, path: str | Path = MODEL_PATH) -> None:
+        d = {"threshold": self.threshold, "cosine_min": self.cosine_min, "meta": self.meta,
+             "stage1": self.stage1.to_json(), "stage2": self.stage2.to_json()}
+        Path(path).write_text(json.dumps(d, separators=(",", ":")) + "\n", encoding="utf-8")
+
+    def score(self, text: str, catalog: Catalog, embed=None) -> tuple[list[Candidate], np.ndarray]:
+        """Candidates of one (normalized) text and their citation probabilities."""
+        cands, X = features(text, catalog)
+        if not cands:
+            return [], np.zeros(0)
+        p1 = self.stage1.predict(X)
+        cos = np.zeros(len(cands))
+        if embed is not None:
+            near = np.flatnonzero(p1 >= self.cosine_min)
+            if len(near):
+                cos[near] = cosines(text, [cands[i] for i in near], catalog, embed)
+        X2 = stage2_features(X, p1, [0] * len(cands), [c.best for c in cands], cos)
+        return cands, self.stage2.predict(X2)
+
+
+# ---------------------------------------------------------------------------
+# The system as a function
+
+_MODEL: RccModel | None = None
+
+
+def model() -> RccModel:
+    global _MODEL
+    if _MODEL is None:
+        _MODEL = RccModel.load()
+    return _MODEL
+
+
+def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: float | None = None,
+                   use_embeddings: bool = True, rcc_model: RccModel | None = None,
+                   ) -> tuple[list[dict], list[dict]]:
+    """Citations and mentions of one publication's text.
+
+    Returns ``(citations, mentions)`` as the competition's records
+    (``data_set_citations.json`` and ``data_set_mentions.json``); ``threshold``
+    overrides the model's tuned decision threshold.
+    """
+    m = rcc_model or model()
+    text = normalize(text)
+    embed = None
+    if use_embeddings:
+        from .embed import embed
+    cands, p = m.score(text, catalog, embed)
+    cut = m.threshold if threshold is None else threshold
+    citations, mention_scores = [], {}
+    for i in np.argsort(-p, kind="stable"):
+        if p[i] < cut:
+            break
+        c, score = cands[i], round(float(p[i]), 4)
+        mentions = _mentions(c, text)
+        citations.append({"publication_id": publication_id, "data_set_id": catalog.ids[c.entry],
+                          "score": score, "mention_list": mentions})
+        for mention in mentions:
+            mention_scores[mention] = max(mention_scores.get(mention, 0.0), score)
+    mentions = [{"publication_id": publication_id, "mention": k, "score": v}
+                for k, v in mention_scores.items()]
+    return citations, mentions
+
+
+def _mentions(c: Candidate, text: str) -> list[str]:
+    """The matched strings as they appear in the text (longest, non-overlapping first)."""
+    kept: list[str] = []
+    for g in sorted(c.grams, key=lambda g: (-g.count(" "), -len(g))):
+        if any(g in k for k in kept) or (" " not in g and kept):
+            continue
+        kept.append(g)
+        if len(kept) == 5:
+            break
+    out = []
+    for g in kept:
+        pattern = r"\W+".join(re.escape(w) for w in g.split())
+        m = re.search(r"(?i)(?<!\w)" + pattern + r"(?!\w)", text)
+        out.append(m.group(0) if m else g)
+    return out

@@ -1,0 +1,243 @@
+"""SV-Ident reference systems: survey-variable detection and zero-shot disambiguation.
+
+Detection: logistic regression over hashed word (1-2) and character (3-5)
+n-grams plus the sentence's multilingual embedding, trained on
+``sv-ident/train`` (English and German together). Hashing needs no stored
+vocabulary, so the model is only a weight vector (``models/svident_detection.npz``).
+
+Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
+at run time (``id, label, topic, question, answer``) becomes one document;
+a sentence is ranked against the variables of its language by BM25 (bm25s,
+Snowball stemming and stopwords of that language), by embedding cosine, or by
+their fusion: the mean of both scores after min-max scaling per sentence.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
+HASH_FEATURES = 2 ** 18
+LANGS = {"en": "english", "de": "german"}
+FUSION_WEIGHT = 0.5          # weight of the dense score in the fusion
+
+
+# ---------------------------------------------------------------------------
+# Detection
+
+def _vectorizers():
+    from sklearn.feature_extraction.text import HashingVectorizer
+    common = dict(n_features=HASH_FEATURES, alternate_sign=False, norm="l2")
+    return (HashingVectorizer(analyzer="word", ngram_range=(1, 2),
+                              token_pattern=r"(?u)\b\w+\b", **common),
+            HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common))
+
+
+def detection_features(sentences: list[str], vectors: np.ndarray | None = None):
+    """Sparse matrix: hashed words, hashed characters, then the 512 embedding dimensions."""
+    from scipy import sparse
+    from .embed import embed
+    words, chars = _vectorizers()
+    if vectors is None:
+        vectors = embed(sentences)
+    return sparse.hstack([words.transform(sentences), chars.transform(sentences),
+                          sparse.csr_matrix(vectors)]).tocsr()
+
+
+@dataclass
+class DetectionModel:
+    coef: np.ndarray
+    intercept: float
+    threshold: float
+    meta: dict = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, path: str | Path = DETECTION_PATH) -> "DetectionModel":
+        with np.load(path, allow_pickle=False) as d:
+            return cls(d["coef"], float(d["intercept"]), float(d["threshold"]),
+                       json.loads(str(d["meta"])))
+
+    def save(self, path: str | Path = DETECTION_PATH) -> None:
+        np.savez_compressed(path, coef=self.coef.astype(np.float32), intercept=self.intercept,
+                            threshold=self.threshold, meta=json.dumps(self.meta))
+
+    def probabilities(self, sentences: list[str], vectors=None) -> np.ndarray:
+        if not sentences:
+            return np.zeros(0)
+        raw = detection_features(sentences, vectors) @ self.coef + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.asarray(raw).ravel()))
+
+
+_DETECTION: DetectionModel | None = None
+
+
+def detection_model() -> DetectionModel:
+    global _DETECTION
+    if _DETECTION is None:
+        _DETECTION = DetectionModel.load()
+    return _DETECTION
+
+
+def detect(sentences: list[str], threshold: float | None = None) -> list[tuple[int, float]]:
+    """For each sentence: (1 if it mentions a survey variable else 0, probability)."""
+    model = detection_model()
+    p = model.probabilities(list(sentences))
+    cut = model.threshold if threshold is None else threshold
+    return [(int(x >= cut), round(float(x), 4)) for x in p]
+
+
+# ---------------------------------------------------------------------------
+# Vocabulary and disambiguation
+
+@dataclass
+class Variable:
+    id: str
+    label: str = ""
+    topic: str = ""
+    question: str = ""
+    answers: str = ""
+    lang: str = ""
+
+    def text(self) -> str:
+        return " ".join(x for x in (self.label, self.question, self.answers, self.topic) if x)
+
+
+def read_vocabulary(path: str | Path, lang: str | None = None) -> list[Variable]:
+    """Variables from a TSV (``id, label, topic, question, answer``; a file named ``en.tsv``
+    or ``de.tsv`` gives its language) or a JSON list of objects with those fields."""
+    path = Path(path)
+    lang = lang or (path.stem if path.stem in LANGS else "")
+    if path.suffix.lower() == ".json":
+        records = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(records, dict):
+            records = [{"id": k, **v} for k, v in records.items()]
+    else:
+        with path.open(encoding="utf-8", newline="") as f:
+            records = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    out = []
+    for line, r in enumerate(records, start=2):
+        vid = str(r.get("id") or r.get("variable_id") or "").strip()
+        if not vid:
+            raise ValueError(f"{path}:{line}: id: missing")
+        answers = r.get("answer") or r.get("answers") or ""
+        if isinstance(answers, list):
+            answers = "; ".join(map(str, answers))
+        out.append(Variable(vid, _clean(r.get("label")), _clean(r.get("topic")),
+                            _clean(r.get("question")), _clean(answers).replace(";", "; "),
+                            str(r.get("lang") or lang)))
+    if not out:
+        raise ValueError(f"{path}: the vocabulary has no variables")
+    return out
+
+
+def _clean(v) -> str:
+    return re.sub(r"\s+", " ", str(v or "")).strip()
+
+
+def _stemmer(lang: str):
+    import Stemmer
+    return Stemmer.Stemmer(LANGS.get(lang, "english"))
+
+
+class VariableIndex:
+    """BM25 and embedding indexes over the variables of one language."""
+
+    def __init__(self, variables: list[Variable], lang: str = "en"):
+        import bm25s
+        from .embed import embed
+        self.variables = variables
+        self.lang = lang if lang in LANGS else "en"
+        texts = [v.text() for v in variables]
+        self._stem = _stemmer(self.lang)
+        self.bm25 = bm25s.BM25()
+        self.bm25.index(bm25s.tokenize(texts, stopwords=self.lang, stemmer=self._stem,
+                                       show_progress=False), show_progress=False)
+        self.vectors = embed(texts)
+
+    def bm25_scores(self, sentences: list[str]) -> np.ndarray:
+        import bm25s
+        k = len(self.variables)
+        tokens = bm25s.tokenize(sentences, stopwords=self.lang, stemmer=self._stem,
+                                show_progress=False)
+        docs, scores = self.bm25.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+        out = np.zeros((len(sentences), k))
+        np.put_along_axis(out, docs, scores, axis=1)
+        return out
+
+    def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
+        from .embed import embed
+        q = embed(sentences) if vectors is None else vectors
+        return q @ self.vectors.T
+
+    def scores(self, sentences: list[str], method: str = "fusion", vectors=None) -> np.ndarray:
+        if method == "bm25":
+            return self.bm25_scores(sentences)
+        if method == "dense":
+            return self.dense_scores(sentences, vectors)
+        if method != "fusion":
+            raise ValueError(f"unknown method {method!r}: bm25, dense or fusion")
+        return ((1 - FUSION_WEIGHT) * _minmax(self.bm25_scores(sentences))
+                + FUSION_WEIGHT * _minmax(self.dense_scores(sentences, vectors)))
+
+
+def _minmax(s: np.ndarray) -> np.ndarray:
+    lo = s.min(axis=1, keepdims=True)
+    span = s.max(axis=1, keepdims=True) - lo
+    return np.where(span > 0, (s - lo) / np.where(span > 0, span, 1), 0.0)
+
+
+def language(text: str) -> str:
+    """'en' or 'de' by py3langid restricted to the two task languages."""
+    from py3langid.langid import LanguageIdentifier, MODEL_FILE
+    global _LANGID
+    if _LANGID is None:
+        _LANGID = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+        _LANGID.set_languages(list(LANGS))
+    return _LANGID.classify(text)[0]
+
+
+_LANGID = None
+
+
+def disambiguate(sentences: list[str], vocabulary: list[Variable], k: int = 10,
+                 method: str = "fusion", langs: list[str] | None = None,
+                 ) -> list[list[tuple[str, float]]]:
+    """The ``k`` best variables for each sentence, best first, with scores.
+
+    Each sentence is compared with the variables of its language (given in ``langs`` or
+    identified by py3langid); a vocabulary without languages is used for every sentence.
+    """
+    langs = langs or [language(s) for s in sentences]
+    by_lang: dict[str, list[Variable]] = {}
+    for v in vocabulary:
+        by_lang.setdefault(v.lang or "*", []).append(v)
+    out: list[list[tuple[str, float]]] = [[] for _ in sentences]
+    groups: dict[str, list[int]] = {}
+    for i, lang in enumerate(langs):
+        key = lang if lang in by_lang else "*" if "*" in by_lang else next(iter(by_lang))
+        groups.setdefault(key, []).append(i)
+    for key, idx in groups.items():
+        index = _index(key, by_lang[key])
+        scores = index.scores([sentences[i] for i in idx], method)
+        top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+        for row, i in enumerate(idx):
+            out[i] = [(index.variables[j].id, round(float(scores[row, j]), 4)) for j in top[row]]
+    return out
+
+
+_INDEXES: dict = {}
+
+
+def _index(lang: str, variables: list[Variable]) -> VariableIndex:
+    """Indexes are cached per vocabulary so a service builds them once."""
+    key = (lang, tuple(v.id for v in variables), hash(tuple(v.text() for v in variables)))
+    if key not in _INDEXES:
+        if len(_INDEXES) > 8:
+            _INDEXES.clear()
+        _INDEXES[key] = VariableIndex(variables, lang if lang != "*" else "en")
+    return _INDEXES[key]

@@ -1,0 +1,172 @@
+"""Training the reference systems' models from the shared training data.
+
+Models are written as JSON/NPZ next to the code (``systems/models/``) and are
+applied with numpy alone; scikit-learn is needed only here. Every model is
+trained on the *training part* of a declared document-level split so that
+``bench/quality.py`` measures it on documents it never saw:
+
+* RCC: publications whose integer id is divisible by 5 are held out (20%).
+* SV-Ident: documents whose id is divisible by 5 are held out
+  (see ``svident.held_out``).
+"""
+from __future__ import annotations
+
+import json
+import time
+from multiprocessing import get_context
+from pathlib import Path
+
+import numpy as np
+
+from . import rcc
+from .text import read_document
+
+RCC_FOLDS = 4
+
+
+def rcc_held_out(publication_id) -> bool:
+    """The declared RCC split: held out when the integer id is divisible by 5."""
+    return int(publication_id) % 5 == 0
+
+
+def _rcc_job(args):
+    text_path, gold = args
+    text = rcc.normalize(read_document(Path(text_path)))
+    cands, X = rcc.features(text, _CATALOG)
+    return (text, cands, X, np.array([_CATALOG.ids[c.entry] in gold for c in cands], bool))
+
+
+_CATALOG: rcc.Catalog | None = None
+
+
+def _init(catalog_path):
+    global _CATALOG
+    _CATALOG = rcc.Catalog.load(catalog_path)
+
+
+def _hgb(seed=0):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
+                                          min_samples_leaf=40, l2_regularization=1.0,
+                                          random_state=seed)
+
+
+def _oof(X, y, groups, folds=RCC_FOLDS):
+    from sklearn.model_selection import GroupKFold
+    p = np.zeros(len(y))
+    for a, b in GroupKFold(folds).split(X, y, groups):
+        p[b] = _hgb().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
+    return p
+
+
+def best_f1_threshold(p: np.ndarray, y: np.ndarray, n_gold: int) -> tuple[float, float]:
+    """The score threshold maximizing micro F1 when ``n_gold`` positives exist in all."""
+    order = np.argsort(-p, kind="stable")
+    tp = np.cumsum(y[order])
+    k = np.arange(1, len(p) + 1)
+    f1 = 2 * tp / (k + n_gold)
+    i = int(np.argmax(f1))
+    return float(p[order[i]]), float(f1[i])
+
+
+def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: int = 2,
+              log=print) -> dict:
+    """Train the two-stage RCC citation model on the training part of ``data_dir``
+    (the folder holding ``train/`` and ``catalog/``)."""
+    from .embed import embed
+    data_dir = Path(data_dir)
+    catalog_path = data_dir / "catalog" / "dataset_text_dict.json"
+    gold: dict[str, set] = {}
+    for c in json.loads((data_dir / "train" / "data_set_citations.json").read_text()):
+        gold.setdefault(str(c["publication_id"]), set()).add(str(c["data_set_id"]))
+    pubs = [str(p["publication_id"])
+            for p in json.loads((data_dir / "train" / "publications.json").read_text())]
+    train = [p for p in pubs if not rcc_held_out(p)]
+    t0 = time.time()
+    jobs = [(str(data_dir / "train" / "texts" / f"{p}.json"), gold.get(p, set())) for p in train]
+    with get_context("fork").Pool(workers, _init, (catalog_path,)) as pool:
+        rows = pool.map(_rcc_job, jobs, chunksize=16)
+    log(f"features of {len(train)} training publications: {time.time() - t0:.0f} s")
+    _init(catalog_path)
+    catalog = _CATALOG
+    X = np.vstack([r[2] for r in rows if len(r[1])])
+    y = np.concatenate([r[3] for r in rows if len(r[1])])
+    pub_of = np.concatenate([np.full(len(r[1]), i) for i, r in enumerate(rows) if len(r[1])])
+    n_gold = sum(len(gold.get(p, ())) for p in train)
+    log(f"{len(y)} candidate pairs, {int(y.sum())} of {n_gold} gold pairs among them")
+
+    p1_oof = _oof(X, y, pub_of)
+    stage1 = _hgb().fit(X, y)
+    cosine_min = 0.02
+    cos = np.zeros(len(y))
+    sib = []
+    offset = 0
+    for text, cands, _, _ in rows:
+        if not cands:
+            continue
+        sl = slice(offset, offset + len(cands))
+        near = np.flatnonzero(p1_oof[sl] >= cosine_min)
+        if len(near):
+            cos[offset + near] = rcc.cosines(text, [cands[i] for i in near], catalog, embed)
+        sib += [c.best for c in cands]
+        offset += len(cands)
+    X2 = rcc.stage2_features(X, p1_oof, list(pub_of), [f"{g}|{s}" for g, s in zip(pub_of, sib)],
+                             cos)
+    p2_oof = _oof(X2, y, pub_of)
+    threshold, f1 = best_f1_threshold(p2_oof, y, n_gold)
+    stage2 = _hgb().fit(X2, y)
+    import sklearn
+    meta = {"trained_on": "rcc/train publications whose id is not divisible by 5",
+            "publications": len(train), "pairs": int(len(y)), "gold_pairs": n_gold,
+            "cross_validated_f1": round(f1, 4), "sklearn": sklearn.__version__}
+    model = rcc.RccModel(rcc.Trees.from_sklearn(stage1, rcc.FEATURES),
+                         rcc.Trees.from_sklearn(stage2, rcc.STAGE2), threshold, cosine_min, meta)
+    model.save(out)
+    log(f"threshold {threshold:.3f}, {RCC_FOLDS}-fold F1 on training publications {f1:.3f}; "
+        f"model written to {out} ({time.time() - t0:.0f} s)")
+    return meta
+
+
+# ---------------------------------------------------------------------------
+# SV-Ident detection
+
+def read_svident_train(path: str | Path) -> list[dict]:
+    import csv
+    with Path(path).open(encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def svident_held_out(rows: list[dict]) -> set[str]:
+    """The declared SV-Ident split: per language, documents in sorted id order, every fourth
+    (positions 3, 7, ...) held out. A document's language is its majority sentence language."""
+    from collections import Counter
+    lang_of: dict[str, Counter] = {}
+    for r in rows:
+        lang_of.setdefault(r["doc_id"], Counter())[r["lang"]] += 1
+    held = set()
+    for lang in sorted({c.most_common(1)[0][0] for c in lang_of.values()}):
+        docs = sorted((d for d, c in lang_of.items() if c.most_common(1)[0][0] == lang),
+                      key=lambda d: (len(d), d))
+        held.update(docs[3::4])
+    return held
+
+
+def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log=print) -> dict:
+    """Logistic regression on the training documents of ``train.tsv``."""
+    from sklearn.linear_model import LogisticRegression
+    from . import svident
+    t0 = time.time()
+    rows = read_svident_train(train_tsv)
+    held = svident_held_out(rows)
+    train = [r for r in rows if r["doc_id"] not in held]
+    X = svident.detection_features([r["sentence"] for r in train])
+    y = np.array([int(r["is_variable"]) for r in train])
+    clf = LogisticRegression(C=C, max_iter=5000, class_weight="balanced").fit(X, y)
+    meta = {"trained_on": "sv-ident/train documents not held out (per language, every fourth "
+                          "document in id order is held out)",
+            "sentences": len(train), "documents": len({r['doc_id'] for r in train}),
+            "held_out_documents": sorted(held), "C": C}
+    model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta)
+    model.save(out or svident.DETECTION_PATH)
+    log(f"detection model on {len(train)} sentences written ({time.time() - t0:.0f} s)")
+    return meta
