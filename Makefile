@@ -39,7 +39,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ranking.py
 
 bench-platform: $(STAMP)
-	$(BIN)/python bench/platform.py
+	$(BIN)/python bench/server.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -153,6 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     smp.add_argument("--seed", type=int, default=0)
     _output_options(smp)
 
+    from .systems.cli import add_parsers as add_system_parsers
+    add_system_parsers(sub)
+
     from .platform.commands import add_server_parser
     add_server_parser(sub)
     return p
@@ -220,6 +223,9 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "submit":
         from .client import submit_command
         return submit_command(args, console)
+    if args.command in ("systems", "run", "serve-system", "train-system"):
+        from .systems.cli import command
+        return command(args, console)
     if args.command == "server":
         from .platform.commands import run_server_command
         return run_server_command(args, console)

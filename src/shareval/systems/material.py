@@ -4,8 +4,11 @@ Input folder (``shareval run material-* IN OUT``)::
 
     IN/documents/<DocID>.txt    one text per document, any language the encoder covers
     IN/queries.tsv              query_id<TAB>query (QueryString:Domain), header line
-    IN/domains.json             optional {domain: description}; default: the plan's
-                                eight domains (section 9), described in a sentence each
+    IN/domains.json             optional {DomainID: description, or a plan domain name or
+                                code}; default: the plan's eight domains (section 9),
+                                described in a sentence each
+    IN/documents.tsv            optional DocID<TAB>genre; CS documents are left out of
+                                DomainID output (plan 7.2.2)
 
 CLIR scores each (query, document) pair by fusing two signals, both on an
 absolute scale so that one threshold serves every query:
@@ -34,6 +37,7 @@ import numpy as np
 DOMAINS_PATH = Path(__file__).with_name("models") / "material_domains.json"
 LEXICAL_WEIGHT = 0.5
 DEFAULT_THRESHOLD = 0.45
+DOMAIN_THRESHOLD = 0.3
 PASSAGE_WORDS = 60
 LANGUAGES = {"1A": "sw", "1B": "tl", "1S": "so"}     # plan Table 4: Swahili, Tagalog, Somali
 _OPERATORS = {"example", "of", "syn", "hyp", "evf"}
@@ -52,6 +56,18 @@ def read_collection(folder: str | Path) -> Collection:
         raise ValueError(f"{folder}: no documents (<DocID>.txt files)")
     return Collection([p.stem for p in files],
                       [p.read_text(encoding="utf-8", errors="replace") for p in files])
+
+
+def conversational(path: Path) -> set[str]:
+    """DocIDs marked conversational speech (genre CS) in an optional documents.tsv."""
+    if not path.exists():
+        return set()
+    out = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        cols = line.split("\t")
+        if len(cols) > 1 and cols[1].strip().lower() in ("cs", "conversational"):
+            out.add(cols[0].strip())
+    return out
 
 
 def read_queries(path: str | Path) -> dict[str, tuple[str, str]]:
@@ -169,8 +185,21 @@ def tune_threshold(conf: dict[str, np.ndarray], relevant: dict[str, np.ndarray],
 # ---------------------------------------------------------------------------
 # DomainID and LangID
 
+CODES = {"GOV": "Government-And-Politics", "LIF": "Lifestyle", "BUS": "Business-And-Commerce",
+         "LAW": "Law-And-Order", "HEA": "Physical-And-Mental-Health", "MIL": "Military",
+         "SPO": "Sports", "REL": "Religion"}          # plan section 6.2
+
+
 def load_domains(path: str | Path | None = None) -> dict[str, str]:
-    return json.loads(Path(path or DOMAINS_PATH).read_text(encoding="utf-8"))
+    """{DomainID: description}. In a user's file a value may also be one of the plan's
+    domain names or codes (GOV, MIL, ...), which stands for its shipped description."""
+    defaults = json.loads(DOMAINS_PATH.read_text(encoding="utf-8"))
+    if path is None:
+        return defaults
+    value = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError(f"{path}: expected {{DomainID: description}}")
+    return {k: defaults.get(CODES.get(v, v), v) for k, v in value.items()}
 
 
 def domain_scores(collection: Collection, domains: dict[str, str],

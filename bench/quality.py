@@ -1,0 +1,157 @@
+"""Quality of the reference systems, measured with shareval's own scorers.
+
+    python bench/quality.py [--data ../shared/data] [--retrain] [--only rcc|svident]
+
+Splits (declared in ``shareval.systems.training``):
+
+* RCC: publications of ``rcc/train`` whose id is divisible by 5 are held out
+  (797 publications, 878 gold citations); the model is trained on the rest.
+* SV-Ident detection: per language, every fourth document of ``sv-ident/train``
+  in id order is held out; the model is trained on the other documents.
+* SV-Ident disambiguation is zero-shot: it is scored on all trial sentences
+  (``trial/train/{en,de}.tsv``) against the trial vocabularies; nothing is trained.
+
+Without ``--retrain`` the shipped models are used (they were trained with the
+same splits by ``shareval train-system``); with it they are retrained first
+into a temporary folder.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from shareval import tasks
+from shareval.systems import rcc, svident, training
+from shareval.systems.registry import read_sentences
+from shareval.systems.text import read_document
+
+
+def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool) -> list[tuple]:
+    model = rcc.RccModel.load(model_path) if model_path else rcc.model()
+    catalog = rcc.Catalog.load(data / "rcc" / "catalog" / "dataset_text_dict.json")
+    pubs = json.loads((data / "rcc" / "train" / "publications.json").read_text())
+    held = [p for p in pubs if training.rcc_held_out(p["publication_id"])]
+    gold = [c for c in json.loads((data / "rcc" / "train" / "data_set_citations.json").read_text())
+            if training.rcc_held_out(c["publication_id"])]
+    ref = tmp / "rcc_ref"
+    ref.mkdir()
+    (ref / "data_set_citations.json").write_text(json.dumps(gold))
+    (ref / "publications.json").write_text(json.dumps(held))
+    citations, mentions = [], []
+    t0 = time.time()
+    for p in held:
+        text = read_document(data / "rcc" / "train" / "texts" / f"{p['publication_id']}.json")
+        c, m = rcc.find_citations(text, catalog, p["publication_id"], use_embeddings=embeddings,
+                                  rcc_model=model)
+        citations += c
+        mentions += m
+    elapsed = time.time() - t0
+    sub = tmp / "rcc_citations.json"
+    sub.write_text(json.dumps(citations))
+    msub = tmp / "rcc_mentions.json"
+    msub.write_text(json.dumps(mentions))
+    r = tasks.get("rcc-citations").score(ref, sub).metrics
+    m = tasks.get("rcc-mentions").score(ref, msub).metrics
+    label = "RCC citations" + ("" if embeddings else " (no embeddings)")
+    return [(label, f"{len(held)} held-out publications", "F1", r["f1"],
+             f"P {r['precision']:.3f} R {r['recall']:.3f}; {len(held) / elapsed:.1f} pubs/s"),
+            ("RCC mentions" + ("" if embeddings else " (no embeddings)"),
+             f"{len(held)} held-out publications", "F1 (partial, Jaccard 0.5)",
+             m["partial_f1"], f"exact F1 {m['exact_f1']:.3f}")]
+
+
+def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) -> list[tuple]:
+    rows = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
+    held = training.svident_held_out(rows)
+    test = [r for r in rows if r["doc_id"] in held]
+    ref = tmp / "sv_ref.tsv"
+    with ref.open("w", newline="") as f:
+        w = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
+        w.writerow(["sentence", "is_variable", "variable", "research_data", "doc_id", "uuid",
+                    "lang"])
+        for r in test:
+            w.writerow([r["sentence"].replace("\t", " "), r["is_variable"], r["variable"],
+                        r["research_data"], r["doc_id"], r["uuid"], r["lang"]])
+    model = svident.DetectionModel.load(model_path) if model_path else svident.detection_model()
+    p = model.probabilities([r["sentence"] for r in test])
+    sub = tmp / "sv_detection.json"
+    sub.write_text(json.dumps({r["uuid"]: int(x >= model.threshold) for r, x in zip(test, p)}))
+    res = tasks.get("svident-detection").score(ref, sub).metrics
+    return [("SV-Ident detection", f"{len(held)} held-out documents, {len(test)} sentences",
+             "F1-macro (documents, then languages)", res["f1_macro"], "")]
+
+
+def svident_disambiguation_quality(data: Path, tmp: Path) -> list[tuple]:
+    out = []
+    trial = data / "sv-ident" / "trial"
+    vocab = [v for lang in ("en", "de")
+             for v in svident.read_vocabulary(trial / "vocabulary" / f"{lang}.tsv")]
+    sentences = [r for lang in ("en", "de") for r in read_sentences(trial / "train" / f"{lang}.tsv")]
+    refs = []
+    for lang in ("en", "de"):
+        refs.append(trial / "train" / f"{lang}.tsv")
+    values = {}
+    for method in ("bm25", "dense", "fusion"):
+        ranked = svident.disambiguate([r["sentence"] for r in sentences], vocab, 10, method,
+                                      [r["lang"] for r in sentences])
+        scores = []
+        for lang, ref in zip(("en", "de"), refs):
+            sub = tmp / f"sv_dis_{method}_{lang}.json"
+            sub.write_text(json.dumps({
+                r["uuid"]: {v[1:] if v.startswith("v") else v: s for v, s in rk}
+                for r, rk in zip(sentences, ranked) if r["lang"] == lang}))
+            scores.append(tasks.get("svident-disambiguation").score(ref, sub).metrics["map@10"])
+        values[method] = sum(scores) / 2
+        out.append((f"SV-Ident disambiguation ({method})",
+                    f"trial data, {len(sentences)} sentences", "MAP@10 (mean of en, de)",
+                    values[method], f"en {scores[0]:.3f}, de {scores[1]:.3f}"))
+    out[-1] = out[-1][:4] + (out[-1][4] + f"; {values['fusion'] / values['bm25']:.2f}x BM25",)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--retrain", action="store_true", help="retrain the models first")
+    ap.add_argument("--only", choices=("rcc", "svident"))
+    args = ap.parse_args()
+    data = Path(args.data)
+    if not (data / "rcc").exists() or not (data / "sv-ident").exists():
+        print(f"{data}: the shared data is not there; nothing to measure", file=sys.stderr)
+        return 2
+    rows = []
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        rcc_model = sv_model = None
+        if args.retrain:
+            if args.only != "svident":
+                rcc_model = tmp / "rcc.json"
+                training.train_rcc(data / "rcc", rcc_model)
+            if args.only != "rcc":
+                sv_model = tmp / "sv.npz"
+                training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
+                                                 sv_model)
+        if args.only != "svident":
+            rows += rcc_quality(data, rcc_model, tmp, embeddings=True)
+        if args.only != "rcc":
+            rows += svident_detection_quality(data, sv_model, tmp)
+            rows += svident_disambiguation_quality(data, tmp)
+    table = Table(title="Reference systems, scored by shareval's task scorers")
+    for col in ("system", "evaluated on", "metric", "value", "notes"):
+        table.add_column(col)
+    for name, on, metric, value, notes in rows:
+        table.add_row(name, on, metric, f"{100 * value:.1f}", notes)
+    Console().print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
