@@ -98,7 +98,7 @@ def test_run_rcc_over_pdf_and_text_passes_validators(tmp_path, cli, catalog):
     (tmp_path / "catalog.json").write_text(json.dumps(CATALOG))
     (tmp_path / "taxonomy.json").write_text(json.dumps(
         {"fields": ["Economics", {"label": "Sociology", "synonyms": ["social survey"]}],
-         "methods": ["panel regression", "fixed effects"]}))
+         "methods": ["panel data", "fixed effects"]}))
     code, out, err = cli("run", "rcc", pubs, tmp_path / "out", "--catalog",
                          tmp_path / "catalog.json", "--taxonomy", tmp_path / "taxonomy.json",
                          "--threshold", "0.01", "--no-embeddings", "-q")

@@ -54,6 +54,7 @@ class Catalog:
     ids: list[str]
     strings: list[list[str]]
     index: dict[str, list[int]] = field(default_factory=dict)   # n-gram -> entry numbers
+    prefixes: set = field(default_factory=set)
     title_tokens: list[list[str]] = field(default_factory=list)
     entry_tokens: list[frozenset] = field(default_factory=list)
     years: list[frozenset] = field(default_factory=list)
@@ -115,6 +116,12 @@ class Catalog:
             ty = [int(y) for y in YEAR.findall(" ".join(tokens(texts[0])[:20]))]
             self.title_years.append((min(ty), max(ty)) if ty else None)
         self.index = {g: sorted(es) for g, es in index.items()}
+        # every word prefix of an indexed n-gram: a scan stops extending once it leaves them
+        self.prefixes = set()
+        for g in self.index:
+            words = g.split(" ")
+            for n in range(1, len(words) + 1):
+                self.prefixes.add(" ".join(words[:n]))
 
     def vectors(self, embed) -> np.ndarray:
         """Embeddings of each entry's strings (computed once per catalog)."""
@@ -175,11 +182,14 @@ def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str],
     found: dict[int, Candidate] = {}
     evidence: list[tuple[str, int]] = []
     index = catalog.index
+    prefixes = catalog.prefixes
     for i in range(len(toks)):
         for n in range(1, MAX_N + 1):
             if i + n > len(toks):
                 break
             key = " ".join(toks[i:i + n]) if n > 1 else toks[i]
+            if key not in prefixes:
+                break
             entries = index.get(key)
             if entries is None:
                 continue
@@ -274,7 +284,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
     for i, c in enumerate(cands):
         c.best = _best(c.grams)
         sib = [by_entry[e] for e in catalog.index[c.best] if e in by_entry]
-        X[i, FEATURES.index("sibling_rank")] = sum(fit[j] > fit[i] for j in sib)
+        X[i, FEATURES.index("sibling_rank")] = int((fit[sib] > fit[i]).sum())
         X[i, FEATURES.index("log_siblings")] = math.log(len(sib))
         # title words that set this entry apart from its siblings (wave, year, roman numeral)
         others = [set(catalog.title_tokens[cands[j].entry]) for j in sib if j != i]
@@ -300,6 +310,17 @@ def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.nd
     q = embed(contexts)
     vecs = catalog.vectors(embed)[[c.entry for c in cands]]
     return np.einsum("ij,ij->i", q, vecs)
+
+
+def _depth(tree: dict) -> int:
+    """Number of splits on the longest root-to-leaf path."""
+    depth, frontier = 0, [0]
+    while True:
+        frontier = [c for n in frontier if not tree["leaf"][n]
+                    for c in (tree["left"][n], tree["right"][n])]
+        if not frontier:
+            return depth
+        depth += 1
 
 
 def _year_fit(span, pub_years) -> float:
@@ -363,22 +384,32 @@ class Trees:
     features: list[str]
     baseline: float
     trees: list[dict]          # arrays: feature, threshold, left, right, value, leaf
+    _packed: tuple = field(default=None, repr=False)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Probability of the positive class for each row."""
-        raw = np.full(len(X), self.baseline)
-        rows = np.arange(len(X))
-        for t in self.trees:
-            node = np.zeros(len(X), dtype=int)
-            while True:
-                inner = ~t["leaf"][node]
-                if not inner.any():
-                    break
-                x = X[rows, t["feature"][node]]
-                nxt = np.where(x <= t["threshold"][node], t["left"][node], t["right"][node])
-                node = np.where(inner, nxt, node)
-            raw += t["value"][node]
+        """Probability of the positive class for each row (all trees walked together)."""
+        if self._packed is None:
+            self._pack()
+        feature, threshold, left, right, value, leaf, roots, depth = self._packed
+        rows = np.arange(len(X))[:, None]
+        node = np.broadcast_to(roots, (len(X), len(roots))).copy()
+        for _ in range(depth):
+            x = X[rows, feature[node]]
+            nxt = np.where(x <= threshold[node], left[node], right[node])
+            node = np.where(leaf[node], node, nxt)
+        raw = self.baseline + value[node].sum(axis=1)
         return 1.0 / (1.0 + np.exp(-raw))
+
+    def _pack(self) -> None:
+        """All trees in one node table; child indices shifted by each tree's offset."""
+        offsets = np.cumsum([0] + [len(t["leaf"]) for t in self.trees[:-1]])
+        cat = {k: np.concatenate([t[k] for t in self.trees]) for k in self.trees[0]}
+        shift = np.concatenate([np.full(len(t["leaf"]), o) for t, o in zip(self.trees, offsets)])
+        left = np.where(cat["leaf"], 0, cat["left"] + shift)
+        right = np.where(cat["leaf"], 0, cat["right"] + shift)
+        depth = max(_depth(t) for t in self.trees)
+        self._packed = (cat["feature"], cat["threshold"], left, right, cat["value"],
+                        cat["leaf"], offsets, depth)
 
     @classmethod
     def from_sklearn(cls, model, names) -> "Trees":

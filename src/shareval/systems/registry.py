@@ -117,8 +117,9 @@ def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
     if taxonomy:
         for name, value in (("research_fields.json", fields_out), ("methods.json", methods),
                             ("candidate_methods.json", new)):
-            _write_json(out / name, value)
-            written.append(name)
+            if value:       # the format has no empty file: nothing found, nothing written
+                _write_json(out / name, value)
+                written.append(name)
     return {"publications": len(files) - len(failed), "citations": len(citations),
             "mentions": len(mentions), "files": written, "unreadable": failed}
 
