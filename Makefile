@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo demo-scoring test test-postgres bench bench-platform clean
+.PHONY: demo demo-scoring test test-postgres bench bench-platform bench-systems clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: $(STAMP)
 
 bench-platform: $(STAMP)
 	$(BIN)/python bench/server.py
+
+bench-systems: $(STAMP)
+	$(BIN)/python bench/quality.py
+	$(BIN)/python bench/throughput.py
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -37,3 +37,13 @@ def embed(texts: list[str]) -> np.ndarray:
         with _LOCK:
             parts.append(np.asarray(model.encode(batch), dtype=np.float32).reshape(len(batch), -1))
     return np.vstack(parts)
+
+
+def set_threads(n: int) -> None:
+    """BLAS threads for encoding; 1 in each worker when several processes share the cores."""
+    from threadpoolctl import threadpool_limits
+    threadpool_limits(n)
+    model = _model()
+    model.threads = n
+    if getattr(model, "_backend", None) is not None:
+        model._backend.threads = n
