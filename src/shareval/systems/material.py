@@ -210,12 +210,12 @@ def domain_scores(collection: Collection, domains: dict[str, str],
     index = index or ClirIndex(collection)
     names = list(domains)
     sims = embed([domains[d] for d in names]) @ index.vectors.T
+    # passages are stored in document order, so each document is one contiguous block
+    starts = np.flatnonzero(np.r_[True, np.diff(index.owner_arr) != 0])
+    blocks = np.split(np.arange(len(index.owner)), starts[1:])
     out = {}
     for k, name in enumerate(names):
-        per_doc = np.zeros(len(collection.doc_ids))
-        for d in range(len(collection.doc_ids)):
-            s = np.sort(sims[k, index.owner_arr == d])[::-1][:3]
-            per_doc[d] = float(s.mean()) if len(s) else 0.0
+        per_doc = np.array([np.sort(sims[k, b])[::-1][:3].mean() for b in blocks])
         out[name] = np.clip(per_doc, 0, 1)
     return out
 

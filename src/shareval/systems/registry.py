@@ -328,11 +328,12 @@ def _material_run(inp: Path, out: Path, opts: dict) -> dict:
     written["domainid"] = len(dscores)
     (out / "langid").mkdir(parents=True, exist_ok=True)
     langs = material.languages(collection)
-    for lang_id, iso in _languages(opts.get("languages")).items():
+    lang_ids = _languages(opts.get("languages"))
+    for lang_id, iso in lang_ids.items():
         conf = [p if lang == iso else 0.0 for lang, p in langs]
         (out / "langid" / f"{lang_id}.tsv").write_text(
             material.decision_lines(collection.doc_ids, conf, 0.5), encoding="utf-8")
-    written["langid"] = len(_languages(opts.get("languages")))
+    written["langid"] = len(lang_ids)
     return {"documents": len(collection.doc_ids), "queries": len(queries), **written}
 
 
