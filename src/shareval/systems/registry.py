@@ -126,7 +126,9 @@ def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
 
 def _rcc_service(opts: dict) -> dict:
     from . import fields, rcc
+    from .embed import embed
     catalog = rcc.Catalog.load(opts["catalog"])
+    catalog.vectors(embed)          # at start-up, not during the first request
     taxonomy = fields.read_taxonomy(opts["taxonomy"]) if opts.get("taxonomy") else None
 
     def cite(body):
