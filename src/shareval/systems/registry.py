@@ -428,8 +428,8 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
            "a folder with documents/<DocID>.txt, queries.tsv and optional domains.json",
            "clir/<QueryID>.tsv, e2e/<QueryID>/..., domainid/<Domain>.tsv, langid/<LangID>.tsv",
            _material_run, _material_service,
-           run_options=(Opt("threshold", "CLIR detection threshold (tune it with "
-                                         "`shareval train-system material`)", float),
+           run_options=(Opt("threshold", "CLIR detection threshold (tune it on a DEV pack with "
+                                         "shareval.systems.material.tune_threshold)", float),
                         Opt("domain_threshold", "DomainID threshold", float),
                         Opt("domains", "domain descriptions JSON"),
                         Opt("languages", "LangID=iso pairs, default 1A=sw,1B=tl,1S=so"),
