@@ -102,14 +102,10 @@ class ClirIndex:
     """BM25 and passage embeddings of a collection, built once, queried many times."""
 
     def __init__(self, collection: Collection):
-        import bm25s
-        import Stemmer
         from .embed import embed
+        from .lexical import Bm25
         self.collection = collection
-        self._stem = Stemmer.Stemmer("english")
-        self.bm25 = bm25s.BM25()
-        self.bm25.index(bm25s.tokenize(collection.texts, stopwords="en", stemmer=self._stem,
-                                       show_progress=False), show_progress=False)
+        self.bm25 = Bm25(collection.texts, "en")
         self.passages: list[str] = []
         self.owner: list[int] = []
         for d, text in enumerate(collection.texts):
@@ -121,13 +117,9 @@ class ClirIndex:
 
     def scores(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """(confidence, best passage index) per query and document."""
-        import bm25s
         from .embed import embed
         n_docs = len(self.collection.doc_ids)
-        tokens = bm25s.tokenize(queries, stopwords="en", stemmer=self._stem, show_progress=False)
-        docs, raw = self.bm25.retrieve(tokens, k=n_docs, show_progress=False, n_threads=1)
-        lexical = np.zeros((len(queries), n_docs))
-        np.put_along_axis(lexical, docs, raw, axis=1)
+        lexical = self.bm25.scores(queries)
         lexical = lexical / (lexical + 5.0)
         sims = embed(queries) @ self.vectors.T                 # queries x passages
         dense = np.full((len(queries), n_docs), -1.0)
@@ -222,8 +214,8 @@ def domain_scores(collection: Collection, domains: dict[str, str],
 
 def languages(collection: Collection) -> list[tuple[str, float]]:
     """(ISO 639-1 code, probability) per document by py3langid."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
-    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    from .text import language_identifier
+    ident = language_identifier()
     return [(lang, float(p)) for lang, p in (ident.classify(t) for t in collection.texts)]
 
 

@@ -157,8 +157,7 @@ def _acronyms(text: str) -> dict[str, str]:
     for m in _ACRONYM.finditer(text):
         acro = m.group(1)
         letters = [c.lower() for c in acro if c.isupper()]
-        before = tokens(text[max(0, m.start() - 200):m.start()])
-        words = [w for w in before]
+        words = tokens(text[max(0, m.start() - 200):m.start()])
         # walk back over the words whose initials spell the acronym (stopwords may sit between)
         k, i = len(letters) - 1, len(words) - 1
         start = None

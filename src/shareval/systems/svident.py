@@ -139,35 +139,20 @@ def _clean(v) -> str:
     return re.sub(r"\s+", " ", str(v or "")).strip()
 
 
-def _stemmer(lang: str):
-    import Stemmer
-    return Stemmer.Stemmer(LANGS.get(lang, "english"))
-
-
 class VariableIndex:
     """BM25 and embedding indexes over the variables of one language."""
 
     def __init__(self, variables: list[Variable], lang: str = "en"):
-        import bm25s
         from .embed import embed
+        from .lexical import Bm25
         self.variables = variables
         self.lang = lang if lang in LANGS else "en"
         texts = [v.text() for v in variables]
-        self._stem = _stemmer(self.lang)
-        self.bm25 = bm25s.BM25()
-        self.bm25.index(bm25s.tokenize(texts, stopwords=self.lang, stemmer=self._stem,
-                                       show_progress=False), show_progress=False)
+        self.bm25 = Bm25(texts, self.lang)
         self.vectors = embed(texts)
 
     def bm25_scores(self, sentences: list[str]) -> np.ndarray:
-        import bm25s
-        k = len(self.variables)
-        tokens = bm25s.tokenize(sentences, stopwords=self.lang, stemmer=self._stem,
-                                show_progress=False)
-        docs, scores = self.bm25.retrieve(tokens, k=k, show_progress=False, n_threads=1)
-        out = np.zeros((len(sentences), k))
-        np.put_along_axis(out, docs, scores, axis=1)
-        return out
+        return self.bm25.scores(sentences)
 
     def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
         from .embed import embed
@@ -193,15 +178,8 @@ def _minmax(s: np.ndarray) -> np.ndarray:
 
 def language(text: str) -> str:
     """'en' or 'de' by py3langid restricted to the two task languages."""
-    from py3langid.langid import LanguageIdentifier, MODEL_FILE
-    global _LANGID
-    if _LANGID is None:
-        _LANGID = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-        _LANGID.set_languages(list(LANGS))
-    return _LANGID.classify(text)[0]
-
-
-_LANGID = None
+    from .text import language_identifier
+    return language_identifier(tuple(LANGS)).classify(text)[0]
 
 
 def disambiguate(sentences: list[str], vocabulary: list[Variable], k: int = 10,

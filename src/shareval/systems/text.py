@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from functools import lru_cache
 from pathlib import Path
 
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)|(\w)- (?=[a-z])")
@@ -58,3 +59,13 @@ def read_document(path: Path) -> str:
             return value
         raise ValueError("expected a JSON object of text fields or a JSON string")
     return raw
+
+
+@lru_cache(maxsize=4)
+def language_identifier(langs: tuple[str, ...] | None = None):
+    """A py3langid identifier (probabilities normalized), loaded once per language set."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    if langs:
+        ident.set_languages(list(langs))
+    return ident
