@@ -113,6 +113,17 @@ def test_run_rcc_over_pdf_and_text_passes_validators(tmp_path, cli, catalog):
                        ("rcc-fields-methods", "methods.json")):
         code, out, err = cli("validate", task, "-s", tmp_path / "out" / name)
         assert code == 0, err
+    # worker processes give the same files, in the same order
+    code, out, err = cli("run", "rcc", pubs, tmp_path / "out2", "--catalog",
+                         tmp_path / "catalog.json", "--taxonomy", tmp_path / "taxonomy.json",
+                         "--threshold", "0.01", "--no-embeddings", "-q", "--workers", "2")
+    assert code == 0, err
+    assert json.loads(out)["unreadable"] == summary["unreadable"]
+    for name in ("data_set_citations.json", "data_set_mentions.json", "methods.json"):
+        assert (tmp_path / "out2" / name).read_text() == (tmp_path / "out" / name).read_text()
+    code, out, err = cli("run", "rcc", pubs, tmp_path / "out3", "--catalog",
+                         tmp_path / "catalog.json", "--workers", "0")
+    assert code == 2 and "--workers" in err
 
 
 def test_fields_and_methods_match_the_taxonomy():

@@ -84,33 +84,73 @@ def _write_json(path: Path, value) -> None:
 RCC_SUFFIXES = (".pdf", ".txt", ".json")
 
 
-def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
+_RCC_JOB: dict = {}
+
+
+def _rcc_one(path: Path):
+    """Citations, mentions and fields of one publication file (in a worker or in-process)."""
     from . import fields, rcc
     from .text import read_document
+    job = _RCC_JOB
+    try:
+        text = read_document(path)
+    except Exception as exc:        # a broken PDF must not stop the batch
+        return path, None, f"{path.name}: {exc}"
+    pid = _pub_id(path.stem)
+    c, m = rcc.find_citations(text, job["catalog"], pid, job["threshold"],
+                              use_embeddings=job["embeddings"])
+    fm = fields.fields_and_methods(text, job["taxonomy"], pid) if job["taxonomy"] else None
+    return path, (c, m, fm), None
+
+
+def _one_thread():
+    from .embed import set_threads
+    set_threads(1)
+
+
+def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
+    from . import fields, rcc
+    workers = 1 if opts.get("workers") is None else opts["workers"]
+    if workers < 1:
+        raise RequestError(f"--workers: expected 1 or more, found {workers}")
     catalog = rcc.Catalog.load(opts["catalog"])
     taxonomy = fields.read_taxonomy(opts["taxonomy"]) if opts.get("taxonomy") else None
     files = sorted(p for p in inp.iterdir() if p.suffix.lower() in RCC_SUFFIXES and p.is_file())
     if not files:
         raise RequestError(f"{inp}: no publications (*.pdf, *.txt or *.json files)")
     out.mkdir(parents=True, exist_ok=True)
+    embeddings = not opts.get("no_embeddings")
+    rcc.model()
+    if embeddings and workers > 1:
+        from .embed import embed
+        catalog.vectors(embed)      # before forking, so the workers share model and vectors
+    _RCC_JOB.update(catalog=catalog, taxonomy=taxonomy, threshold=opts.get("threshold"),
+                    embeddings=embeddings)
     citations, mentions, fields_out, methods, new = [], [], [], [], []
     failed = []
-    for path in progress(files, len(files), "publications"):
-        try:
-            text = read_document(path)
-        except Exception as exc:        # a broken PDF must not stop the batch
-            failed.append(f"{path.name}: {exc}")
-            continue
-        pid = _pub_id(path.stem)
-        c, m = rcc.find_citations(text, catalog, pid, opts.get("threshold"),
-                                  use_embeddings=not opts.get("no_embeddings"))
-        citations += c
-        mentions += m
-        if taxonomy:
-            fm = fields.fields_and_methods(text, taxonomy, pid)
-            fields_out += fm["research_fields"]
-            methods += fm["methods"]
-            new += fm["candidate_methods"]
+    pool = None
+    if workers > 1:
+        from multiprocessing import get_context
+        pool = get_context("fork").Pool(min(workers, len(files)), _one_thread)
+        results = pool.imap(_rcc_one, files, chunksize=2)
+    else:
+        results = map(_rcc_one, files)
+    try:
+        for _path, found, error in progress(results, len(files), "publications"):
+            if error:
+                failed.append(error)
+                continue
+            c, m, fm = found
+            citations += c
+            mentions += m
+            if fm:
+                fields_out += fm["research_fields"]
+                methods += fm["methods"]
+                new += fm["candidate_methods"]
+    finally:
+        if pool is not None:
+            pool.terminate()        # all results are in (or an error stops the run)
+            pool.join()
     _write_json(out / "data_set_citations.json", citations)
     _write_json(out / "data_set_mentions.json", mentions)
     written = ["data_set_citations.json", "data_set_mentions.json"]
@@ -404,7 +444,9 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("taxonomy", "fields/methods taxonomy JSON"),
                         Opt("threshold", "citation score threshold (default: the model's)",
                             float),
-                        Opt("no_embeddings", "skip the embedding-similarity feature", bool)),
+                        Opt("no_embeddings", "skip the embedding-similarity feature", bool),
+                        Opt("workers", "processes (default 1; one per core is fastest)", int,
+                            default=1)),
            serve_options=(Opt("catalog", "dataset catalog JSON", required=True),
                           Opt("taxonomy", "fields/methods taxonomy JSON")),
            api=RCC_API),
