@@ -278,6 +278,57 @@ def test_threshold_tuning_maximizes_aqwv():
     assert aqwv(q, r, c >= t, n_rel, total, beta) == pytest.approx(best)
 
 
+def test_train_material_tunes_thresholds_that_run_uses(material_inputs, tmp_path, cli):
+    pack, inp, docs = material_inputs
+    model = tmp_path / "thresholds.json"
+    code, _, err = cli("train-system", "material", "--input", inp, "--pack", pack,
+                       "--out", model)
+    assert code == 0, err
+    tuned = json.loads(model.read_text())
+    # the run with these thresholds scores the AQWV the tuning promised
+    code, out, err = cli("run", "material", inp, tmp_path / "out", "--model", model,
+                         "--languages", "1A=en")
+    assert code == 0, err
+    assert json.loads(out)["thresholds"]["source"] == str(model)
+    code, out, err = cli("score", "material-clir", "-s", tmp_path / "out" / "clir", "-r", pack,
+                         "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["aqwv"] == pytest.approx(tuned["meta"]["aqwv"], abs=1e-4)
+    # ... and no other threshold on those confidences does better
+    confs = [float(line.split("\t")[2]) for f in (tmp_path / "out" / "clir").glob("*.tsv")
+             for line in f.read_text().splitlines()]
+    for t in sorted(set(confs)):
+        code, out, err = cli("run", "material", inp, tmp_path / "o2", "--threshold", str(t),
+                             "--languages", "1A=en", "-q")
+        code, out, err = cli("score", "material-clir", "-s", tmp_path / "o2" / "clir", "-r",
+                             pack, "--format", "json")
+        assert json.loads(out)["metrics"]["aqwv"] <= tuned["meta"]["aqwv"] + 1e-4
+    assert 0 <= tuned["domainid"] <= 1 and tuned["meta"]["domains"] == 2
+    # a document of the pack without text is named
+    (inp / "documents" / f"{docs[2]}.txt").unlink()
+    code, _, err = cli("train-system", "material", "--input", inp, "--pack", pack,
+                       "--out", model)
+    assert code == 2 and docs[2] in err
+    code, _, err = cli("train-system", "material", "--pack", pack)
+    assert code == 2 and "--input" in err
+
+
+def test_domain_threshold_tuning_maximizes_f1():
+    rng = np.random.default_rng(3)
+    for trial in range(20):
+        scores = {d: rng.integers(0, 6, 15) / 5 for d in ("A", "B")}     # ties on purpose
+        rel = {d: rng.random(15) < 0.3 for d in scores}
+        t, best = material.tune_domain_threshold(scores, rel)
+        s = np.concatenate(list(scores.values()))
+        r = np.concatenate(list(rel.values()))
+        if not r.any():
+            assert (t, best) == (0.5, 0.0)
+            continue
+        brute = max(2 * np.sum(r & (s >= x)) / (np.sum(s >= x) + r.sum()) for x in s)
+        assert best == pytest.approx(brute)
+        assert 2 * np.sum(r & (s >= t)) / (np.sum(s >= t) + r.sum()) == pytest.approx(best)
+
+
 def test_query_words_drop_operators():
     assert material.query_words('EXAMPLE_OF(music)+"folk song"') == "music folk song"
 

@@ -40,9 +40,14 @@ def add_parsers(sub) -> None:
         _add_options(sp, s.serve_options)
     train = sub.add_parser("train-system", help="retrain a reference system's model from the "
                                                 "shared training data")
-    train.add_argument("system", choices=("rcc", "svident"))
+    train.add_argument("system", choices=("rcc", "svident", "material"))
     train.add_argument("--data", default="../shared/data",
-                       help="the shared data folder (default ../shared/data)")
+                       help="rcc, svident: the shared data folder (default ../shared/data)")
+    train.add_argument("--input", help="material: the development input folder (documents/, "
+                                       "optional domains.json)")
+    train.add_argument("--pack", help="material: the development reference pack (queries.tsv, "
+                                      "clir/, optional domainid/)")
+    train.add_argument("--beta", type=float, help="material: override the pack's beta")
     train.add_argument("--out", help="model file (default: the shipped model)")
 
 
@@ -86,7 +91,13 @@ def _command(args, console) -> int:
     if args.command == "train-system":
         from . import training
         data = Path(args.data)
-        if args.system == "rcc":
+        if args.system == "material":
+            if not args.input or not args.pack:
+                raise RequestError("train-system material needs --input DEV_IN and --pack "
+                                   "DEV_PACK")
+            training.train_material(args.input, args.pack, args.out, args.beta,
+                                    log=console.print)
+        elif args.system == "rcc":
             training.train_rcc(data / "rcc", args.out or training.rcc.MODEL_PATH,
                                log=console.print)
         else:

@@ -22,7 +22,10 @@ absolute scale so that one threshold serves every query:
 The confidence is ``LEXICAL_WEIGHT * lexical + (1 - LEXICAL_WEIGHT) * dense`` and a
 document is retrieved (Y) when it reaches the detection threshold. ``tune_threshold``
 picks the threshold maximizing AQWV (Eq. 3) on a development pack; the shipped
-default (``DEFAULT_THRESHOLD``) is a placeholder until that is done.
+defaults (``DEFAULT_THRESHOLD``, ``DOMAIN_THRESHOLD``) are untuned placeholders,
+because no MATERIAL development data is public. ``shareval train-system material
+--input DEV_IN --pack DEV_PACK`` tunes both on a development pack and writes
+``models/material_thresholds.json`` (or ``--out``), which ``thresholds`` reads.
 """
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 DOMAINS_PATH = Path(__file__).with_name("models") / "material_domains.json"
+THRESHOLDS_PATH = Path(__file__).with_name("models") / "material_thresholds.json"
 LEXICAL_WEIGHT = 0.5
 DEFAULT_THRESHOLD = 0.45
 DOMAIN_THRESHOLD = 0.3
@@ -172,6 +176,40 @@ def tune_threshold(conf: dict[str, np.ndarray], relevant: dict[str, np.ndarray],
     s = sweep(q, rel, c, n_rel, n_total, beta)
     best = int(np.argmax(s.qwv))
     return float(s.thresholds[best]), float(s.qwv[best])
+
+
+def tune_domain_threshold(scores: dict[str, np.ndarray], relevant: dict[str, np.ndarray],
+                          ) -> tuple[float, float]:
+    """The global DomainID threshold maximizing F1 of the detections pooled over domains
+    (the plan reports four counts per domain and no single score; F1 balances misses
+    against false alarms), and that F1. 0.5 and F1 0 when no document is relevant."""
+    s = np.concatenate([scores[d] for d in scores])
+    r = np.concatenate([relevant[d] for d in scores]).astype(bool)
+    if not r.any():
+        return 0.5, 0.0
+    order = np.argsort(-s, kind="stable")
+    tp = np.cumsum(r[order])
+    k = np.arange(1, len(s) + 1)
+    last = np.r_[np.flatnonzero(np.diff(s[order])), len(s) - 1]   # the end of each tie group
+    f1 = 2 * tp[last] / (k[last] + r.sum())
+    best = int(np.argmax(f1))
+    return float(s[order][last[best]]), float(f1[best])
+
+
+def thresholds(path: str | Path | None = None) -> dict:
+    """The CLIR and DomainID thresholds: from ``path``, else from the tuned
+    ``models/material_thresholds.json`` when ``train-system material`` wrote it, else the
+    untuned placeholders. ``source`` says which."""
+    path = Path(path) if path else (THRESHOLDS_PATH if THRESHOLDS_PATH.exists() else None)
+    if path is None:
+        return {"clir": DEFAULT_THRESHOLD, "domainid": DOMAIN_THRESHOLD,
+                "source": "untuned placeholders (no development pack)"}
+    value = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(value, dict) or not all(
+            isinstance(value.get(k), (int, float)) for k in ("clir", "domainid")):
+        raise ValueError(f"{path}: expected {{\"clir\": threshold, \"domainid\": threshold}}")
+    return {"clir": float(value["clir"]), "domainid": float(value["domainid"]),
+            "source": str(path)}
 
 
 # ---------------------------------------------------------------------------

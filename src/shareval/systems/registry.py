@@ -344,7 +344,8 @@ def _languages(spec: str | None) -> dict[str, str]:
 def _material_run(inp: Path, out: Path, opts: dict) -> dict:
     from . import material
     collection, queries, domains = _material_inputs(inp, opts)
-    threshold = opts.get("threshold") or material.DEFAULT_THRESHOLD
+    tuned = material.thresholds(opts.get("model"))
+    threshold = tuned["clir"] if opts.get("threshold") is None else opts["threshold"]
     index = material.ClirIndex(collection)
     written = {}
     if queries:
@@ -359,7 +360,8 @@ def _material_run(inp: Path, out: Path, opts: dict) -> dict:
         written["e2e_summaries"] = n
     (out / "domainid").mkdir(parents=True, exist_ok=True)
     dscores = material.domain_scores(collection, domains, index)
-    dthreshold = opts.get("domain_threshold") or material.DOMAIN_THRESHOLD
+    dthreshold = (tuned["domainid"] if opts.get("domain_threshold") is None
+                  else opts["domain_threshold"])
     # DomainID files must not list conversational speech (plan 7.2.2)
     speech = material.conversational(inp / "documents.tsv")
     keep = [i for i, d in enumerate(collection.doc_ids) if d not in speech]
@@ -376,14 +378,17 @@ def _material_run(inp: Path, out: Path, opts: dict) -> dict:
         (out / "langid" / f"{lang_id}.tsv").write_text(
             material.decision_lines(collection.doc_ids, conf, 0.5), encoding="utf-8")
     written["langid"] = len(lang_ids)
-    return {"documents": len(collection.doc_ids), "queries": len(queries), **written}
+    return {"documents": len(collection.doc_ids), "queries": len(queries), **written,
+            "thresholds": {"clir": threshold, "domainid": dthreshold,
+                           "source": tuned["source"]}}
 
 
 def _material_service(opts: dict) -> dict:
     from . import material
     collection, _, domains = _material_inputs(Path(opts["collection"]), opts)
     index = material.ClirIndex(collection)
-    threshold = opts.get("threshold") or material.DEFAULT_THRESHOLD
+    tuned = material.thresholds(opts.get("model"))
+    threshold = tuned["clir"] if opts.get("threshold") is None else opts["threshold"]
 
     def search(body):
         problems = []
@@ -470,15 +475,21 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
            "a folder with documents/<DocID>.txt, queries.tsv and optional domains.json",
            "clir/<QueryID>.tsv, e2e/<QueryID>/..., domainid/<Domain>.tsv, langid/<LangID>.tsv",
            _material_run, _material_service,
-           run_options=(Opt("threshold", "CLIR detection threshold (tune it on a DEV pack with "
-                                         "shareval.systems.material.tune_threshold)", float),
+           run_options=(Opt("threshold", "CLIR detection threshold (default: --model's)",
+                            float),
+                        Opt("model", "thresholds JSON written by `shareval train-system "
+                                     "material` (default: the tuned file if one was written, "
+                                     "else untuned placeholders)"),
                         Opt("domain_threshold", "DomainID threshold", float),
                         Opt("domains", "domain descriptions JSON"),
                         Opt("languages", "LangID=iso pairs, default 1A=sw,1B=tl,1S=so"),
                         Opt("team", "E2E team id (default shareval)"),
                         Opt("sys_label", "E2E system label (default baseline)")),
            serve_options=(Opt("collection", "input folder with documents/", required=True),
-                          Opt("threshold", "CLIR detection threshold", float),
+                          Opt("threshold", "CLIR detection threshold (default: --model's)",
+                              float),
+                          Opt("model", "thresholds JSON written by `shareval train-system "
+                                       "material`"),
                           Opt("domains", "domain descriptions JSON")),
            api=MATERIAL_API),
 )}

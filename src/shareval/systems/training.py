@@ -170,3 +170,70 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
     model.save(out or svident.DETECTION_PATH)
     log(f"detection model on {len(train)} sentences written ({time.time() - t0:.0f} s)")
     return meta
+
+
+# ---------------------------------------------------------------------------
+# MATERIAL thresholds
+
+def train_material(input_dir: str | Path, pack_dir: str | Path, out=None, beta=None,
+                   log=print) -> dict:
+    """Tune the CLIR threshold (AQWV, plan Eq. 3, with the pack's beta) and the DomainID
+    threshold (pooled F1) on a development pack.
+
+    ``input_dir`` is what ``shareval run material`` reads (``documents/``, optional
+    ``domains.json``); ``pack_dir`` is the reference pack of ``docs/material.md`` (its
+    ``queries.tsv``, ``clir/`` and optional ``domainid/`` judgments)."""
+    from .. import tasks
+    from . import material
+    t0 = time.time()
+    input_dir, pack_dir = Path(input_dir), Path(pack_dir)
+    clir_task = tasks.get("material-clir")
+    pack = clir_task.load_reference(pack_dir)
+    collection = material.read_collection(input_dir / "documents")
+    where = {d: i for i, d in enumerate(collection.doc_ids)}
+    missing = [d for d in pack.doc_ids if d not in where]
+    if missing:
+        more = f" and {len(missing) - 10} more" if len(missing) > 10 else ""
+        raise ValueError(f"{input_dir / 'documents'}: no text for the pack's documents "
+                         f"{', '.join(missing[:10])}{more}")
+    if not pack.queries:
+        raise ValueError(f"{pack_dir / 'queries.tsv'}: the pack has no queries to tune on")
+    # the pack's documents, in the pack's order
+    order = np.array([where[d] for d in pack.doc_ids])
+    collection = material.Collection(list(pack.doc_ids), [collection.texts[i] for i in order])
+    index = material.ClirIndex(collection)
+    ids = list(pack.queries)
+    queries = {q: (pack.queries[q].query_string, pack.queries[q].domain) for q in ids}
+    conf = material.clir(collection, queries, index=index)
+    rel = clir_task.relevance(pack, ids)
+    b = clir_task.beta(pack, beta)
+    clir_t, aqwv = material.tune_threshold(conf, {q: rel[k] for k, q in enumerate(ids)}, b)
+    result = {"clir": round(clir_t, 5), "domainid": material.DOMAIN_THRESHOLD,
+              "meta": {"tuned_on": str(pack_dir), "documents": len(pack.doc_ids),
+                       "queries": len(ids), "beta": b, "aqwv": round(aqwv, 4)}}
+    log(f"CLIR threshold {clir_t:.4f}: AQWV {aqwv:.4f} on {len(ids)} queries, "
+        f"{len(pack.doc_ids)} documents (beta {b:g})")
+    domain_task = tasks.get("material-domainid")
+    domain_ids = domain_task.ids(pack)
+    if domain_ids:
+        domains = material.load_domains(input_dir / "domains.json"
+                                        if (input_dir / "domains.json").exists() else None)
+        unknown = [d for d in domain_ids if d not in domains]
+        if unknown:
+            raise ValueError(f"{pack_dir / 'domainid'}: no description for the domains "
+                             f"{', '.join(unknown)} (add them to {input_dir / 'domains.json'})")
+        scores = material.domain_scores(collection, {d: domains[d] for d in domain_ids}, index)
+        drel = domain_task.relevance(pack, domain_ids)
+        scored = ~pack.conversational          # CS documents are not scored (plan 7.2.2)
+        dt, f1 = material.tune_domain_threshold(
+            {d: scores[d][scored] for d in domain_ids},
+            {d: drel[k][scored] for k, d in enumerate(domain_ids)})
+        result["domainid"] = round(dt, 5)
+        result["meta"].update(domains=len(domain_ids), domainid_f1=round(f1, 4))
+        log(f"DomainID threshold {dt:.4f}: pooled F1 {f1:.4f} over {len(domain_ids)} domains")
+    else:
+        log("the pack has no domainid/ judgments: the DomainID threshold stays the placeholder")
+    out = Path(out or material.THRESHOLDS_PATH)
+    out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    log(f"thresholds written to {out} ({time.time() - t0:.0f} s)")
+    return result
