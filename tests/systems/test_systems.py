@@ -42,6 +42,20 @@ def test_candidates_and_acronyms(catalog):
     assert rcc._acronyms(PAPER)["psid"] == "panel study of income dynamics"
 
 
+def test_mentions_are_whole_names_as_written(catalog):
+    text = ("Data come from the National Health and Nutrition\nExamination Survey of 1999-2000. "
+            "We also use NHANES lab files.")
+    cites, mentions = rcc.find_citations(text, catalog, 7, threshold=0.0, use_embeddings=False)
+    by_id = {c["data_set_id"]: c["mention_list"] for c in cites}
+    # "survey" is a stopword, so no n-gram ends with it; the mention is widened to the name
+    assert by_id["101"] == ["National Health and Nutrition Examination Survey", "NHANES"]
+    assert {m["mention"] for m in mentions} == set(by_id["101"])
+    cites, _ = rcc.find_citations(PAPER, catalog, 7, threshold=0.0, use_embeddings=False)
+    by_id = {c["data_set_id"]: c["mention_list"] for c in cites}
+    assert by_id["103"] == ["Panel Study of Income Dynamics (PSID)"]       # bracket closed
+    assert by_id["104"] == ["General Social Survey", "GSS"]
+
+
 def test_catalog_forms_are_equivalent():
     structured = [{"data_set_id": 7, "title": "Panel Study of Income Dynamics",
                    "mentions": ["PSID"]}]

@@ -123,6 +123,10 @@ class Catalog:
             for n in range(1, len(words) + 1):
                 self.prefixes.add(" ".join(words[:n]))
 
+    def phrase(self, e: int) -> str:
+        """The entry's strings as one space-padded run of tokens, for substring tests."""
+        return f" {' '.join(tokens(' '.join(self.strings[e])))} "
+
     def vectors(self, embed) -> np.ndarray:
         """Embeddings of each entry's strings (computed once per catalog)."""
         if self._vectors is None:
@@ -505,11 +509,12 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     cands, p = m.score(text, catalog, embed)
     cut = m.threshold if threshold is None else threshold
     citations, mention_scores = [], {}
+    words = list(_WORD.finditer(text)) if len(p) else []
     for i in np.argsort(-p, kind="stable"):
         if p[i] < cut:
             break
         c, score = cands[i], round(float(p[i]), 4)
-        mentions = _mentions(c, text)
+        mentions = _mentions(c, text, catalog, words)
         citations.append({"publication_id": publication_id, "data_set_id": catalog.ids[c.entry],
                           "score": score, "mention_list": mentions})
         for mention in mentions:
@@ -519,8 +524,19 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     return citations, mentions
 
 
-def _mentions(c: Candidate, text: str) -> list[str]:
-    """The matched strings as they appear in the text (longest, non-overlapping first)."""
+_EDGE_WORDS = STOPWORDS - {"survey", "data", "study", "i", "ii", "iii"}
+_JOIN = re.compile(r"[ \t\n\r\-'\u2019\u00ad]{1,3}")
+
+
+def _mentions(c: Candidate, text: str, catalog: Catalog | None = None,
+              words: list | None = None) -> list[str]:
+    """The matched strings as they appear in the text (longest, non-overlapping first).
+
+    With the catalog, each match is widened to the longest run of text words around it
+    that the entry's strings also contain, joined by spaces or hyphens only, not starting
+    or ending with a function word: n-grams may not end with a stopword such as
+    "survey", so "Health and Nutrition Examination Survey" was matched without its last
+    word. ``words`` are ``_WORD`` matches of ``text`` (computed when not given)."""
     kept: list[str] = []
     for g in sorted(c.grams, key=lambda g: (-g.count(" "), -len(g))):
         if any(g in k for k in kept) or (" " not in g and kept):
@@ -528,9 +544,47 @@ def _mentions(c: Candidate, text: str) -> list[str]:
         kept.append(g)
         if len(kept) == 5:
             break
-    out = []
+    if catalog is None:
+        out = []
+        for g in kept:
+            pattern = r"\W+".join(re.escape(w) for w in g.split())
+            m = re.search(r"(?i)(?<!\w)" + pattern + r"(?!\w)", text)
+            out.append(m.group(0) if m else g)
+        return out
+    words = words if words is not None else list(_WORD.finditer(text))
+    toks = [w.group(0).lower() for w in words]
+    entry = catalog.phrase(c.entry)
+    # acronyms ("NHANES") are mentions of their own; other single words are not
+    for g in sorted((g for g in c.grams if " " not in g and g not in kept), key=len)[:2]:
+        i = _find(toks, [g], c.first)
+        if toks[i] == g and sum(ch.isupper() for ch in words[i].group(0)) >= 2:
+            kept.append(g)
+
+    def joined(k):          # words k and k + 1 are written as one name
+        return _JOIN.fullmatch(text, words[k].end(), words[k + 1].start()) is not None
+
+    spans: list[tuple[int, int]] = []
     for g in kept:
-        pattern = r"\W+".join(re.escape(w) for w in g.split())
-        m = re.search(r"(?i)(?<!\w)" + pattern + r"(?!\w)", text)
-        out.append(m.group(0) if m else g)
+        parts = g.split()
+        i = _find(toks, parts, c.first)
+        if toks[i:i + len(parts)] != parts:
+            continue
+        a, b = i, i + len(parts)
+        while b < len(toks) and b - a < 12 and joined(b - 1) and \
+                f" {' '.join(toks[a:b + 1])} " in entry:
+            b += 1
+        while a > 0 and b - a < 12 and joined(a - 1) and f" {' '.join(toks[a - 1:b])} " in entry:
+            a -= 1
+        while b - a > len(parts) and toks[b - 1] in _EDGE_WORDS:
+            b -= 1
+        while b - a > len(parts) and toks[a] in _EDGE_WORDS:
+            a += 1
+        if not any(x <= a and b <= y for x, y in spans):
+            spans = [(x, y) for x, y in spans if not (a <= x and y <= b)] + [(a, b)]
+    out = []
+    for a, b in spans:
+        start, end = words[a].start(), words[b - 1].end()
+        if text.count("(", start, end) > text.count(")", start, end) and text[end:end + 1] == ")":
+            end += 1
+        out.append(" ".join(text[start:end].split()))
     return out
