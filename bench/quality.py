@@ -5,7 +5,7 @@
 Splits (declared in ``shareval.systems.training``):
 
 * RCC: publications of ``rcc/train`` whose id is divisible by 5 are held out
-  (797 publications, 878 gold citations); the model is trained on the rest.
+  (817 publications, 878 gold citations); the model is trained on the rest.
 * SV-Ident detection: per language, every fourth document of ``sv-ident/train``
   in id order is held out; the model is trained on the other documents.
 * SV-Ident disambiguation is zero-shot: it is scored on all trial sentences

@@ -39,9 +39,17 @@ FEATURES = (
     "year_conflict", "rank", "score_ratio", "acronym_occ", "n_candidates", "first_pos",
     "entry_len", "sibling_rank", "log_siblings", "best_df",
     "title_year_fit", "distinct_hit", "max_n_ratio",
+    # years written near the best match (a survey wave is named where it is used)
+    "near_year_fit", "near_year_frac", "near_year_end", "near_range_cover", "near_range_overlap",
+    "log_near_years",
+    # the longest run of the entry's main title (before its first comma, colon or bracket)
+    "title_run", "title_run_frac", "title_whole", "log_best_occ",
 )
+NEAR = 40               # words either side of a match in which years count as "near"
+MAX_OCC = 50            # occurrences of a match looked at
 
 _WORD = re.compile(r"[^\W_]+")
+_MAIN_TITLE = re.compile(r"[,:(\[]")
 _ACRONYM = re.compile(r"\(([A-Z][A-Za-z&]*[A-Z][A-Za-z0-9&-]*)\)")
 
 
@@ -60,6 +68,7 @@ class Catalog:
     years: list[frozenset] = field(default_factory=list)
     sizes: list[int] = field(default_factory=list)
     title_years: list[tuple] = field(default_factory=list)   # (first, last) year of the title
+    main_titles: list[list[str]] = field(default_factory=list)
     _vectors: np.ndarray | None = None
 
     @classmethod
@@ -115,6 +124,7 @@ class Catalog:
             self.sizes.append(sum(len(tokens(t)) for t in texts))
             ty = [int(y) for y in YEAR.findall(" ".join(tokens(texts[0])[:20]))]
             self.title_years.append((min(ty), max(ty)) if ty else None)
+            self.main_titles.append(tokens(_MAIN_TITLE.split(texts[0], 1)[0])[:15])
         self.index = {g: sorted(es) for g, es in index.items()}
         # every word prefix of an indexed n-gram: a scan stops extending once it leaves them
         self.prefixes = set()
@@ -233,6 +243,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
         return [], np.zeros((0, len(FEATURES)))
     token_set = set(toks)
     pub_years = set(YEAR.findall(text))
+    near = _Positions(toks)
     rows = []
     for c in cands:
         grams = c.grams
@@ -272,6 +283,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
             math.log(dfs[_best(grams)]),
             _year_fit(catalog.title_years[c.entry], pub_years),
             0.0, 0.0,   # distinct_hit and max_n_ratio, filled below
+            *near.features(c, catalog),
         ])
     X = np.asarray(rows, dtype=float)
     key = X[:, FEATURES.index("spec_sum")] * (1 + X[:, FEATURES.index("year_hit")])
@@ -298,6 +310,76 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
     col = FEATURES.index("max_n")
     X[:, FEATURES.index("max_n_ratio")] = X[:, col] / X[:, col].max()
     return cands, X
+
+
+class _Positions:
+    """Where words and years occur in one publication's tokens."""
+
+    def __init__(self, toks: list[str]):
+        self.toks = toks
+        self._runs: dict[tuple, int] = {}
+        self.at: dict[str, list[int]] = defaultdict(list)
+        years = []
+        for i, t in enumerate(toks):
+            self.at[t].append(i)
+            if len(t) == 4 and t.isdigit() and 1850 <= int(t) <= 2030:
+                years.append((i, int(t)))
+        self.year_pos = np.array([i for i, _ in years], dtype=int)
+        self.year_val = np.array([y for _, y in years], dtype=int)
+        # "1999-2006", "1999 to 2006": (position, first, last)
+        by_pos = dict(years)
+        self.ranges = []
+        for i, y in years:
+            if by_pos.get(i + 1, 0) > y:
+                self.ranges.append((i, y, by_pos[i + 1]))
+            elif by_pos.get(i + 2, 0) > y and toks[i + 1] in ("to", "through", "and", "until"):
+                self.ranges.append((i, y, by_pos[i + 2]))
+
+    def occurrences(self, gram: str, fallback: int) -> list[int]:
+        words = gram.split()
+        n, toks = len(words), self.toks
+        found = [i for i in self.at.get(words[0], ()) if toks[i:i + n] == words][:MAX_OCC]
+        return found or [fallback]
+
+    def longest_run(self, title: list[str]) -> int:
+        """Longest run of consecutive title words found consecutively in the text (cached:
+        the waves of a survey share their main title)."""
+        key = tuple(title)
+        best = self._runs.get(key)
+        if best is None:
+            best, run = 0, {}
+            for w in title:
+                run = {i: run.get(i - 1, 0) + 1 for i in self.at.get(w, ())[:200]}
+                if run:
+                    best = max(best, max(run.values()))
+            self._runs[key] = best
+        return best
+
+    def features(self, c: Candidate, catalog: Catalog) -> list[float]:
+        occ = np.asarray(self.occurrences(c.best or _best(c.grams), c.first))
+        near: set = set()
+        ranges = []
+        if len(self.year_pos):
+            lo_i = np.searchsorted(self.year_pos, occ - NEAR)
+            hi_i = np.searchsorted(self.year_pos, occ + NEAR, side="right")
+            for a, b in zip(lo_i, hi_i):
+                near.update(self.year_val[a:b].tolist())
+            ranges = [(a, b) for i, a, b in self.ranges if np.abs(occ - i).min() <= NEAR]
+        span = catalog.title_years[c.entry]
+        if span is None:
+            year = [-1.0] * 5
+        else:
+            lo, hi = span
+            inside = sum(lo <= y <= hi for y in near)
+            year = [float(inside > 0) if near else -0.5,
+                    inside / len(near) if near else -0.5,
+                    float(lo in near or hi in near),
+                    float(any(a <= lo and hi <= b for a, b in ranges)),
+                    float(any(a <= hi and lo <= b for a, b in ranges))]
+        title = catalog.main_titles[c.entry]
+        run = self.longest_run(title)
+        return [*year, math.log1p(len(near)), run, run / max(1, len(title)),
+                float(bool(title) and run == len(title)), math.log1p(len(occ))]
 
 
 def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.ndarray:

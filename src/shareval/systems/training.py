@@ -46,9 +46,11 @@ def _init(catalog_path):
 
 def _hgb(seed=0):
     from sklearn.ensemble import HistGradientBoostingClassifier
+    # no early stopping: its random 10% validation split stopped the second stage far too
+    # soon (held-out F1 43 with it, 59 without, same features)
     return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.1, max_leaf_nodes=31,
                                           min_samples_leaf=40, l2_regularization=1.0,
-                                          random_state=seed)
+                                          early_stopping=False, random_state=seed)
 
 
 def _oof(X, y, groups, folds=RCC_FOLDS):
