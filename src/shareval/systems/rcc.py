@@ -47,6 +47,7 @@ FEATURES = (
 )
 NEAR = 40               # words either side of a match in which years count as "near"
 MAX_OCC = 50            # occurrences of a match looked at
+STAGE2_MIN = 3e-4       # stage-1 probability below which a pair is not judged again
 
 _WORD = re.compile(r"[^\W_]+")
 _MAIN_TITLE = re.compile(r"[,:(\[]")
@@ -247,6 +248,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
     rows = []
     for c in cands:
         grams = c.grams
+        c.best = _best(grams)
         dfs = {g: len(catalog.index[g]) for g in grams}
         lens = {g: g.count(" ") + 1 for g in grams}
         max_n = max(lens.values())
@@ -280,7 +282,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
             c.first / max(1, len(toks)),
             math.log1p(catalog.sizes[c.entry]),
             0.0, 0.0,   # sibling features, filled below
-            math.log(dfs[_best(grams)]),
+            math.log(dfs[c.best]),
             _year_fit(catalog.title_years[c.entry], pub_years),
             0.0, 0.0,   # distinct_hit and max_n_ratio, filled below
             *near.features(c, catalog),
@@ -296,15 +298,24 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
     # yearly waves); the one whose years and strings fit best should win
     by_entry = {c.entry: i for i, c in enumerate(cands)}
     fit = key + X[:, FEATURES.index("year_frac")]
+    groups: dict[str, tuple] = {}
     for i, c in enumerate(cands):
-        c.best = _best(c.grams)
-        sib = [by_entry[e] for e in catalog.index[c.best] if e in by_entry]
+        group = groups.get(c.best)
+        if group is None:
+            sib = [by_entry[e] for e in catalog.index[c.best] if e in by_entry]
+            # how many siblings' titles hold each word
+            counts: dict[str, int] = defaultdict(int)
+            for j in sib:
+                for t in set(catalog.title_tokens[cands[j].entry]):
+                    counts[t] += 1
+            group = groups[c.best] = (sib, counts)
+        sib, counts = group
         X[i, FEATURES.index("sibling_rank")] = int((fit[sib] > fit[i]).sum())
         X[i, FEATURES.index("log_siblings")] = math.log(len(sib))
-        # title words that set this entry apart from its siblings (wave, year, roman numeral)
-        others = [set(catalog.title_tokens[cands[j].entry]) for j in sib if j != i]
+        # title words that set this entry apart from its siblings (wave, year, roman
+        # numeral): its words that not every other sibling's title holds
         own = set(catalog.title_tokens[c.entry])
-        distinct = own - set.intersection(*others) if others else set()
+        distinct = {t for t in own if counts[t] < len(sib)} if len(sib) > 1 else set()
         X[i, FEATURES.index("distinct_hit")] = (
             len(distinct & token_set) / len(distinct) if distinct else -1.0)
     col = FEATURES.index("max_n")
@@ -318,6 +329,7 @@ class _Positions:
     def __init__(self, toks: list[str]):
         self.toks = toks
         self._runs: dict[tuple, int] = {}
+        self._near: dict[tuple, tuple] = {}
         self.at: dict[str, list[int]] = defaultdict(list)
         years = []
         for i, t in enumerate(toks):
@@ -342,29 +354,46 @@ class _Positions:
         return found or [fallback]
 
     def longest_run(self, title: list[str]) -> int:
-        """Longest run of consecutive title words found consecutively in the text (cached:
-        the waves of a survey share their main title)."""
+        """Longest run of consecutive title words found consecutively in the text, counted
+        from a title word that is not a stopword (cached: the waves of a survey share their
+        main title)."""
         key = tuple(title)
         best = self._runs.get(key)
         if best is None:
-            best, run = 0, {}
-            for w in title:
-                run = {i: run.get(i - 1, 0) + 1 for i in self.at.get(w, ())[:200]}
-                if run:
-                    best = max(best, max(run.values()))
+            best, toks, n = 0, self.toks, len(self.toks)
+            for s, w in enumerate(title):
+                if w in STOPWORDS or len(title) - s <= best:
+                    continue
+                for i in self.at.get(w, ()):
+                    k = 1
+                    while s + k < len(title) and i + k < n and toks[i + k] == title[s + k]:
+                        k += 1
+                    if k > best:
+                        best = k
             self._runs[key] = best
         return best
 
+    def near(self, gram: str, fallback: int) -> tuple[set, list, int]:
+        """Years and year ranges within NEAR words of the gram's occurrences (cached: the
+        siblings of a survey series share their best match)."""
+        found = self.occurrences(gram, -1)
+        key = gram if found != [-1] else (gram, fallback)
+        hit = self._near.get(key)
+        if hit is None:
+            occ = np.asarray(found if found != [-1] else [fallback])
+            years: set = set()
+            ranges = []
+            if len(self.year_pos):
+                lo_i = np.searchsorted(self.year_pos, occ - NEAR)
+                hi_i = np.searchsorted(self.year_pos, occ + NEAR, side="right")
+                for a, b in zip(lo_i, hi_i):
+                    years.update(self.year_val[a:b].tolist())
+                ranges = [(a, b) for i, a, b in self.ranges if np.abs(occ - i).min() <= NEAR]
+            hit = self._near[key] = (years, ranges, len(occ))
+        return hit
+
     def features(self, c: Candidate, catalog: Catalog) -> list[float]:
-        occ = np.asarray(self.occurrences(c.best or _best(c.grams), c.first))
-        near: set = set()
-        ranges = []
-        if len(self.year_pos):
-            lo_i = np.searchsorted(self.year_pos, occ - NEAR)
-            hi_i = np.searchsorted(self.year_pos, occ + NEAR, side="right")
-            for a, b in zip(lo_i, hi_i):
-                near.update(self.year_val[a:b].tolist())
-            ranges = [(a, b) for i, a, b in self.ranges if np.abs(occ - i).min() <= NEAR]
+        near, ranges, n_occ = self.near(c.best, c.first)
         span = catalog.title_years[c.entry]
         if span is None:
             year = [-1.0] * 5
@@ -379,7 +408,7 @@ class _Positions:
         title = catalog.main_titles[c.entry]
         run = self.longest_run(title)
         return [*year, math.log1p(len(near)), run, run / max(1, len(title)),
-                float(bool(title) and run == len(title)), math.log1p(len(occ))]
+                float(bool(title) and run == len(title)), math.log1p(n_occ)]
 
 
 def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.ndarray:
@@ -558,7 +587,13 @@ class RccModel:
             if len(near):
                 cos[near] = cosines(text, [cands[i] for i in near], catalog, embed)
         X2 = stage2_features(X, p1, [0] * len(cands), [c.best for c in cands], cos)
-        return cands, self.stage2.predict(X2)
+        # stage 2 only judges pairs stage 1 found plausible (the others score 0): most
+        # candidates are far below, and walking 200 trees for them was half the run time
+        p = np.zeros(len(cands))
+        keep = np.flatnonzero(p1 >= STAGE2_MIN)
+        if len(keep):
+            p[keep] = self.stage2.predict(X2[keep])
+        return cands, p
 
 
 # ---------------------------------------------------------------------------
@@ -592,6 +627,7 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     cut = m.threshold if threshold is None else threshold
     citations, mention_scores = [], {}
     words = list(_WORD.finditer(text)) if len(p) else []
+    words = (words, [w.group(0).lower() for w in words])
     for i in np.argsort(-p, kind="stable"):
         if p[i] < cut:
             break
@@ -611,14 +647,15 @@ _JOIN = re.compile(r"[ \t\n\r\-'\u2019\u00ad]{1,3}")
 
 
 def _mentions(c: Candidate, text: str, catalog: Catalog | None = None,
-              words: list | None = None) -> list[str]:
+              words: tuple | None = None) -> list[str]:
     """The matched strings as they appear in the text (longest, non-overlapping first).
 
     With the catalog, each match is widened to the longest run of text words around it
     that the entry's strings also contain, joined by spaces or hyphens only, not starting
     or ending with a function word: n-grams may not end with a stopword such as
     "survey", so "Health and Nutrition Examination Survey" was matched without its last
-    word. ``words`` are ``_WORD`` matches of ``text`` (computed when not given)."""
+    word. ``words`` are the ``_WORD`` matches of ``text`` and their lower-cased strings
+    (computed when not given)."""
     kept: list[str] = []
     for g in sorted(c.grams, key=lambda g: (-g.count(" "), -len(g))):
         if any(g in k for k in kept) or (" " not in g and kept):
@@ -633,8 +670,11 @@ def _mentions(c: Candidate, text: str, catalog: Catalog | None = None,
             m = re.search(r"(?i)(?<!\w)" + pattern + r"(?!\w)", text)
             out.append(m.group(0) if m else g)
         return out
-    words = words if words is not None else list(_WORD.finditer(text))
-    toks = [w.group(0).lower() for w in words]
+    if words is None:
+        words = list(_WORD.finditer(text))
+        toks = [w.group(0).lower() for w in words]
+    else:
+        words, toks = words
     entry = catalog.phrase(c.entry)
     # acronyms ("NHANES") are mentions of their own; other single words are not
     for g in sorted((g for g in c.grams if " " not in g and g not in kept), key=len)[:2]:

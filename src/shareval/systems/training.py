@@ -61,13 +61,20 @@ def _oof(X, y, groups, folds=RCC_FOLDS):
     return p
 
 
-def best_f1_threshold(p: np.ndarray, y: np.ndarray, n_gold: int) -> tuple[float, float]:
-    """The score threshold maximizing micro F1 when ``n_gold`` positives exist in all."""
+def best_f1_threshold(p: np.ndarray, y: np.ndarray, n_gold: int,
+                      plateau: float = 0.0) -> tuple[float, float]:
+    """The score threshold maximizing micro F1 when ``n_gold`` positives exist in all, and
+    that F1. With ``plateau`` > 0, the median of the thresholds whose F1 is within
+    ``plateau`` of the best: the F1 curve is flat near its top, so its argmax wanders
+    between trainings while the plateau's middle does not."""
     order = np.argsort(-p, kind="stable")
     tp = np.cumsum(y[order])
     k = np.arange(1, len(p) + 1)
     f1 = 2 * tp / (k + n_gold)
     i = int(np.argmax(f1))
+    if plateau > 0:
+        near = np.flatnonzero(f1 >= f1[i] - plateau)
+        i = int(near[len(near) // 2])
     return float(p[order[i]]), float(f1[i])
 
 
@@ -115,7 +122,7 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     X2 = rcc.stage2_features(X, p1_oof, list(pub_of), [f"{g}|{s}" for g, s in zip(pub_of, sib)],
                              cos)
     p2_oof = _oof(X2, y, pub_of)
-    threshold, f1 = best_f1_threshold(p2_oof, y, n_gold)
+    threshold, f1 = best_f1_threshold(p2_oof, y, n_gold, plateau=0.005)
     stage2 = _hgb().fit(X2, y)
     import sklearn
     meta = {"trained_on": "rcc/train publications whose id is not divisible by 5",
