@@ -9,9 +9,10 @@ Pipeline (one publication at a time, so it runs as a plain function):
 2. Features of each (publication, dataset) pair describe the match, never the
    dataset's identity: longest match, how specific the matched strings are in
    the catalog, coverage of the entry's title, how often they occur, whether the
-   entry's years appear in the text (survey series differ only by year), the
-   pair's rank in the publication, and the embedding similarity between the
-   matched sentences and the entry. A new catalog therefore needs no retraining.
+   entry's years appear in the text and near the match (survey series differ only
+   by year), the longest run of the entry's title in the text, the pair's rank in
+   the publication, and the embedding similarity between the matched sentences and
+   the entry. A new catalog therefore needs no retraining.
 3. A gradient-boosted classifier trained on ``rcc/train`` scores each pair; pairs
    above the threshold (tuned on training folds) are output with their score and
    the matched strings as ``mention_list``.

@@ -6,8 +6,10 @@ trained on the *training part* of a declared document-level split so that
 ``bench/quality.py`` measures it on documents it never saw:
 
 * RCC: publications whose integer id is divisible by 5 are held out (20%).
-* SV-Ident: documents whose id is divisible by 5 are held out
-  (see ``svident.held_out``).
+* SV-Ident: per language, every fourth document in id order is held out
+  (``svident_held_out``).
+* MATERIAL: nothing is learned; ``train_material`` tunes the two thresholds on a
+  development pack the user supplies.
 """
 from __future__ import annotations
 
