@@ -48,7 +48,8 @@ FEATURES = (
 )
 NEAR = 40               # words either side of a match in which years count as "near"
 MAX_OCC = 50            # occurrences of a match looked at
-STAGE2_MIN = 3e-4       # stage-1 probability below which a pair is not judged again
+STAGE2_MIN = 3e-4       # stage-1 probability below which a pair is not judged again,
+STAGE2_TOP = 20         # unless it is among the publication's best 20
 
 _WORD = re.compile(r"[^\W_]+")
 _MAIN_TITLE = re.compile(r"[,:(\[]")
@@ -588,10 +589,12 @@ class RccModel:
             if len(near):
                 cos[near] = cosines(text, [cands[i] for i in near], catalog, embed)
         X2 = stage2_features(X, p1, [0] * len(cands), [c.best for c in cands], cos)
-        # stage 2 only judges pairs stage 1 found plausible (the others score 0): most
-        # candidates are far below, and walking 200 trees for them was half the run time
+        # stage 2 judges the pairs stage 1 found plausible and the publication's best
+        # STAGE2_TOP by stage 1 (other catalogs score lower overall); the rest score 0.
+        # Most candidates are far below, and walking 200 trees for them was half the time.
         p = np.zeros(len(cands))
-        keep = np.flatnonzero(p1 >= STAGE2_MIN)
+        top = np.argsort(-p1, kind="stable")[:STAGE2_TOP]
+        keep = np.union1d(np.flatnonzero(p1 >= STAGE2_MIN), top)
         if len(keep):
             p[keep] = self.stage2.predict(X2[keep])
         return cands, p
