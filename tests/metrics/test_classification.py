@@ -70,3 +70,24 @@ def test_prf_from_counts_zero_division():
     assert (p, r, f) == (0.0, 0.0, 0.0)
     p, r, f = prf_from_counts(3, 1, 2)
     assert (p, r, f) == pytest.approx((0.75, 0.6, 6 / 9))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.booleans()), min_size=1, max_size=40),
+       st.integers(0, 5))
+def test_best_f1_threshold_matches_sklearn_over_every_threshold(pairs, unscored):
+    from shareval.metrics.classification import best_f1_threshold
+    scores = np.array([p[0] / 6 for p in pairs])          # few values: many ties
+    positive = np.array([p[1] for p in pairs])
+    n_pos = int(positive.sum()) + unscored               # positives no score reaches
+
+    def f1(t):      # sklearn's F1 of "score >= t", with the unscored positives as misses
+        y_true = np.r_[positive, np.ones(unscored, bool)]
+        y_pred = np.r_[scores >= t, np.zeros(unscored, bool)]
+        return skm.f1_score(y_true, y_pred, zero_division=0)
+
+    t, best = best_f1_threshold(scores, positive, n_pos)
+    assert best == pytest.approx(max(f1(x) for x in scores))
+    assert best == pytest.approx(f1(t))
+    t2, near = best_f1_threshold(scores, positive, n_pos, plateau=0.1)
+    assert near == pytest.approx(f1(t2)) and near >= best - 0.1 - 1e-12

@@ -57,7 +57,7 @@ def test_mentions_are_whole_names_as_written(catalog):
 
 
 def test_f1_threshold_is_the_best_or_the_middle_of_the_plateau():
-    from shareval.systems.training import best_f1_threshold
+    from shareval.metrics.classification import best_f1_threshold
     rng = np.random.default_rng(5)
     for _ in range(20):
         y = rng.random(300) < 0.2

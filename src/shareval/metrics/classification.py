@@ -108,3 +108,26 @@ def macro_prf(y_true, y_pred, labels=None) -> tuple[float, float, float]:
     r = classification_report(y_true, y_pred, labels)
     m = r.averages["macro"]
     return m["precision"], m["recall"], m["f1"]
+
+
+def best_f1_threshold(scores, positive, n_positive: int | None = None,
+                      plateau: float = 0.0) -> tuple[float, float]:
+    """The threshold ``t`` maximizing F1 of the decisions ``scores >= t``, and that F1.
+
+    Tied scores are decided together, so the F1 returned is the F1 of applying ``t``.
+    ``n_positive`` counts all positives, including ones without a score (default: those
+    in ``positive``). With ``plateau`` > 0 the threshold is the median of those whose F1
+    is within ``plateau`` of the best, which moves less between runs than the argmax.
+    Needs at least one score; F1 is 0 when there are no positives."""
+    s = np.asarray(scores, dtype=float)
+    r = np.asarray(positive, dtype=bool)
+    n_pos = int(r.sum()) if n_positive is None else int(n_positive)
+    order = np.argsort(-s, kind="stable")
+    s, tp = s[order], np.cumsum(r[order])
+    ends = np.r_[np.flatnonzero(np.diff(s)), len(s) - 1]      # the last of each tie group
+    f1 = 2 * tp[ends] / (ends + 1 + n_pos)
+    i = int(np.argmax(f1))
+    if plateau > 0:
+        near = np.flatnonzero(f1 >= f1[i] - plateau)
+        i = int(near[len(near) // 2])
+    return float(s[ends[i]]), float(f1[i])

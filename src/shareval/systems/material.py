@@ -183,17 +183,11 @@ def tune_domain_threshold(scores: dict[str, np.ndarray], relevant: dict[str, np.
     """The global DomainID threshold maximizing F1 of the detections pooled over domains
     (the plan reports four counts per domain and no single score; F1 balances misses
     against false alarms), and that F1. 0.5 and F1 0 when no document is relevant."""
-    s = np.concatenate([scores[d] for d in scores])
+    from ..metrics.classification import best_f1_threshold
     r = np.concatenate([relevant[d] for d in scores]).astype(bool)
     if not r.any():
         return 0.5, 0.0
-    order = np.argsort(-s, kind="stable")
-    tp = np.cumsum(r[order])
-    k = np.arange(1, len(s) + 1)
-    last = np.r_[np.flatnonzero(np.diff(s[order])), len(s) - 1]   # the end of each tie group
-    f1 = 2 * tp[last] / (k[last] + r.sum())
-    best = int(np.argmax(f1))
-    return float(s[order][last[best]]), float(f1[best])
+    return best_f1_threshold(np.concatenate([scores[d] for d in scores]), r)
 
 
 def thresholds(path: str | Path | None = None) -> dict:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..metrics.classification import best_f1_threshold
 from . import rcc
 from .text import read_document
 
@@ -75,23 +76,6 @@ def _oof(X, y, groups, names, folds=RCC_FOLDS):
     for a, b in GroupKFold(folds).split(X, y, groups):
         p[b] = _hgb(names=names).fit(X[a], y[a]).predict_proba(X[b])[:, 1]
     return p
-
-
-def best_f1_threshold(p: np.ndarray, y: np.ndarray, n_gold: int,
-                      plateau: float = 0.0) -> tuple[float, float]:
-    """The score threshold maximizing micro F1 when ``n_gold`` positives exist in all, and
-    that F1. With ``plateau`` > 0, the median of the thresholds whose F1 is within
-    ``plateau`` of the best: the F1 curve is flat near its top, so its argmax wanders
-    between trainings while the plateau's middle does not."""
-    order = np.argsort(-p, kind="stable")
-    tp = np.cumsum(y[order])
-    k = np.arange(1, len(p) + 1)
-    f1 = 2 * tp / (k + n_gold)
-    i = int(np.argmax(f1))
-    if plateau > 0:
-        near = np.flatnonzero(f1 >= f1[i] - plateau)
-        i = int(near[len(near) // 2])
-    return float(p[order[i]]), float(f1[i])
 
 
 def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: int = 2,
