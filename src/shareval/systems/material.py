@@ -190,20 +190,28 @@ def tune_domain_threshold(scores: dict[str, np.ndarray], relevant: dict[str, np.
     return best_f1_threshold(np.concatenate([scores[d] for d in scores]), r)
 
 
-def thresholds(path: str | Path | None = None) -> dict:
-    """The CLIR and DomainID thresholds: from ``path``, else from the tuned
-    ``models/material_thresholds.json`` when ``train-system material`` wrote it, else the
-    untuned placeholders. ``source`` says which."""
+def thresholds(path: str | Path | None = None, clir: float | None = None,
+               domainid: float | None = None) -> dict:
+    """The CLIR and DomainID thresholds: ``clir`` / ``domainid`` when given, else from
+    ``path``, else from the tuned ``models/material_thresholds.json`` when
+    ``train-system material`` wrote it, else the untuned placeholders. ``source`` says
+    where the file values came from."""
     path = Path(path) if path else (THRESHOLDS_PATH if THRESHOLDS_PATH.exists() else None)
     if path is None:
-        return {"clir": DEFAULT_THRESHOLD, "domainid": DOMAIN_THRESHOLD,
-                "source": "untuned placeholders (no development pack)"}
-    value = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(value, dict) or not all(
-            isinstance(value.get(k), (int, float)) for k in ("clir", "domainid")):
-        raise ValueError(f"{path}: expected {{\"clir\": threshold, \"domainid\": threshold}}")
-    return {"clir": float(value["clir"]), "domainid": float(value["domainid"]),
-            "source": str(path)}
+        out = {"clir": DEFAULT_THRESHOLD, "domainid": DOMAIN_THRESHOLD,
+               "source": "untuned placeholders (no development pack)"}
+    else:
+        value = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(value, dict) or not all(
+                isinstance(value.get(k), (int, float)) for k in ("clir", "domainid")):
+            raise ValueError(f"{path}: expected {{\"clir\": threshold, \"domainid\": threshold}}")
+        out = {"clir": float(value["clir"]), "domainid": float(value["domainid"]),
+               "source": str(path)}
+    if clir is not None:
+        out["clir"] = clir
+    if domainid is not None:
+        out["domainid"] = domainid
+    return out
 
 
 # ---------------------------------------------------------------------------

@@ -331,7 +331,8 @@ class _Positions:
     def __init__(self, toks: list[str]):
         self.toks = toks
         self._runs: dict[tuple, int] = {}
-        self._near: dict[tuple, tuple] = {}
+        self._near: dict[tuple, tuple] = {}      # occurrence positions -> years near them
+        self._occ: dict[str, tuple] = {}
         self.at: dict[str, list[int]] = defaultdict(list)
         years = []
         for i, t in enumerate(toks):
@@ -349,11 +350,15 @@ class _Positions:
             elif by_pos.get(i + 2, 0) > y and toks[i + 1] in ("to", "through", "and", "until"):
                 self.ranges.append((i, y, by_pos[i + 2]))
 
-    def occurrences(self, gram: str, fallback: int) -> list[int]:
-        words = gram.split()
-        n, toks = len(words), self.toks
-        found = [i for i in self.at.get(words[0], ()) if toks[i:i + n] == words][:MAX_OCC]
-        return found or [fallback]
+    def occurrences(self, gram: str) -> tuple[int, ...]:
+        """Where the gram occurs (at most MAX_OCC places; cached per gram)."""
+        found = self._occ.get(gram)
+        if found is None:
+            words = gram.split()
+            n, toks = len(words), self.toks
+            found = self._occ[gram] = tuple(
+                [i for i in self.at.get(words[0], ()) if toks[i:i + n] == words][:MAX_OCC])
+        return found
 
     def longest_run(self, title: list[str]) -> int:
         """Longest run of consecutive title words found consecutively in the text, counted
@@ -378,11 +383,10 @@ class _Positions:
     def near(self, gram: str, fallback: int) -> tuple[set, list, int]:
         """Years and year ranges within NEAR words of the gram's occurrences (cached: the
         siblings of a survey series share their best match)."""
-        found = self.occurrences(gram, -1)
-        key = gram if found != [-1] else (gram, fallback)
+        key = self.occurrences(gram) or (fallback,)
         hit = self._near.get(key)
         if hit is None:
-            occ = np.asarray(found if found != [-1] else [fallback])
+            occ = np.asarray(key)
             years: set = set()
             ranges = []
             if len(self.year_pos):
@@ -650,11 +654,11 @@ _EDGE_WORDS = STOPWORDS - {"survey", "data", "study", "i", "ii", "iii"}
 _JOIN = re.compile(r"[ \t\n\r\-'\u2019\u00ad]{1,3}")
 
 
-def _mentions(c: Candidate, text: str, catalog: Catalog | None = None,
+def _mentions(c: Candidate, text: str, catalog: Catalog,
               words: tuple | None = None) -> list[str]:
     """The matched strings as they appear in the text (longest, non-overlapping first).
 
-    With the catalog, each match is widened to the longest run of text words around it
+    Each match is widened to the longest run of text words around it
     that the entry's strings also contain, joined by spaces or hyphens only, not starting
     or ending with a function word: n-grams may not end with a stopword such as
     "survey", so "Health and Nutrition Examination Survey" was matched without its last
@@ -667,13 +671,6 @@ def _mentions(c: Candidate, text: str, catalog: Catalog | None = None,
         kept.append(g)
         if len(kept) == 5:
             break
-    if catalog is None:
-        out = []
-        for g in kept:
-            pattern = r"\W+".join(re.escape(w) for w in g.split())
-            m = re.search(r"(?i)(?<!\w)" + pattern + r"(?!\w)", text)
-            out.append(m.group(0) if m else g)
-        return out
     if words is None:
         words = list(_WORD.finditer(text))
         toks = [w.group(0).lower() for w in words]

@@ -344,8 +344,9 @@ def _languages(spec: str | None) -> dict[str, str]:
 def _material_run(inp: Path, out: Path, opts: dict) -> dict:
     from . import material
     collection, queries, domains = _material_inputs(inp, opts)
-    tuned = material.thresholds(opts.get("model"))
-    threshold = tuned["clir"] if opts.get("threshold") is None else opts["threshold"]
+    tuned = material.thresholds(opts.get("model"), opts.get("threshold"),
+                                opts.get("domain_threshold"))
+    threshold = tuned["clir"]
     index = material.ClirIndex(collection)
     written = {}
     if queries:
@@ -360,8 +361,7 @@ def _material_run(inp: Path, out: Path, opts: dict) -> dict:
         written["e2e_summaries"] = n
     (out / "domainid").mkdir(parents=True, exist_ok=True)
     dscores = material.domain_scores(collection, domains, index)
-    dthreshold = (tuned["domainid"] if opts.get("domain_threshold") is None
-                  else opts["domain_threshold"])
+    dthreshold = tuned["domainid"]
     # DomainID files must not list conversational speech (plan 7.2.2)
     speech = material.conversational(inp / "documents.tsv")
     keep = [i for i, d in enumerate(collection.doc_ids) if d not in speech]
@@ -379,16 +379,16 @@ def _material_run(inp: Path, out: Path, opts: dict) -> dict:
             material.decision_lines(collection.doc_ids, conf, 0.5), encoding="utf-8")
     written["langid"] = len(lang_ids)
     return {"documents": len(collection.doc_ids), "queries": len(queries), **written,
-            "thresholds": {"clir": threshold, "domainid": dthreshold,
-                           "source": tuned["source"]}}
+            "thresholds": tuned}
 
 
 def _material_service(opts: dict) -> dict:
     from . import material
     collection, _, domains = _material_inputs(Path(opts["collection"]), opts)
     index = material.ClirIndex(collection)
-    tuned = material.thresholds(opts.get("model"))
-    threshold = tuned["clir"] if opts.get("threshold") is None else opts["threshold"]
+    tuned = material.thresholds(opts.get("model"), opts.get("threshold"),
+                                opts.get("domain_threshold"))
+    threshold = tuned["clir"]
 
     def search(body):
         problems = []
