@@ -52,8 +52,8 @@ def _init(catalog_path):
 # five-title catalog: a whole title found in the text scored 3e-10).
 RISING = {"max_n", "max_chars", "n_grams", "spec_sum", "exclusive", "title_cov",
           "title_prefix", "entry_cov", "score_ratio", "acronym_occ", "title_run_frac",
-          "title_whole", "p1", "pub_ratio", "sib_ratio", "cosine"}
-FALLING = {"rank", "log_min_df", "best_df", "sibling_rank", "pub_rank", "sib_rank"}
+          "title_whole", "p1", "pub_ratio", "cosine"}
+FALLING = {"rank", "log_min_df", "best_df", "sibling_rank", "pub_rank"}
 
 
 def monotonic(names) -> list[int]:
@@ -107,23 +107,24 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     p1_oof = _oof(X, y, pub_of, rcc.FEATURES)
     stage1 = _hgb(names=rcc.FEATURES).fit(X, y)
     cosine_min = 0.02
-    cos = np.zeros(len(y))
-    sib = []
+    # stage 2 learns from the pairs it will judge: stage-1 (out-of-fold) probability >=
+    # cosine_min; the others score 0, as in RccModel.score
+    near = np.flatnonzero(p1_oof >= cosine_min)
+    cos = np.zeros(len(near))
     offset = 0
     for text, cands, _, _ in rows:
         if not cands:
             continue
-        sl = slice(offset, offset + len(cands))
-        near = np.flatnonzero(p1_oof[sl] >= cosine_min)
-        if len(near):
-            cos[offset + near] = rcc.cosines(text, [cands[i] for i in near], catalog, embed)
-        sib += [c.best for c in cands]
+        mine = near[(near >= offset) & (near < offset + len(cands))]
+        if len(mine):
+            cos[np.searchsorted(near, mine)] = rcc.cosines(
+                text, [cands[i - offset] for i in mine], catalog, embed)
         offset += len(cands)
-    X2 = rcc.stage2_features(X, p1_oof, list(pub_of), [f"{g}|{s}" for g, s in zip(pub_of, sib)],
-                             cos)
-    p2_oof = _oof(X2, y, pub_of, rcc.STAGE2)
+    X2 = rcc.stage2_features(p1_oof[near], list(pub_of[near]), cos)
+    p2_oof = np.zeros(len(y))
+    p2_oof[near] = _oof(X2, y[near], pub_of[near], rcc.STAGE2)
     threshold, f1 = best_f1_threshold(p2_oof, y, n_gold, plateau=0.005)
-    stage2 = _hgb(names=rcc.STAGE2).fit(X2, y)
+    stage2 = _hgb(names=rcc.STAGE2).fit(X2, y[near])
     import sklearn
     meta = {"trained_on": "rcc/train publications whose id is not divisible by 5",
             "publications": len(train), "pairs": int(len(y)), "gold_pairs": n_gold,
