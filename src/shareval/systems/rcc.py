@@ -420,12 +420,20 @@ def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.nd
     if not cands:
         return np.zeros(0)
     toks = tokens(text)
-    contexts = []
+    # siblings (the waves of a series) share their best match, so usually their context
+    contexts: dict[str, int] = {}
+    seen: dict[tuple, int] = {}
+    row = []
     for c in cands:
-        words = (c.best or _best(c.grams)).split()
-        pos = _find(toks, words, c.first)
-        contexts.append(" ".join(toks[max(0, pos - 15):pos + len(words) + 15]))
-    q = embed(contexts)
+        best = c.best or _best(c.grams)
+        k = seen.get((best, c.first))
+        if k is None:
+            words = best.split()
+            pos = _find(toks, words, c.first)
+            k = seen[best, c.first] = contexts.setdefault(
+                " ".join(toks[max(0, pos - 15):pos + len(words) + 15]), len(contexts))
+        row.append(k)
+    q = embed(list(contexts))[row]
     vecs = catalog.vectors(embed)[[c.entry for c in cands]]
     return np.einsum("ij,ij->i", q, vecs)
 
@@ -455,11 +463,16 @@ def _best(grams: dict) -> str:
 
 
 def _find(toks, words, start):
-    n = len(words)
-    for i in range(max(0, start), len(toks) - n + 1):
-        if toks[i:i + n] == words:
-            return i
-    return max(0, start)
+    """First position from ``start`` where ``words`` occur (``start`` if nowhere)."""
+    n, i = len(words), max(0, start)
+    try:
+        while True:
+            i = toks.index(words[0], i)      # C-speed scan for the first word
+            if toks[i:i + n] == words:
+                return i
+            i += 1
+    except ValueError:
+        return max(0, start)
 
 
 # ---------------------------------------------------------------------------
