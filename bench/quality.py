@@ -62,7 +62,7 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
     m = tasks.get("rcc-mentions").score(ref, msub).metrics
     label = "RCC citations" + ("" if embeddings else " (no embeddings)")
     return [(label, f"{len(held)} held-out publications", "F1", r["f1"],
-             f"P {r['precision']:.3f} R {r['recall']:.3f}; {len(held) / elapsed:.1f} pubs/s"),
+             f"P {r['precision']:.3f} R {r['recall']:.3f}; {len(held) / elapsed:.1f} pubs/s cold"),
             ("RCC mentions" + ("" if embeddings else " (no embeddings)"),
              f"{len(held)} held-out publications", "F1 (partial, Jaccard 0.5)",
              m["partial_f1"], f"exact F1 {m['exact_f1']:.3f}")]
