@@ -42,6 +42,23 @@ def test_candidates_and_acronyms(catalog):
     assert rcc._acronyms(PAPER)["psid"] == "panel study of income dynamics"
 
 
+def test_recency_features_compare_the_span_with_the_texts_latest_years(catalog):
+    cols = [rcc.FEATURES.index(n) for n in ("start_vs_latest", "end_vs_latest", "start_vs_p95")]
+    text = "We use NHANES 1999-2000 and NHANES 2003-2004, as in Smith (2001). " * 3
+    cands, X = rcc.features(rcc.normalize(text), catalog)
+    got = {catalog.ids[c.entry]: X[i, cols].tolist() for i, c in enumerate(cands)}
+    # the latest year written is 2004; the 95th percentile of (1999, 2000, 2001, 2003, 2004)
+    # x 3 is 2004 as well
+    assert got["101"] == [1999 - 2004, 2000 - 2004, 1999 - 2004]
+    assert got["102"] == [2003 - 2004, 0, 2003 - 2004]
+    # no years in the text, or none in the entry: the declared placeholder
+    _, X = rcc.features(rcc.normalize("We use NHANES data."), catalog)
+    assert (X[:, cols] == rcc.NO_YEARS).all()
+    cands, X = rcc.features(rcc.normalize(PAPER), catalog)
+    psid = [i for i, c in enumerate(cands) if catalog.ids[c.entry] == "103"][0]
+    assert (X[psid, cols] == rcc.NO_YEARS).all()
+
+
 def test_mentions_are_whole_names_as_written(catalog):
     text = ("Data come from the National Health and Nutrition\nExamination Survey of 1999-2000. "
             "We also use NHANES lab files.")

@@ -45,7 +45,11 @@ FEATURES = (
     "log_near_years",
     # the longest run of the entry's main title (before its first comma, colon or bracket)
     "title_run", "title_run_frac", "title_whole", "log_best_occ",
+    # the entry's year span against the latest years the text names (about when it was
+    # written): a paper cannot use a wave released after it
+    "start_vs_latest", "end_vs_latest", "start_vs_p95",
 )
+NO_YEARS = -50.0        # the recency features when the entry or the text has no years
 NEAR = 40               # words either side of a match in which years count as "near"
 MAX_OCC = 50            # occurrences of a match looked at
 
@@ -339,6 +343,10 @@ class _Positions:
                 years.append((i, int(t)))
         self.year_pos = np.array([i for i, _ in years], dtype=int)
         self.year_val = np.array([y for _, y in years], dtype=int)
+        # (the latest year and the 95th percentile, which a stray projection such as
+        # "by 2030" barely moves)
+        self.latest = ((int(self.year_val.max()), float(np.percentile(self.year_val, 95)))
+                       if len(years) else None)
         # "1999-2006", "1999 to 2006": (position, first, last)
         by_pos = dict(years)
         self.ranges = []
@@ -401,6 +409,7 @@ class _Positions:
         span = catalog.title_years[c.entry]
         if span is None:
             year = [-1.0] * 5
+            recency = [NO_YEARS] * 3
         else:
             lo, hi = span
             inside = sum(lo <= y <= hi for y in near)
@@ -409,10 +418,12 @@ class _Positions:
                     float(lo in near or hi in near),
                     float(any(a <= lo and hi <= b for a, b in ranges)),
                     float(any(a <= hi and lo <= b for a, b in ranges))]
+            recency = ([lo - self.latest[0], hi - self.latest[0], lo - self.latest[1]]
+                       if self.latest else [NO_YEARS] * 3)
         title = catalog.main_titles[c.entry]
         run = self.longest_run(title)
         return [*year, math.log1p(len(near)), run, run / max(1, len(title)),
-                float(bool(title) and run == len(title)), math.log1p(n_occ)]
+                float(bool(title) and run == len(title)), math.log1p(n_occ), *recency]
 
 
 def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.ndarray:
@@ -436,17 +447,6 @@ def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.nd
     q = embed(list(contexts))[row]
     vecs = catalog.vectors(embed)[[c.entry for c in cands]]
     return np.einsum("ij,ij->i", q, vecs)
-
-
-def _depth(tree: dict) -> int:
-    """Number of splits on the longest root-to-leaf path."""
-    depth, frontier = 0, [0]
-    while True:
-        frontier = [c for n in frontier if not tree["leaf"][n]
-                    for c in (tree["left"][n], tree["right"][n])]
-        if not frontier:
-            return depth
-        depth += 1
 
 
 def _year_fit(span, pub_years) -> float:
@@ -509,17 +509,25 @@ class Trees:
     _packed: tuple = field(default=None, repr=False)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Probability of the positive class for each row (all trees walked together)."""
+        """Probability of the positive class for each row (all trees walked together; only
+        the (row, tree) walks not yet at a leaf take the next step, as trees differ much in
+        depth)."""
         if self._packed is None:
             self._pack()
-        feature, threshold, left, right, value, leaf, roots, depth = self._packed
-        rows = np.arange(len(X))[:, None]
-        node = np.broadcast_to(roots, (len(X), len(roots))).copy()
-        for _ in range(depth):
-            x = X[rows, feature[node]]
-            nxt = np.where(x <= threshold[node], left[node], right[node])
-            node = np.where(leaf[node], node, nxt)
-        raw = self.baseline + value[node].sum(axis=1)
+        feature, threshold, left, right, value, leaf, roots = self._packed
+        X = np.ascontiguousarray(X, dtype=float)
+        n, t, d = len(X), len(roots), X.shape[1]
+        node = np.tile(roots, n)                    # walk i * t + j: row i, tree j
+        row_start = np.repeat(np.arange(n) * d, t)
+        flat = X.ravel()
+        active = np.flatnonzero(~leaf[node])
+        while len(active):
+            at = node[active]
+            go_left = flat[row_start[active] + feature[at]] <= threshold[at]
+            at = np.where(go_left, left[at], right[at])
+            node[active] = at
+            active = active[~leaf[at]]
+        raw = self.baseline + value[node].reshape(n, t).sum(axis=1)
         return 1.0 / (1.0 + np.exp(-raw))
 
     def _pack(self) -> None:
@@ -529,9 +537,8 @@ class Trees:
         shift = np.concatenate([np.full(len(t["leaf"]), o) for t, o in zip(self.trees, offsets)])
         left = np.where(cat["leaf"], 0, cat["left"] + shift)
         right = np.where(cat["leaf"], 0, cat["right"] + shift)
-        depth = max(_depth(t) for t in self.trees)
         self._packed = (cat["feature"], cat["threshold"], left, right, cat["value"],
-                        cat["leaf"], offsets, depth)
+                        cat["leaf"], offsets)
 
     @classmethod
     def from_sklearn(cls, model, names) -> "Trees":
