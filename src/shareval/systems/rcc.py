@@ -478,7 +478,8 @@ def _find(toks, words, start):
 # ---------------------------------------------------------------------------
 # Second stage: the pairs stage 1 found plausible, judged again with the embedding
 # similarity and their standing among the publication's pairs. It is deliberately small:
-# a second stage that saw all stage-1 features again overfitted (held-out F1 55.4 vs 58.7).
+# a second stage that saw all stage-1 features again overfitted (held-out F1 55.4, against
+# 58.0 for its stage 1 alone).
 
 STAGE2 = ("p1", "cosine", "pub_ratio", "pub_rank")
 

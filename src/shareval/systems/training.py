@@ -110,16 +110,13 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     # stage 2 learns from the pairs it will judge: stage-1 (out-of-fold) probability >=
     # cosine_min; the others score 0, as in RccModel.score
     near = np.flatnonzero(p1_oof >= cosine_min)
-    cos = np.zeros(len(near))
+    cos = []            # in the order of `near`: publication by publication
     offset = 0
     for text, cands, _, _ in rows:
-        if not cands:
-            continue
-        mine = near[(near >= offset) & (near < offset + len(cands))]
-        if len(mine):
-            cos[np.searchsorted(near, mine)] = rcc.cosines(
-                text, [cands[i - offset] for i in mine], catalog, embed)
+        mine = np.flatnonzero(p1_oof[offset:offset + len(cands)] >= cosine_min)
+        cos.append(rcc.cosines(text, [cands[i] for i in mine], catalog, embed))
         offset += len(cands)
+    cos = np.concatenate(cos)
     X2 = rcc.stage2_features(p1_oof[near], list(pub_of[near]), cos)
     p2_oof = np.zeros(len(y))
     p2_oof[near] = _oof(X2, y[near], pub_of[near], rcc.STAGE2)
