@@ -73,20 +73,6 @@ def test_mentions_are_whole_names_as_written(catalog):
     assert by_id["104"] == ["General Social Survey", "GSS"]
 
 
-def test_f1_threshold_is_the_best_or_the_middle_of_the_plateau():
-    from shareval.metrics.classification import best_f1_threshold
-    rng = np.random.default_rng(5)
-    for _ in range(20):
-        y = rng.random(300) < 0.2
-        p = np.clip(y * 0.3 + rng.random(300) * 0.7, 0, 1)
-        n_gold = int(y.sum()) + 5          # some gold pairs are never candidates
-        f1_at = {t: 2 * np.sum(y & (p >= t)) / (np.sum(p >= t) + n_gold) for t in p}
-        t, f1 = best_f1_threshold(p, y, n_gold)
-        assert f1 == pytest.approx(max(f1_at.values())) == pytest.approx(f1_at[t])
-        t2, f2 = best_f1_threshold(p, y, n_gold, plateau=0.02)
-        assert f2 == pytest.approx(f1_at[t2]) and f2 >= f1 - 0.02
-
-
 def test_catalog_forms_are_equivalent():
     structured = [{"data_set_id": 7, "title": "Panel Study of Income Dynamics",
                    "mentions": ["PSID"]}]

@@ -433,17 +433,12 @@ def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.nd
     toks = tokens(text)
     # siblings (the waves of a series) share their best match, so usually their context
     contexts: dict[str, int] = {}
-    seen: dict[tuple, int] = {}
     row = []
     for c in cands:
-        best = c.best or _best(c.grams)
-        k = seen.get((best, c.first))
-        if k is None:
-            words = best.split()
-            pos = _find(toks, words, c.first)
-            k = seen[best, c.first] = contexts.setdefault(
-                " ".join(toks[max(0, pos - 15):pos + len(words) + 15]), len(contexts))
-        row.append(k)
+        words = (c.best or _best(c.grams)).split()
+        pos = _find(toks, words, c.first)
+        row.append(contexts.setdefault(" ".join(toks[max(0, pos - 15):pos + len(words) + 15]),
+                                       len(contexts)))
     q = embed(list(contexts))[row]
     vecs = catalog.vectors(embed)[[c.entry for c in cands]]
     return np.einsum("ij,ij->i", q, vecs)
