@@ -235,6 +235,8 @@ def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str],
             if t in acronyms:
                 counts[t] += 1
         for acro, expansion in acronyms.items():
+            # only an expansion indexed as written counts ("... survey" is not: stopword
+            # end); trimming it measured lower CV F1 (docs/systems.md, "Tried")
             for e in index.get(expansion, ()):
                 if e in found:
                     found[e].acronym_occ += counts[acro]
