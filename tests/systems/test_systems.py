@@ -199,6 +199,30 @@ def sv_files(tmp_path):
     return tmp_path
 
 
+def test_detection_neighbour_term_pulls_towards_the_nearer_class(tmp_path):
+    from shareval.systems.embed import embed
+    pos = ["How satisfied are you with the federal government?",
+           "Respondents rated their trust in parliament on a scale from 1 to 10."]
+    neg = ["We thank the anonymous reviewers.", "Section 3 describes the method."]
+    vectors = embed(pos + neg)
+    margin = svident.neighbor_margin(vectors, vectors.astype(np.float16),
+                                     np.array([1, 1, 0, 0]), k=1)
+    assert (margin[:2] > 0).all() and (margin[2:] < 0).all()
+    # a model with zero weights decides by the neighbours alone, and survives save/load
+    width = svident.detection_features(pos[:1], vectors[:1]).shape[1]
+    model = svident.DetectionModel(np.zeros(width), 0.0, 0.5, {}, vectors.astype(np.float16),
+                                   np.array([1, 1, 0, 0]), k=1, weight=20.0)
+    model.save(tmp_path / "m.npz")
+    loaded = svident.DetectionModel.load(tmp_path / "m.npz")
+    assert loaded.k == 1 and loaded.weight == 20.0 and loaded.labels.tolist() == [1, 1, 0, 0]
+    p = loaded.probabilities(pos + neg)
+    assert (p[:2] > 0.5).all() and (p[2:] < 0.5).all()
+    # without neighbours the same weights give exactly 0.5
+    bare = svident.DetectionModel(np.zeros(width), 0.0, 0.5, {})
+    bare.save(tmp_path / "b.npz")
+    assert np.allclose(svident.DetectionModel.load(tmp_path / "b.npz").probabilities(pos), 0.5)
+
+
 def test_disambiguation_methods_rank_the_right_variable(sv_files):
     vocab = (svident.read_vocabulary(sv_files / "en.tsv")
              + svident.read_vocabulary(sv_files / "de.tsv"))

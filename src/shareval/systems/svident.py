@@ -2,8 +2,11 @@
 
 Detection: logistic regression over hashed word (1-2) and character (3-5)
 n-grams plus the sentence's multilingual embedding, trained on
-``sv-ident/train`` (English and German together). Hashing needs no stored
-vocabulary, so the model is only a weight vector (``models/svident_detection.npz``).
+``sv-ident/train`` (English and German together), plus a nearest-neighbour
+term: how much closer the sentence's embedding is to its k nearest positive
+training sentences than to its k nearest negative ones. Hashing needs no stored
+vocabulary, so the model is a weight vector and the training sentences'
+embeddings with their labels, no text (``models/svident_detection.npz``).
 
 Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
 at run time (``id, label, topic, question, answer``) becomes one document;
@@ -49,28 +52,64 @@ def detection_features(sentences: list[str], vectors: np.ndarray | None = None):
                           sparse.csr_matrix(vectors)]).tocsr()
 
 
+NEIGHBORS = 10               # k of the nearest-neighbour term
+NEIGHBOR_WEIGHT = 20.0       # its weight on the logistic regression's log-odds
+
+
+def neighbor_margin(vectors: np.ndarray, neighbors: np.ndarray, labels: np.ndarray,
+                    k: int = NEIGHBORS) -> np.ndarray:
+    """Mean cosine to the k most similar positive neighbours minus that to the k most
+    similar negative ones (vectors are L2-normalized)."""
+    sim = vectors @ neighbors.T.astype(np.float32)
+    out = np.zeros(len(vectors))
+    for sign, cls in ((1.0, 1), (-1.0, 0)):
+        part = sim[:, labels == cls]
+        kk = min(k, part.shape[1])
+        if kk:
+            out += sign * np.partition(part, part.shape[1] - kk, axis=1)[:, -kk:].mean(axis=1)
+    return out
+
+
 @dataclass
 class DetectionModel:
     coef: np.ndarray
     intercept: float
     threshold: float
     meta: dict = field(default_factory=dict)
+    neighbors: np.ndarray | None = None        # training sentences' embeddings (float16)
+    labels: np.ndarray | None = None           # and their labels
+    k: int = NEIGHBORS
+    weight: float = NEIGHBOR_WEIGHT
 
     @classmethod
     def load(cls, path: str | Path = DETECTION_PATH) -> "DetectionModel":
         with np.load(path, allow_pickle=False) as d:
+            extra = {}
+            if "neighbors" in d:
+                extra = dict(neighbors=d["neighbors"], labels=d["labels"], k=int(d["k"]),
+                             weight=float(d["weight"]))
             return cls(d["coef"], float(d["intercept"]), float(d["threshold"]),
-                       json.loads(str(d["meta"])))
+                       json.loads(str(d["meta"])), **extra)
 
     def save(self, path: str | Path = DETECTION_PATH) -> None:
+        extra = {}
+        if self.neighbors is not None:
+            extra = dict(neighbors=self.neighbors.astype(np.float16),
+                         labels=self.labels.astype(np.int8), k=self.k, weight=self.weight)
         np.savez_compressed(path, coef=self.coef.astype(np.float32), intercept=self.intercept,
-                            threshold=self.threshold, meta=json.dumps(self.meta))
+                            threshold=self.threshold, meta=json.dumps(self.meta), **extra)
 
     def probabilities(self, sentences: list[str], vectors=None) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
-        raw = detection_features(sentences, vectors) @ self.coef + self.intercept
-        return 1.0 / (1.0 + np.exp(-np.asarray(raw).ravel()))
+        if vectors is None:
+            from .embed import embed
+            vectors = embed(sentences)
+        raw = np.asarray(detection_features(sentences, vectors) @ self.coef).ravel() \
+            + self.intercept
+        if self.neighbors is not None:
+            raw = raw + self.weight * neighbor_margin(vectors, self.neighbors, self.labels, self.k)
+        return 1.0 / (1.0 + np.exp(-raw))
 
 
 _DETECTION: DetectionModel | None = None

@@ -166,14 +166,20 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
     rows = read_svident_train(train_tsv)
     held = svident_held_out(rows)
     train = [r for r in rows if r["doc_id"] not in held]
-    X = svident.detection_features([r["sentence"] for r in train])
+    from .embed import embed
+    sentences = [r["sentence"] for r in train]
+    vectors = embed(sentences)
+    X = svident.detection_features(sentences, vectors)
     y = np.array([int(r["is_variable"]) for r in train])
     clf = LogisticRegression(C=C, max_iter=5000, class_weight="balanced").fit(X, y)
     meta = {"trained_on": "sv-ident/train documents not held out (per language, every fourth "
                           "document in id order is held out)",
             "sentences": len(train), "documents": len({r['doc_id'] for r in train}),
-            "held_out_documents": sorted(held), "C": C}
-    model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta)
+            "held_out_documents": sorted(held), "C": C,
+            "neighbors": svident.NEIGHBORS, "neighbor_weight": svident.NEIGHBOR_WEIGHT}
+    # the neighbour term's k and weight were chosen by 5-fold document CV (docs/systems.md)
+    model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta,
+                                   vectors.astype(np.float16), y.astype(np.int8))
     model.save(out or svident.DETECTION_PATH)
     log(f"detection model on {len(train)} sentences written ({time.time() - t0:.0f} s)")
     return meta
