@@ -41,13 +41,11 @@ def _vectorizers():
             HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common))
 
 
-def detection_features(sentences: list[str], vectors: np.ndarray | None = None):
-    """Sparse matrix: hashed words, hashed characters, then the 512 embedding dimensions."""
+def detection_features(sentences: list[str], vectors: np.ndarray):
+    """Sparse matrix: hashed words, hashed characters, then the 512 embedding dimensions
+    (``vectors``: the sentences' embeddings, which the neighbour term uses too)."""
     from scipy import sparse
-    from .embed import embed
     words, chars = _vectorizers()
-    if vectors is None:
-        vectors = embed(sentences)
     return sparse.hstack([words.transform(sentences), chars.transform(sentences),
                           sparse.csr_matrix(vectors)]).tocsr()
 
