@@ -58,7 +58,7 @@ def neighbor_margin(vectors: np.ndarray, neighbors: np.ndarray, labels: np.ndarr
                     k: int = NEIGHBORS) -> np.ndarray:
     """Mean cosine to the k most similar positive neighbours minus that to the k most
     similar negative ones (vectors are L2-normalized)."""
-    sim = vectors @ neighbors.T.astype(np.float32)
+    sim = vectors @ neighbors.T
     out = np.zeros(len(vectors))
     for sign, cls in ((1.0, 1), (-1.0, 0)):
         part = sim[:, labels == cls]
@@ -74,10 +74,15 @@ class DetectionModel:
     intercept: float
     threshold: float
     meta: dict = field(default_factory=dict)
-    neighbors: np.ndarray | None = None        # training sentences' embeddings (float16)
+    neighbors: np.ndarray | None = None        # training sentences' embeddings
     labels: np.ndarray | None = None           # and their labels
     k: int = NEIGHBORS
     weight: float = NEIGHBOR_WEIGHT
+
+    def __post_init__(self):
+        # stored as float16; cast once here, not on every request
+        if self.neighbors is not None:
+            self.neighbors = np.asarray(self.neighbors, dtype=np.float32)
 
     @classmethod
     def load(cls, path: str | Path = DETECTION_PATH) -> "DetectionModel":

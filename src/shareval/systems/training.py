@@ -179,7 +179,7 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
             "neighbors": svident.NEIGHBORS, "neighbor_weight": svident.NEIGHBOR_WEIGHT}
     # the neighbour term's k and weight were chosen by 5-fold document CV (docs/systems.md)
     model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta,
-                                   vectors.astype(np.float16), y.astype(np.int8))
+                                   vectors, y)
     model.save(out or svident.DETECTION_PATH)
     log(f"detection model on {len(train)} sentences written ({time.time() - t0:.0f} s)")
     return meta
