@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from shareval.systems import fields, material, rcc, svident
+from shareval.systems.rcc_patterns import pattern_mentions
 from shareval.systems.registry import get
 from shareval.systems.serve import MAX_BODY, make_server
 from shareval.systems.text import read_document
@@ -71,6 +72,51 @@ def test_mentions_are_whole_names_as_written(catalog):
     by_id = {c["data_set_id"]: c["mention_list"] for c in cites}
     assert by_id["103"] == ["Panel Study of Income Dynamics (PSID)"]       # bracket closed
     assert by_id["104"] == ["General Social Survey", "GSS"]
+
+
+NAMES = ("We use data from the Danish Longitudinal Study of Ageing (DLSA), 1997-2002, and the "
+         "BRFSS survey. The Study shows that NHANES data and the Health and\nRetirement Study "
+         "agree. In Table 2 we compare them.")
+
+
+def test_pattern_mentions_find_dataset_names_as_written():
+    found = pattern_mentions(NAMES)
+    assert [m for m, _ in found] == ["Danish Longitudinal Study of Ageing (DLSA), 1997-2002",
+                                     "BRFSS survey", "NHANES data",
+                                     "Health and\nRetirement Study"]
+    assert all(NAMES[s:s + len(m)] == m for m, s in found)
+    # sentence-initial capitals ("The Study", "In Table 2") are not names
+    assert not pattern_mentions("The Study shows it. In Table 2 we see more. We use Data.")
+
+
+def test_pattern_mentions_are_scored_and_not_repeated(catalog, tmp_path):
+    text = PAPER + " " + NAMES
+    _, every = rcc.find_citations(text, catalog, 3, mention_threshold=0.0,
+                                  use_embeddings=False)
+    got = {m["mention"]: m["score"] for m in every}
+    assert {"Danish Longitudinal Study of Ageing (DLSA), 1997-2002", "BRFSS survey",
+            "Health and Retirement Study"} <= set(got)
+    assert all(0.0 <= v <= 1.0 for v in got.values())
+    # a name already found through the catalog is not added again by pattern
+    assert sum("Income Dynamics" in m for m in got) == 1
+    _, default = rcc.find_citations(text, catalog, 3, use_embeddings=False)
+    assert {m["mention"] for m in default} <= set(got)
+    # the mention trees survive a save and load; a model without them adds no pattern
+    # mentions (models trained before them still load)
+    shipped = rcc.model()
+    shipped.save(tmp_path / "m.json")
+    again = rcc.RccModel.load(tmp_path / "m.json")
+    assert again.mention_threshold == shipped.mention_threshold
+    _, reloaded = rcc.find_citations(text, catalog, 3, mention_threshold=0.0,
+                                     use_embeddings=False, rcc_model=again)
+    assert reloaded == every
+    bare = rcc.RccModel(shipped.stage1, shipped.stage2, shipped.threshold, shipped.cosine_min)
+    bare.save(tmp_path / "bare.json")
+    _, plain = rcc.find_citations(text, catalog, 3, mention_threshold=0.0,
+                                  use_embeddings=False,
+                                  rcc_model=rcc.RccModel.load(tmp_path / "bare.json"))
+    assert "BRFSS survey" not in {m["mention"] for m in plain}
+    assert {m["mention"] for m in plain} <= set(got)
 
 
 def test_catalog_forms_are_equivalent():
@@ -418,8 +464,10 @@ def test_services_answer_and_refuse_bad_requests(tmp_path, sv_files, material_in
                                               "threshold": 0.01})
         assert status == 200 and "103" in {c["data_set_id"] for c in body["citations"]}
         assert _post(base + "/cite", {"txt": 1})[0] == 400
-        status, body = _post(base + "/cite", {"text": 5, "threshold": "x"})
+        status, body = _post(base + "/cite", {"text": 5, "threshold": "x",
+                                              "mention_threshold": [1]})
         assert status == 400 and "text" in body["error"] and "threshold" in body["error"]
+        assert "mention_threshold: expected float, found list" in body["error"]
         assert _post(base + "/cite", None, raw=b"{not json")[0] == 400
         assert _post(base + "/nowhere", {})[0] == 404
         assert _post(base + "/fields", {"text": "x"})[0] == 400     # no taxonomy loaded

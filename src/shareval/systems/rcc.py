@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .rcc_patterns import MENTION_FEATURES, mention_features
 from .text import STOPWORDS, YEAR, normalize, tokens
 
 MAX_N = 6
@@ -573,19 +574,30 @@ class RccModel:
     threshold: float           # on the stage-2 probability, tuned for F1
     cosine_min: float          # stage-1 probability from which stage 2 judges a pair
     meta: dict = field(default_factory=dict)
+    # scores pattern mentions (rcc_patterns); a model without it outputs only the
+    # catalog-derived mentions of its citations
+    mentions: Trees | None = None
+    mention_threshold: float = 1.0
 
     @classmethod
     def load(cls, path: str | Path = MODEL_PATH) -> "RccModel":
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-        if tuple(d["stage1"]["features"]) != FEATURES or tuple(d["stage2"]["features"]) != STAGE2:
+        mentions = d.get("mentions")
+        if tuple(d["stage1"]["features"]) != FEATURES or tuple(d["stage2"]["features"]) != STAGE2 \
+                or (mentions and tuple(mentions["features"]) != MENTION_FEATURES):
             raise ValueError(f"{path}: trained with other features; retrain with "
-                             "`shareval train-system rcc-citations`")
+                             "`shareval train-system rcc`")
         return cls(Trees.from_json(d["stage1"]), Trees.from_json(d["stage2"]), d["threshold"],
-                   d["cosine_min"], d.get("meta", {}))
+                   d["cosine_min"], d.get("meta", {}),
+                   Trees.from_json(mentions) if mentions else None,
+                   d.get("mention_threshold", 1.0))
 
     def save(self, path: str | Path = MODEL_PATH) -> None:
         d = {"threshold": self.threshold, "cosine_min": self.cosine_min, "meta": self.meta,
              "stage1": self.stage1.to_json(), "stage2": self.stage2.to_json()}
+        if self.mentions is not None:
+            d["mentions"] = self.mentions.to_json()
+            d["mention_threshold"] = self.mention_threshold
         Path(path).write_text(json.dumps(d, separators=(",", ":")) + "\n", encoding="utf-8")
 
     def score(self, text: str, catalog: Catalog, embed=None) -> tuple[list[Candidate], np.ndarray]:
@@ -621,12 +633,13 @@ def model() -> RccModel:
 
 def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: float | None = None,
                    use_embeddings: bool = True, rcc_model: RccModel | None = None,
-                   ) -> tuple[list[dict], list[dict]]:
+                   mention_threshold: float | None = None) -> tuple[list[dict], list[dict]]:
     """Citations and mentions of one publication's text.
 
     Returns ``(citations, mentions)`` as the competition's records
     (``data_set_citations.json`` and ``data_set_mentions.json``); ``threshold``
-    overrides the model's tuned decision threshold.
+    overrides the model's tuned decision threshold, ``mention_threshold`` the one for
+    pattern mentions (0 outputs every dataset-like name with its score).
     """
     m = rcc_model or model()
     text = normalize(text)
@@ -647,9 +660,28 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
                           "score": score, "mention_list": mentions})
         for mention in mentions:
             mention_scores[mention] = max(mention_scores.get(mention, 0.0), score)
+    mention_scores.update(pattern_mention_scores(m, text, catalog, list(mention_scores),
+                                                 citations[0]["score"] if citations else 0.0,
+                                                 mention_threshold))
     mentions = [{"publication_id": publication_id, "mention": k, "score": v}
                 for k, v in mention_scores.items()]
     return citations, mentions
+
+
+def pattern_mention_scores(m: RccModel, text: str, catalog: Catalog, found: list[str],
+                           top_citation: float, threshold: float | None = None,
+                           ) -> dict[str, float]:
+    """Dataset-like names of ``text`` (rcc_patterns) that are not among ``found``, scored
+    by the model's mention trees; those at or above ``threshold`` (default: the model's)."""
+    if m.mentions is None:
+        return {}
+    cut = m.mention_threshold if threshold is None else threshold
+    names, X = mention_features(text, catalog.index, found, top_citation)
+    if not names:
+        return {}
+    q = m.mentions.predict(X)
+    return {" ".join(n.split()): round(float(s), 4)
+            for n, s in zip(names, q) if s >= cut}
 
 
 _EDGE_WORDS = STOPWORDS - {"survey", "data", "study", "i", "ii", "iii"}

@@ -98,7 +98,8 @@ def _rcc_one(path: Path):
         return path, None, f"{path.name}: {exc}"
     pid = _pub_id(path.stem)
     c, m = rcc.find_citations(text, job["catalog"], pid, job["threshold"],
-                              use_embeddings=job["embeddings"])
+                              use_embeddings=job["embeddings"],
+                              mention_threshold=job["mention_threshold"])
     fm = fields.fields_and_methods(text, job["taxonomy"], pid) if job["taxonomy"] else None
     return path, (c, m, fm), None
 
@@ -125,7 +126,7 @@ def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
         from .embed import embed
         catalog.vectors(embed)      # before forking, so the workers share model and vectors
     _RCC_JOB.update(catalog=catalog, taxonomy=taxonomy, threshold=opts.get("threshold"),
-                    embeddings=embeddings)
+                    mention_threshold=opts.get("mention_threshold"), embeddings=embeddings)
     citations, mentions, fields_out, methods, new = [], [], [], [], []
     failed = []
     pool = None
@@ -176,8 +177,10 @@ def _rcc_service(opts: dict) -> dict:
         text = _need(body, "text", str, problems)
         pid = body.get("publication_id", "0")
         threshold = _need(body, "threshold", float, problems, required=False)
+        mention_threshold = _need(body, "mention_threshold", float, problems, required=False)
         _raise(problems)
-        c, m = rcc.find_citations(text, catalog, pid, threshold)
+        c, m = rcc.find_citations(text, catalog, pid, threshold,
+                                  mention_threshold=mention_threshold)
         return {"citations": c, "mentions": m}
 
     def fields_(body):
@@ -194,7 +197,9 @@ def _rcc_service(opts: dict) -> dict:
 RCC_API = {
     "/cite": {"request": {"text": "publication text (required)",
                           "publication_id": "echoed in the records (default \"0\")",
-                          "threshold": "decision threshold on the score (default: the model's)"},
+                          "threshold": "decision threshold on the score (default: the model's)",
+                          "mention_threshold": "threshold for dataset-like names found by "
+                                               "pattern (default: the model's; 0: all)"},
               "response": {"citations": "data_set_citations.json records",
                            "mentions": "data_set_mentions.json records"}},
     "/fields": {"request": {"text": "publication text", "publication_id": "optional"},
@@ -449,6 +454,8 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("taxonomy", "fields/methods taxonomy JSON"),
                         Opt("threshold", "citation score threshold (default: the model's)",
                             float),
+                        Opt("mention_threshold", "score threshold for dataset-like names "
+                            "found by pattern (default: the model's; 0 keeps all)", float),
                         Opt("no_embeddings", "skip the embedding-similarity feature", bool),
                         Opt("workers", "processes (default 1; one per core is fastest)", int,
                             default=1)),
