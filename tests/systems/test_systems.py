@@ -87,6 +87,8 @@ def test_pattern_mentions_find_dataset_names_as_written():
     assert all(NAMES[s:s + len(m)] == m for m, s in found)
     # sentence-initial capitals ("The Study", "In Table 2") are not names
     assert not pattern_mentions("The Study shows it. In Table 2 we see more. We use Data.")
+    # a run of capitalized words longer than a name (a heading, hostile input) is skipped
+    assert not pattern_mentions("Survey \n" * 10_000)
 
 
 def test_pattern_mentions_are_scored_and_not_repeated(catalog, tmp_path):

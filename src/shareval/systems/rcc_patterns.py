@@ -10,7 +10,8 @@ cited datasets come first, and a pattern mention is added only when it is not al
 one of them (token Jaccard < 0.5, the scorer's partial-match rule).
 
 Limits: English names only; lower-case names ("the general social survey") and names
-without a head word ("Add Health", "Understanding Society") are not found by pattern.
+without a head word ("Add Health", "Understanding Society") are not found by pattern;
+runs of more than MAX_WORDS words are skipped.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ _HEAD_AFTER = re.compile(r"[ \t]+(survey|surveys|data|database|dataset|study|fil
 # capitalized only because they start a sentence or a heading
 _LEADING = frozenset("""the this these that in we our for a an from using with table figure fig
 see as by on of and to at among its their his her all both each while when although""".split())
+MAX_WORDS = 20      # a longer capitalized run is a heading or a list, not a name
 _CONNECTORS = frozenset("of and for on in the to & from among with at".split())
 _CUE = re.compile(r"\b(data|from|using|used|use|drawn|obtained|collected|sample|analy[sz]ed?)\b",
                   re.I)
@@ -60,7 +62,7 @@ def pattern_mentions(text: str) -> list[tuple[str, int]]:
                 start += 1
         while words and words[-1].lower() in _CONNECTORS:
             words = words[:-1]
-        if not words:
+        if not words or len(words) > MAX_WORDS:
             continue
         end = start + text[start:m.end()].rfind(words[-1]) + len(words[-1])
         names = [w for w in words if w.lower() not in _CONNECTORS]
