@@ -214,7 +214,8 @@ def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str],
                 continue
             if len(entries) > MAX_DF:
                 continue
-            if n == 1 and sum(ch.isupper() for ch in cased[i]) < 2:
+            # most words are lower case: skip counting their capitals
+            if n == 1 and (cased[i].islower() or sum(ch.isupper() for ch in cased[i]) < 2):
                 evidence.append((key, i))
                 continue
             for e in entries:
