@@ -650,8 +650,7 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     cands, p = m.score(text, catalog, embed)
     cut = m.threshold if threshold is None else threshold
     citations, mention_scores = [], {}
-    words = list(_WORD.finditer(text)) if len(p) else []
-    words = (words, [w.group(0).lower() for w in words])
+    words = text_words(text) if len(p) else ([], [])
     for i in np.argsort(-p, kind="stable"):
         if p[i] < cut:
             break
@@ -689,6 +688,13 @@ _EDGE_WORDS = STOPWORDS - {"survey", "data", "study", "i", "ii", "iii"}
 _JOIN = re.compile(r"[ \t\n\r\-'\u2019\u00ad]{1,3}")
 
 
+def text_words(text: str) -> tuple[list, list[str]]:
+    """The word matches of ``text`` and their lower-cased strings, as ``_mentions`` reads
+    them (computed once per publication)."""
+    words = list(_WORD.finditer(text))
+    return words, [w.group(0).lower() for w in words]
+
+
 def _mentions(c: Candidate, text: str, catalog: Catalog,
               words: tuple | None = None) -> list[str]:
     """The matched strings as they appear in the text (longest, non-overlapping first).
@@ -697,8 +703,7 @@ def _mentions(c: Candidate, text: str, catalog: Catalog,
     that the entry's strings also contain, joined by spaces or hyphens only, not starting
     or ending with a function word: n-grams may not end with a stopword such as
     "survey", so "Health and Nutrition Examination Survey" was matched without its last
-    word. ``words`` are the ``_WORD`` matches of ``text`` and their lower-cased strings
-    (computed when not given)."""
+    word. ``words`` is ``text_words(text)`` (computed when not given)."""
     kept: list[str] = []
     for g in sorted(c.grams, key=lambda g: (-g.count(" "), -len(g))):
         if any(g in k for k in kept) or (" " not in g and kept):
@@ -706,11 +711,7 @@ def _mentions(c: Candidate, text: str, catalog: Catalog,
         kept.append(g)
         if len(kept) == 5:
             break
-    if words is None:
-        words = list(_WORD.finditer(text))
-        toks = [w.group(0).lower() for w in words]
-    else:
-        words, toks = words
+    words, toks = words or text_words(text)
     entry = catalog.phrase(c.entry)
     # acronyms ("NHANES") are mentions of their own; other single words are not
     for g in sorted((g for g in c.grams if " " not in g and g not in kept), key=len)[:2]:

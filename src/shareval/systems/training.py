@@ -163,8 +163,7 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
         out = [j for j in np.argsort(-p2, kind="stable") if p2[j] >= threshold]
         found: dict[str, None] = {}
         if out:
-            words = list(rcc._WORD.finditer(text))
-            words = (words, [w.group(0).lower() for w in words])
+            words = rcc.text_words(text)
             for j in out:
                 found.update(dict.fromkeys(rcc._mentions(cands[j], text, catalog, words)))
         found_of.append(list(found))
