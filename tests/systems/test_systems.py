@@ -87,6 +87,10 @@ def test_pattern_mentions_find_dataset_names_as_written():
     assert all(NAMES[s:s + len(m)] == m for m, s in found)
     # sentence-initial capitals ("The Study", "In Table 2") are not names
     assert not pattern_mentions("The Study shows it. In Table 2 we see more. We use Data.")
+    # nor are heading words ("METHODS", "Data") before a name
+    assert [m for m, _ in pattern_mentions(
+        "METHODS Data were drawn. Data from the National Survey of Youth (NSY) were used.")] \
+        == ["National Survey of Youth (NSY)"]
     # a run of capitalized words longer than a name (a heading, hostile input) is skipped
     assert not pattern_mentions("Survey \n" * 10_000)
 

@@ -35,9 +35,13 @@ _ACRONYM = re.compile(r"[ \t]*\(([A-Z][A-Za-z0-9&/\- ]{1,20})\)")
 _YEARS = re.compile(r",?[ \t]*\(?(?:19|20)\d\d(?:[ \t]*(?:-|\u2013|to)[ \t]*(?:19|20)?\d\d)?\)?")
 _HEAD_AFTER = re.compile(r"[ \t]+(survey|surveys|data|database|dataset|study|files?|sample|"
                          r"panel|cohort)\b")
-# capitalized only because they start a sentence or a heading
+# capitalized only because they start a sentence or a heading ("METHODS Data", "Data from
+# the ...")
 _LEADING = frozenset("""the this these that in we our for a an from using with table figure fig
-see as by on of and to at among its their his her all both each while when although""".split())
+see as by on of and to at among its their his her all both each while when although data
+methods method sample results abstract introduction discussion measures background conclusion
+conclusions materials participants procedure procedures appendix note notes source
+sources""".split())
 MAX_WORDS = 20      # a longer capitalized run is a heading or a list, not a name
 _CONNECTORS = frozenset("of and for on in the to & from among with at".split())
 _CUE = re.compile(r"\b(data|from|using|used|use|drawn|obtained|collected|sample|analy[sz]ed?)\b",
