@@ -650,12 +650,8 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     cands, p = m.score(text, catalog, embed)
     cut = m.threshold if threshold is None else threshold
     citations, mention_scores = [], {}
-    words = text_words(text) if len(p) else ([], [])
-    for i in np.argsort(-p, kind="stable"):
-        if p[i] < cut:
-            break
+    for i, mentions in cited_mentions(text, catalog, cands, p, cut):
         c, score = cands[i], round(float(p[i]), 4)
-        mentions = _mentions(c, text, catalog, words)
         citations.append({"publication_id": publication_id, "data_set_id": catalog.ids[c.entry],
                           "score": score, "mention_list": mentions})
         for mention in mentions:
@@ -666,6 +662,20 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     mentions = [{"publication_id": publication_id, "mention": k, "score": v}
                 for k, v in mention_scores.items()]
     return citations, mentions
+
+
+def cited_mentions(text: str, catalog: Catalog, cands: list[Candidate], p: np.ndarray,
+                   cut: float) -> list[tuple[int, list[str]]]:
+    """The pairs scoring at least ``cut``, best first, each with its mentions as written
+    in the text (``_mentions``); what ``find_citations`` outputs, and what training
+    reproduces out of fold."""
+    words = text_words(text) if len(p) else ([], [])
+    out = []
+    for i in np.argsort(-p, kind="stable"):
+        if p[i] < cut:
+            break
+        out.append((int(i), _mentions(cands[i], text, catalog, words)))
+    return out
 
 
 def pattern_mention_scores(m: RccModel, text: str, catalog: Catalog, found: list[str],

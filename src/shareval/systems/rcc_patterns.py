@@ -28,7 +28,8 @@ datasets data register registry project program programme system sample cohort f
 index supplement statistics barometer poll inventory followback series set records
 trial""".split())
 _WORD = r"[A-Z][\w'\u2019\-]*"
-_CONNECTOR = r"(?:of|and|for|on|in|the|to|&|from|among|with|at)"
+_CONNECTORS = ("of", "and", "for", "on", "in", "the", "to", "&", "from", "among", "with", "at")
+_CONNECTOR = "(?:" + "|".join(_CONNECTORS) + ")"
 _GAP = r"(?:[ \t]+|[ \t]*\n[ \t]*)"      # a name may run over one line break, not two
 _NAME = re.compile(rf"(?<![\w-]){_WORD}(?:{_GAP}(?:{_CONNECTOR}{_GAP}){{0,2}}{_WORD})*")
 _ACRONYM = re.compile(r"[ \t]*\(([A-Z][A-Za-z0-9&/\- ]{1,20})\)")
@@ -43,7 +44,6 @@ methods method sample results abstract introduction discussion measures backgrou
 conclusions materials participants procedure procedures appendix note notes source
 sources""".split())
 MAX_WORDS = 20      # a longer capitalized run is a heading or a list, not a name
-_CONNECTORS = frozenset("of and for on in the to & from among with at".split())
 _CUE = re.compile(r"\b(data|from|using|used|use|drawn|obtained|collected|sample|analy[sz]ed?)\b",
                   re.I)
 _HEAD_END = frozenset({"data", "database", "dataset", "survey", "study"})

@@ -160,15 +160,13 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
     for i, ((text, cands, _, _), gm) in enumerate(zip(rows, gold_mentions)):
         p2 = p2_oof[offset:offset + len(cands)]
         offset += len(cands)
-        out = [j for j in np.argsort(-p2, kind="stable") if p2[j] >= threshold]
+        cited = rcc.cited_mentions(text, catalog, cands, p2, threshold)
         found: dict[str, None] = {}
-        if out:
-            words = rcc.text_words(text)
-            for j in out:
-                found.update(dict.fromkeys(rcc._mentions(cands[j], text, catalog, words)))
+        for _, mentions in cited:
+            found.update(dict.fromkeys(mentions))
         found_of.append(list(found))
         ms, X = mention_features(text, catalog.index, list(found),
-                                 round(float(p2[out[0]]), 4) if out else 0.0)
+                                 round(float(p2[cited[0][0]]), 4) if cited else 0.0)
         gold_tokens = [mention_tokens(g) for g in gm]
         for m, x in zip(ms, X):
             Xs.append(x)
