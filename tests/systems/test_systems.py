@@ -7,7 +7,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from shareval.systems import fields, material, rcc, svident
+from shareval.systems import fields, material, rcc, rcc_mentions, svident
 from shareval.systems.rcc_patterns import pattern_mentions
 from shareval.systems.registry import get
 from shareval.systems.serve import MAX_BODY, make_server
@@ -103,16 +103,22 @@ def test_pattern_mentions_are_scored_and_not_repeated(catalog, tmp_path):
     assert {"Danish Longitudinal Study of Ageing (DLSA), 1997-2002", "BRFSS survey",
             "Health and Retirement Study"} <= set(got)
     assert all(0.0 <= v <= 1.0 for v in got.values())
-    # a name already found through the catalog is not added again by pattern
-    assert sum("Income Dynamics" in m for m in got) == 1
+    # a name already found through the catalog is not added again by pattern; its forms
+    # are the name with its acronym, the name and the acronym
+    assert {m for m in got if "Income Dynamics" in m} == {
+        "Panel Study of Income Dynamics (PSID)", "Panel Study of Income Dynamics"}
+    assert "PSID" in got
     _, default = rcc.find_citations(text, catalog, 3, use_embeddings=False)
-    assert {m["mention"] for m in default} <= set(got)
-    # the mention trees survive a save and load; a model without them adds no pattern
-    # mentions (models trained before them still load)
+    assert {m["mention"] for m in default} < set(got)
+    assert all(got[m["mention"]] >= rcc.model().selector_threshold for m in default)
+    # the mention trees, the selector and its prior survive a save and load; a model
+    # without them adds no pattern mentions (models trained before them still load)
     shipped = rcc.model()
     shipped.save(tmp_path / "m.json")
     again = rcc.RccModel.load(tmp_path / "m.json")
     assert again.mention_threshold == shipped.mention_threshold
+    assert again.selector_threshold == shipped.selector_threshold
+    assert again.prior == shipped.prior and len(again.prior) > 1000
     _, reloaded = rcc.find_citations(text, catalog, 3, mention_threshold=0.0,
                                      use_embeddings=False, rcc_model=again)
     assert reloaded == every
@@ -123,6 +129,37 @@ def test_pattern_mentions_are_scored_and_not_repeated(catalog, tmp_path):
                                   rcc_model=rcc.RccModel.load(tmp_path / "bare.json"))
     assert "BRFSS survey" not in {m["mention"] for m in plain}
     assert {m["mention"] for m in plain} <= set(got)
+
+
+def test_mention_forms_are_the_ones_annotators_list():
+    # "Name (ACRONYM)" is also given as its two parts; words before a name are dropped
+    assert rcc_mentions.variants(
+        "data from the National Health and Nutrition Examination Survey (NHANES)") == [
+        ("National Health and Nutrition Examination Survey (NHANES)", False),
+        ("National Health and Nutrition Examination Survey", True), ("NHANES", True)]
+    # a match run on past a sentence end is cut there; an unclosed bracket is closed
+    assert rcc_mentions.variants("Cambridge Study in Delinquent Development. Cambridge") == [
+        ("Cambridge Study in Delinquent Development", False)]
+    assert rcc_mentions.variants("1999-2002 Cambridge Study (CSDD")[0] == (
+        "Cambridge Study (CSDD)", False)
+    # organizations are not datasets: dropped with the acronym split off them, while a
+    # dataset named "... Statistics" stays; a form found twice keeps both scores
+    cands = rcc_mentions.candidates(
+        {"National Center for Health Statistics (NCHS)": 0.9, "NCHS": 0.8,
+         "Balance Sheet Statistics": 0.5, "Survey of Youth (SY)": 0.7},
+        {"Survey of Youth": 0.2, "Centers for Disease Control": 0.6})
+    assert set(cands) == {"balance sheet statistics", "survey of youth (sy)", "survey of youth",
+                          "sy"}
+    assert (cands["survey of youth"]["citation"], cands["survey of youth"]["pattern"]) == (0.7, 0.2)
+    assert cands["sy"]["part"] and not cands["survey of youth"]["part"]
+    X = rcc_mentions.features(cands, "We use the Survey of Youth (SY). SY data.", {"sy": [3, 4]})
+    assert X.shape == (4, len(rcc_mentions.SELECT_FEATURES))
+    col = rcc_mentions.SELECT_FEATURES.index
+    sy = list(cands).index("sy")
+    assert X[sy, col("prior")] == pytest.approx(np.log(3.5 / 1.5))
+    assert X[sy, col("log_occ")] == pytest.approx(np.log1p(2))
+    assert X[list(cands).index("balance sheet statistics"), col("prior")] == 0.0   # unseen
+    assert rcc_mentions.prior_counts(["a", "a", "b"], [1, 0, 1]) == {"a": [1, 2]}
 
 
 def test_catalog_forms_are_equivalent():
@@ -155,7 +192,10 @@ def test_shipped_model_ranks_the_cited_dataset_first(catalog):
     found = {c["data_set_id"]: c for c in citations}
     assert citations[0]["data_set_id"] == "103" and found["103"]["publication_id"] == 5
     assert any("PSID" in m or "Panel Study" in m for m in found["103"]["mention_list"])
-    assert {m["mention"] for m in mentions} >= set(found["103"]["mention_list"])
+    # every matched string is a mention candidate; which are output is the selector's call
+    _, every = rcc.find_citations(PAPER, catalog, 5, threshold=0.0, mention_threshold=0.0)
+    assert {m["mention"] for m in every} >= set(found["103"]["mention_list"])
+    assert {m["mention"] for m in mentions} <= {m["mention"] for m in every}
     scores = [c["score"] for c in citations]
     assert scores == sorted(scores, reverse=True)
 

@@ -16,6 +16,8 @@ Pipeline (one publication at a time, so it runs as a plain function):
 3. A gradient-boosted classifier trained on ``rcc/train`` scores each pair; pairs
    above the threshold (tuned on training folds) are output with their score and
    the matched strings as ``mention_list``.
+4. Mentions: the forms of those strings and of the dataset-like names found by
+   pattern (``rcc_patterns``), chosen by a learned selector (``rcc_mentions``).
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ from pathlib import Path
 
 import numpy as np
 
+from . import rcc_mentions
+from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
 from .text import STOPWORDS, YEAR, normalize, tokens
 
@@ -579,19 +583,28 @@ class RccModel:
     # catalog-derived mentions of its citations
     mentions: Trees | None = None
     mention_threshold: float = 1.0
+    # chooses the output mentions among the forms of all found names (rcc_mentions); a
+    # model without it outputs the catalog-derived mentions and the pattern mentions at
+    # or above mention_threshold
+    selector: Trees | None = None
+    selector_threshold: float = 0.5
+    prior: dict = field(default_factory=dict)
 
     @classmethod
     def load(cls, path: str | Path = MODEL_PATH) -> "RccModel":
         d = json.loads(Path(path).read_text(encoding="utf-8"))
-        mentions = d.get("mentions")
+        mentions, selector = d.get("mentions"), d.get("selector")
         if tuple(d["stage1"]["features"]) != FEATURES or tuple(d["stage2"]["features"]) != STAGE2 \
-                or (mentions and tuple(mentions["features"]) != MENTION_FEATURES):
+                or (mentions and tuple(mentions["features"]) != MENTION_FEATURES) \
+                or (selector and tuple(selector["features"]) != SELECT_FEATURES):
             raise ValueError(f"{path}: trained with other features; retrain with "
                              "`shareval train-system rcc`")
         return cls(Trees.from_json(d["stage1"]), Trees.from_json(d["stage2"]), d["threshold"],
                    d["cosine_min"], d.get("meta", {}),
                    Trees.from_json(mentions) if mentions else None,
-                   d.get("mention_threshold", 1.0))
+                   d.get("mention_threshold", 1.0),
+                   Trees.from_json(selector) if selector else None,
+                   d.get("selector_threshold", 0.5), d.get("prior", {}))
 
     def save(self, path: str | Path = MODEL_PATH) -> None:
         d = {"threshold": self.threshold, "cosine_min": self.cosine_min, "meta": self.meta,
@@ -599,6 +612,10 @@ class RccModel:
         if self.mentions is not None:
             d["mentions"] = self.mentions.to_json()
             d["mention_threshold"] = self.mention_threshold
+        if self.selector is not None:
+            d["selector"] = self.selector.to_json()
+            d["selector_threshold"] = self.selector_threshold
+            d["prior"] = self.prior
         Path(path).write_text(json.dumps(d, separators=(",", ":")) + "\n", encoding="utf-8")
 
     def score(self, text: str, catalog: Catalog, embed=None) -> tuple[list[Candidate], np.ndarray]:
@@ -640,7 +657,7 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     Returns ``(citations, mentions)`` as the competition's records
     (``data_set_citations.json`` and ``data_set_mentions.json``); ``threshold``
     overrides the model's tuned decision threshold, ``mention_threshold`` the one for
-    pattern mentions (0 outputs every dataset-like name with its score).
+    mentions (0 outputs every candidate form with its score; see ``rcc_mentions``).
     """
     m = rcc_model or model()
     text = normalize(text)
@@ -649,16 +666,21 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
         from .embed import embed
     cands, p = m.score(text, catalog, embed)
     cut = m.threshold if threshold is None else threshold
-    citations, mention_scores = [], {}
+    citations, cited = [], {}
     for i, mentions in cited_mentions(text, catalog, cands, p, cut):
         c, score = cands[i], round(float(p[i]), 4)
         citations.append({"publication_id": publication_id, "data_set_id": catalog.ids[c.entry],
                           "score": score, "mention_list": mentions})
         for mention in mentions:
-            mention_scores[mention] = max(mention_scores.get(mention, 0.0), score)
-    mention_scores.update(pattern_mention_scores(m, text, catalog, list(mention_scores),
-                                                 citations[0]["score"] if citations else 0.0,
-                                                 mention_threshold))
+            cited[mention] = max(cited.get(mention, 0.0), score)
+    top = citations[0]["score"] if citations else 0.0
+    if m.selector is None:
+        mention_scores = {**cited, **pattern_mention_scores(m, text, catalog, list(cited), top,
+                                                            mention_threshold)}
+    else:
+        mention_scores = select_mentions(
+            m, text, cited, pattern_mention_scores(m, text, catalog, list(cited), top, 0.0),
+            mention_threshold)
     mentions = [{"publication_id": publication_id, "mention": k, "score": v}
                 for k, v in mention_scores.items()]
     return citations, mentions
@@ -692,6 +714,18 @@ def pattern_mention_scores(m: RccModel, text: str, catalog: Catalog, found: list
     q = m.mentions.predict(X)
     return {" ".join(n.split()): round(float(s), 4)
             for n, s in zip(names, q) if s >= cut}
+
+
+def select_mentions(m: RccModel, text: str, cited: dict[str, float], pattern: dict[str, float],
+                    threshold: float | None = None) -> dict[str, float]:
+    """The forms of the found names (``rcc_mentions.candidates``) that the model's selector
+    scores at or above ``threshold`` (default: the model's), with their scores."""
+    cands = rcc_mentions.candidates(cited, pattern)
+    if not cands:
+        return {}
+    q = m.selector.predict(rcc_mentions.features(cands, text, m.prior))
+    cut = m.selector_threshold if threshold is None else threshold
+    return {c["mention"]: round(float(s), 4) for c, s in zip(cands.values(), q) if s >= cut}
 
 
 _EDGE_WORDS = STOPWORDS - {"survey", "data", "study", "i", "ii", "iii"}

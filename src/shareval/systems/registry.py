@@ -198,8 +198,8 @@ RCC_API = {
     "/cite": {"request": {"text": "publication text (required)",
                           "publication_id": "echoed in the records (default \"0\")",
                           "threshold": "decision threshold on the score (default: the model's)",
-                          "mention_threshold": "threshold for dataset-like names found by "
-                                               "pattern (default: the model's; 0: all)"},
+                          "mention_threshold": "threshold on the mention score (default: "
+                                               "the model's; 0: every candidate form)"},
               "response": {"citations": "data_set_citations.json records",
                            "mentions": "data_set_mentions.json records"}},
     "/fields": {"request": {"text": "publication text", "publication_id": "optional"},
@@ -454,8 +454,8 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("taxonomy", "fields/methods taxonomy JSON"),
                         Opt("threshold", "citation score threshold (default: the model's)",
                             float),
-                        Opt("mention_threshold", "score threshold for dataset-like names "
-                            "found by pattern (default: the model's; 0 keeps all)", float),
+                        Opt("mention_threshold", "mention score threshold (default: the "
+                            "model's; 0 keeps every candidate form)", float),
                         Opt("no_embeddings", "skip the embedding-similarity feature", bool),
                         Opt("workers", "processes (default 1; one per core is fastest)", int,
                             default=1)),

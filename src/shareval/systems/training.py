@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics.classification import best_f1_threshold
-from . import rcc
+from . import rcc, rcc_mentions
+from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
 from .text import read_document
 
@@ -126,17 +127,23 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     p2_oof[near] = _oof(X2, y[near], pub_of[near], rcc.STAGE2)
     threshold, f1 = best_f1_threshold(p2_oof, y, n_gold, plateau=0.005)
     stage2 = _hgb(names=rcc.STAGE2).fit(X2, y[near])
-    mentions, mention_threshold, mention_f1 = _train_mentions(
-        rows, [gold_mentions.get(p, set()) for p in train], p2_oof, threshold, catalog, log)
+    gold_mentions = [gold_mentions.get(p, set()) for p in train]
+    mentions, mention_threshold, mention_f1, cited_of, pattern_of = _train_mentions(
+        rows, gold_mentions, p2_oof, threshold, catalog, log)
+    selector, selector_threshold, selector_f1, prior = _train_selector(
+        [r[0] for r in rows], cited_of, pattern_of, gold_mentions, log)
     import sklearn
     meta = {"trained_on": "rcc/train publications whose id is not divisible by 5",
             "publications": len(train), "pairs": int(len(y)), "gold_pairs": n_gold,
             "cross_validated_f1": round(f1, 4),
-            "cross_validated_mention_partial_f1": round(mention_f1, 4),
+            "cross_validated_mention_partial_f1": round(selector_f1, 4),
+            "cross_validated_pattern_only_mention_partial_f1": round(mention_f1, 4),
             "sklearn": sklearn.__version__}
     model = rcc.RccModel(rcc.Trees.from_sklearn(stage1, rcc.FEATURES),
                          rcc.Trees.from_sklearn(stage2, rcc.STAGE2), threshold, cosine_min, meta,
-                         rcc.Trees.from_sklearn(mentions, MENTION_FEATURES), mention_threshold)
+                         rcc.Trees.from_sklearn(mentions, MENTION_FEATURES), mention_threshold,
+                         rcc.Trees.from_sklearn(selector, SELECT_FEATURES), selector_threshold,
+                         prior)
     model.save(out)
     log(f"threshold {threshold:.3f}, {RCC_FOLDS}-fold F1 on training publications {f1:.3f}; "
         f"model written to {out} ({time.time() - t0:.0f} s)")
@@ -144,7 +151,10 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
 
 
 def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
-    """The pattern-mention scorer (``rcc_patterns``) and its threshold.
+    """The pattern-mention scorer (``rcc_patterns``) and its threshold (used by models
+    without a selector), and per training publication its out-of-fold catalog-derived
+    mentions (mention -> citation score) and pattern mentions (mention -> out-of-fold
+    pattern score), from which ``_train_selector`` learns.
 
     Each training publication is taken as the citation model would output it out of
     fold: its pairs at or above ``threshold`` give the catalog-derived mentions and the
@@ -161,10 +171,11 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
         p2 = p2_oof[offset:offset + len(cands)]
         offset += len(cands)
         cited = rcc.cited_mentions(text, catalog, cands, p2, threshold)
-        found: dict[str, None] = {}
-        for _, mentions in cited:
-            found.update(dict.fromkeys(mentions))
-        found_of.append(list(found))
+        found: dict[str, float] = {}
+        for k, mentions in cited:
+            for m in mentions:
+                found[m] = max(found.get(m, 0.0), round(float(p2[k]), 4))
+        found_of.append(found)
         ms, X = mention_features(text, catalog.index, list(found),
                                  round(float(p2[cited[0][0]]), 4) if cited else 0.0)
         gold_tokens = [mention_tokens(g) for g in gm]
@@ -188,13 +199,65 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
             extra.setdefault(pub_of[k], []).append(names[k])
         tot = np.zeros(3)
         for i, gm in enumerate(gold_mentions):
-            tot += match_partial(found_of[i] + extra.get(i, []), list(gm))
+            tot += match_partial(list(found_of[i]) + extra.get(i, []), list(gm))
         f1 = 2 * tot[0] / max(1.0, 2 * tot[0] + tot[1] + tot[2])
         if f1 > best[0]:
             best = (f1, float(t))
     log(f"{len(y)} pattern mentions ({int(y.sum())} match a gold mention); threshold "
         f"{best[1]:.2f}, {RCC_FOLDS}-fold partial mention F1 {best[0]:.3f}")
-    return model().fit(X, y), best[1], best[0]
+    pattern_of: list[dict] = [{} for _ in rows]
+    for k, (i, m) in enumerate(zip(pub_of, names)):
+        pattern_of[i][" ".join(m.split())] = round(float(oof[k]), 4)
+    return model().fit(X, y), best[1], best[0], found_of, pattern_of
+
+
+def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
+    """The mention selector (``rcc_mentions``), its threshold and its string prior.
+
+    Candidates are the forms of each training publication's out-of-fold mentions; a
+    form is positive when it matches a gold mention (token Jaccard >= 0.5). The prior
+    feature of a publication's forms is counted on the other folds' publications only,
+    and the threshold maximizes the cross-validated partial mention F1."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.model_selection import GroupKFold
+    from ..tasks.rcc import jaccard, match_partial, tokens as mention_tokens
+    cands_of = [rcc_mentions.candidates(c, p) for c, p in zip(cited_of, pattern_of)]
+    keys, labels, pub_of = [], [], []
+    for i, (cands, gm) in enumerate(zip(cands_of, gold_mentions)):
+        gold_tokens = [mention_tokens(g) for g in gm]
+        for key, c in cands.items():
+            keys.append(key)
+            labels.append(max((jaccard(mention_tokens(c["mention"]), g) for g in gold_tokens),
+                              default=0) >= 0.5)
+            pub_of.append(i)
+    y, pub_of = np.array(labels, bool), np.array(pub_of)
+    start = np.searchsorted(pub_of, np.arange(len(texts) + 1))
+    folds = list(GroupKFold(RCC_FOLDS).split(y, y, pub_of))
+    X = np.zeros((len(y), len(SELECT_FEATURES)))
+    for a, b in folds:
+        prior = rcc_mentions.prior_counts([keys[j] for j in a], y[a])
+        for i in np.unique(pub_of[b]):
+            X[start[i]:start[i + 1]] = rcc_mentions.features(cands_of[i], texts[i], prior)
+
+    def model():
+        return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05,
+                                              min_samples_leaf=40, random_state=0)
+    oof = np.zeros(len(y))
+    for a, b in folds:
+        oof[b] = model().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
+    best = (-1.0, 0.5)
+    for t in np.round(np.arange(0.1, 0.91, 0.05), 2):
+        tot = np.zeros(3)
+        for i, gm in enumerate(gold_mentions):
+            kept = [keys[k] for k in range(start[i], start[i + 1]) if oof[k] >= t]
+            tot += match_partial(kept, list(gm))
+        f1 = 2 * tot[0] / max(1.0, 2 * tot[0] + tot[1] + tot[2])
+        if f1 > best[0]:
+            best = (f1, float(t))
+    prior = rcc_mentions.prior_counts(keys, y)
+    log(f"{len(y)} mention forms ({int(y.sum())} match a gold mention), {len(prior)} in the "
+        f"prior; threshold {best[1]:.2f}, {RCC_FOLDS}-fold partial mention F1 {best[0]:.3f}")
+    return model().fit(X, y), best[1], best[0], prior
 
 
 # ---------------------------------------------------------------------------
