@@ -72,7 +72,8 @@ def test_e2e_binary_and_raw(pack, tmp_path):
     # binary (strict majority): q1 doc0 stays X1, doc2 (1/3) -> X4; q3 doc4 (1/2, tie) -> X2
     pm = {"query1": 0.5, "query3": 1.0}            # q1: 2 relevant, 1 found; q3: 1 relevant, missed
     pf = {"query1": 0.0, "query2": 0.0, "query3": 0.0}
-    assert r.metrics["aqwv"] == pytest.approx(1 - (np.mean(list(pm.values())) + beta * 0.0))
+    assert r.metrics["aqwv"] == pytest.approx(
+        1 - (np.mean(list(pm.values())) + beta * np.mean(list(pf.values()))))
     # raw: q1 doc0 credit 1, doc2 false-alarm credit 1/3 of 4 non-relevant; q3 doc4 credit 1/2
     pm_raw = {"query1": 0.5, "query3": 0.5}
     pf_raw = {"query1": (1 / 3) / 4, "query2": 0.0, "query3": 0.0}

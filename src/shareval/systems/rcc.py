@@ -33,9 +33,8 @@ import numpy as np
 from . import rcc_mentions
 from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
-from .text import STOPWORDS, YEAR, normalize, tokens
+from .text import MAX_N, STOPWORDS, YEAR, normalize, tokens
 
-MAX_N = 6
 MAX_DF = 150          # n-grams shared by more entries are too generic to propose candidates
 MODEL_PATH = Path(__file__).with_name("models") / "rcc_citations.json"
 

@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from ..tasks.rcc import jaccard, normalize_exact, tokens as mention_tokens
-from .text import tokens
+from .text import MAX_N, tokens
 
 HEADS = frozenset("""survey surveys study studies census panel database databases dataset
 datasets data register registry project program programme system sample cohort file files
@@ -93,7 +93,7 @@ def _catalog_run(toks: list[str], index: dict) -> int:
     """Longest run of the mention's words that is an n-gram of the catalog."""
     best = 0
     for i in range(len(toks)):
-        for n in range(min(6, len(toks) - i), best, -1):
+        for n in range(min(MAX_N, len(toks) - i), best, -1):
             gram = " ".join(toks[i:i + n])
             if gram in index and (n > 1 or len(gram) > 3):
                 best = n

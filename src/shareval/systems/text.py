@@ -10,6 +10,7 @@ from pathlib import Path
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)|(\w)- (?=[a-z])")
 _TOKEN = re.compile(r"[^\W_]+")
 YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
+MAX_N = 6      # longest word n-gram of a catalog index (rcc, rcc_patterns)
 
 STOPWORDS = frozenset("""a an and are as at be by for from has have in is it its of on or that the
 their this to was were which with we our these those than then there into over under between
