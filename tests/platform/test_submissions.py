@@ -210,6 +210,20 @@ def test_lease_expiry_requeues_and_token_fences_the_dead_worker(world, settings)
     assert "re-queued" in " ".join(e.message for e in sub.events.all())
 
 
+def test_a_job_taken_over_before_the_sweep_records_the_requeue(world):
+    # under load a free worker may claim an expired lease before sweep() re-queues it
+    sub = submit(world, "alice", "Team A", "dev", 14)
+    job = queue.claim()
+    Job.objects.filter(pk=job.pk).update(lease_until=dt.datetime.now(dt.timezone.utc)
+                                         - dt.timedelta(seconds=1))
+    again = queue.claim()
+    assert again.pk == job.pk and again.attempts == 2 and again.token != job.token
+    messages = [e.message for e in sub.events.all()]
+    assert messages[-1] == "re-queued: the worker stopped responding"
+    assert queue.sweep() == 0                             # nothing left to re-queue
+    assert queue.claim() is None
+
+
 def test_phase_closed_and_non_members_are_refused(world):
     with pytest.raises(service.SubmissionError) as e:
         submit(world, "dave", "Team A", "dev", 10)

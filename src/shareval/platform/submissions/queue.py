@@ -72,14 +72,27 @@ def claim(job_id: int | None = None) -> Job | None:
     ids = [job_id] if job_id is not None else list(
         Job.objects.filter(_claimable(now)).order_by("created", "id").values_list("pk", flat=True)[:5])
     for pk in ids:
-        token = secrets.token_hex(8)
-        n = Job.objects.filter(_claimable(now), pk=pk).update(
-            status=Job.RUNNING, token=token, worker=WORKER_ID, heartbeat=now,
-            attempts=F("attempts") + 1,
-            lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
-        if n == 1:
-            return Job.objects.select_related("submission__dataset__task",
-                                              "submission__dataset__phase").get(pk=pk)
+        # a queued job, or else one whose worker stopped renewing its lease: taken over
+        # here before sweep() re-queued it, so the re-queue is recorded here
+        for claimable, lost in ((Q(status=Job.QUEUED), None),
+                                (Q(status=Job.RUNNING, lease_until__lt=now),
+                                 Job.objects.filter(pk=pk).values_list("worker", "lease_until")
+                                 .first())):
+            with transaction.atomic():
+                n = Job.objects.filter(claimable, pk=pk).update(
+                    status=Job.RUNNING, token=secrets.token_hex(8), worker=WORKER_ID,
+                    heartbeat=now, attempts=F("attempts") + 1,
+                    lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
+                if n != 1:
+                    continue
+                job = Job.objects.select_related("submission__dataset__task",
+                                                 "submission__dataset__phase").get(pk=pk)
+                if lost is not None:
+                    job.submission.record(Submission.QUEUED,
+                                          "re-queued: the worker stopped responding",
+                                          log=f"lease of {lost[0]} expired at {lost[1]}; "
+                                              f"taken over by {WORKER_ID}")
+                return job
     return None
 
 
