@@ -215,20 +215,21 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
     """The mention selector (``rcc_mentions``), its threshold and its string prior.
 
     Candidates are the forms of each training publication's out-of-fold mentions; a
-    form is positive when it matches a gold mention (token Jaccard >= 0.5). The prior
+    form is positive when the scorer's one-to-one rule, run over all of them, matches
+    it to a gold mention, so that of two forms matching the same gold mention the
+    closer one is learned (the other would be a false positive). The prior
     feature of a publication's forms is counted on the other folds' publications only,
     and the threshold maximizes the cross-validated partial mention F1."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import jaccard, match_partial, tokens as mention_tokens
+    from ..tasks.rcc import match_partial, partial_matches
     cands_of = [rcc_mentions.candidates(c, p) for c, p in zip(cited_of, pattern_of)]
     keys, labels, pub_of = [], [], []
     for i, (cands, gm) in enumerate(zip(cands_of, gold_mentions)):
-        gold_tokens = [mention_tokens(g) for g in gm]
-        for key, c in cands.items():
+        matched = set(partial_matches(list(cands), list(gm)).values())
+        for key in cands:
             keys.append(key)
-            labels.append(max((jaccard(mention_tokens(c["mention"]), g) for g in gold_tokens),
-                              default=0) >= 0.5)
+            labels.append(key in matched)
             pub_of.append(i)
     y, pub_of = np.array(labels, bool), np.array(pub_of)
     start = np.searchsorted(pub_of, np.arange(len(texts) + 1))

@@ -199,10 +199,16 @@ def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5)
     ``threshold``. Unmatched predictions are false positives, unmatched ground
     truths false negatives.
     """
+    tp = len(partial_matches(predicted, gold, threshold))
+    return tp, len(set(predicted)) - tp, len(set(gold)) - tp
+
+
+def partial_matches(predicted: list[str], gold: list[str], threshold: float = 0.5) -> dict[str, str]:
+    """``{gold: prediction}`` for the true positives of ``match_partial``."""
     preds = sorted(set(predicted))
     ptoks = [tokens(p) for p in preds]
     free = list(range(len(preds)))
-    tp = 0
+    out = {}
     for g in sorted(set(gold)):
         gt = tokens(g)
         best, best_j = None, -1.0
@@ -212,8 +218,8 @@ def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5)
                 best, best_j = i, j
         if best is not None and best_j >= threshold:
             free.remove(best)
-            tp += 1
-    return tp, len(preds) - tp, len(set(gold)) - tp
+            out[g] = preds[best]
+    return out
 
 
 @register
