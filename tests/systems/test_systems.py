@@ -137,6 +137,9 @@ def test_mention_forms_are_the_ones_annotators_list():
         "data from the National Health and Nutrition Examination Survey (NHANES)") == [
         ("National Health and Nutrition Examination Survey (NHANES)", False),
         ("National Health and Nutrition Examination Survey", True), ("NHANES", True)]
+    # a name with years after it is also given without them
+    assert [f for f, _ in rcc_mentions.variants("Survey of Youth (SY), 1997-2002")] == [
+        "Survey of Youth (SY), 1997-2002", "Survey of Youth (SY)", "Survey of Youth", "SY"]
     # a match run on past a sentence end is cut there; an unclosed bracket is closed
     assert rcc_mentions.variants("Cambridge Study in Delinquent Development. Cambridge") == [
         ("Cambridge Study in Delinquent Development", False)]

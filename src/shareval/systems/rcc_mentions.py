@@ -40,6 +40,7 @@ _SENTENCE_END = re.compile(r"(?<=[a-z)])\. (?=[A-Z])")
 _LEADING = re.compile(r"^(?:(?:data|from|the|conducted|by|of|in|and|\d[\d\-\u00ad\u2013/]*)\s+)+",
                       re.I)
 _NAME_ACRONYM = re.compile(r"^(.*?)\s*\(([^()]{2,20})\)$")
+_TRAILING_YEARS = re.compile(r",?\s*\(?(?:19|20)\d\d(?:\s*(?:-|\u2013|\u00ad|to|/)\s*(?:19|20)?\d\d)?\)?$")
 _WORDS = re.compile(r"\w+")
 
 
@@ -51,6 +52,11 @@ def variants(mention: str) -> list[tuple[str, bool]]:
         m += ")"
     m = _LEADING.sub("", m) or m
     out = [(m, False)]
+    # "Name (ACRONYM), 1988-1994" is also "Name (ACRONYM)", split as below
+    undated = _TRAILING_YEARS.sub("", m)
+    if undated and undated != m:
+        out.append((undated, True))
+        m = undated
     split = _NAME_ACRONYM.match(m)
     if split:
         name, acronym = split.groups()
