@@ -62,6 +62,9 @@ def dispatch(job_id: int) -> None:
 # ---------------------------------------------------------------------------
 # Claiming and running
 
+REQUEUED = "re-queued: the worker stopped responding"
+
+
 def _claimable(now):
     return Q(status=Job.QUEUED) | Q(status=Job.RUNNING, lease_until__lt=now)
 
@@ -72,28 +75,37 @@ def claim(job_id: int | None = None) -> Job | None:
     ids = [job_id] if job_id is not None else list(
         Job.objects.filter(_claimable(now)).order_by("created", "id").values_list("pk", flat=True)[:5])
     for pk in ids:
-        # a queued job, or else one whose worker stopped renewing its lease: taken over
-        # here before sweep() re-queued it, so the re-queue is recorded here
-        for claimable, lost in ((Q(status=Job.QUEUED), None),
-                                (Q(status=Job.RUNNING, lease_until__lt=now),
-                                 Job.objects.filter(pk=pk).values_list("worker", "lease_until")
-                                 .first())):
-            with transaction.atomic():
-                n = Job.objects.filter(claimable, pk=pk).update(
-                    status=Job.RUNNING, token=secrets.token_hex(8), worker=WORKER_ID,
-                    heartbeat=now, attempts=F("attempts") + 1,
-                    lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
-                if n != 1:
-                    continue
-                job = Job.objects.select_related("submission__dataset__task",
-                                                 "submission__dataset__phase").get(pk=pk)
-                if lost is not None:
-                    job.submission.record(Submission.QUEUED,
-                                          "re-queued: the worker stopped responding",
-                                          log=f"lease of {lost[0]} expired at {lost[1]}; "
-                                              f"taken over by {WORKER_ID}")
+        job = _take(pk, Q(status=Job.QUEUED), now)
+        if job is not None:
+            return job
+        # a job whose worker stopped renewing its lease, taken over before sweep()
+        # re-queued it: the re-queue is recorded here instead
+        expired = Q(status=Job.RUNNING, lease_until__lt=now)
+        lost = Job.objects.filter(expired, pk=pk).values_list("worker", "lease_until").first()
+        if lost is not None:
+            job = _take(pk, expired, now, lost)
+            if job is not None:
                 return job
     return None
+
+
+def _take(pk: int, claimable: Q, now, lost: tuple | None = None) -> Job | None:
+    """Lease job ``pk`` to this worker if it is still ``claimable``; ``lost`` (worker,
+    lease end) records that it is taken over from a worker that stopped responding."""
+    with transaction.atomic():
+        n = Job.objects.filter(claimable, pk=pk).update(
+            status=Job.RUNNING, token=secrets.token_hex(8), worker=WORKER_ID, heartbeat=now,
+            attempts=F("attempts") + 1,
+            lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
+        if n != 1:
+            return None
+        job = Job.objects.select_related("submission__dataset__task",
+                                         "submission__dataset__phase").get(pk=pk)
+        if lost is not None:
+            job.submission.record(Submission.QUEUED, REQUEUED,
+                                  log=f"lease of {lost[0]} expired at {lost[1]}; "
+                                      f"taken over by {WORKER_ID}")
+        return job
 
 
 class _Heartbeat(threading.Thread):
@@ -188,7 +200,7 @@ def sweep() -> int:
             if Job.objects.filter(pk=job.pk, token=job.token, status=Job.RUNNING,
                                   lease_until__lt=now).update(status=Job.QUEUED, token="") != 1:
                 continue
-            job.submission.record(Submission.QUEUED, "re-queued: the worker stopped responding",
+            job.submission.record(Submission.QUEUED, REQUEUED,
                                   log=f"lease of {job.worker} expired at {job.lease_until}")
         dispatch(job.pk)
         n += 1
