@@ -579,7 +579,8 @@ class RccModel:
     cosine_min: float          # stage-1 probability from which stage 2 judges a pair
     meta: dict = field(default_factory=dict)
     # scores pattern mentions (rcc_patterns); a model without it outputs only the
-    # catalog-derived mentions of its citations
+    # catalog-derived mentions of its citations. mention_threshold is read only by
+    # models without a selector (trained before it existed)
     mentions: Trees | None = None
     mention_threshold: float = 1.0
     # chooses the output mentions among the forms of all found names (rcc_mentions); a
@@ -672,14 +673,14 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
                           "score": score, "mention_list": mentions})
         for mention in mentions:
             cited[mention] = max(cited.get(mention, 0.0), score)
-    top = citations[0]["score"] if citations else 0.0
+    # with a selector, every pattern mention is a candidate for it to judge
+    pattern = pattern_mention_scores(m, text, catalog, list(cited),
+                                     citations[0]["score"] if citations else 0.0,
+                                     mention_threshold if m.selector is None else 0.0)
     if m.selector is None:
-        mention_scores = {**cited, **pattern_mention_scores(m, text, catalog, list(cited), top,
-                                                            mention_threshold)}
+        mention_scores = {**cited, **pattern}
     else:
-        mention_scores = select_mentions(
-            m, text, cited, pattern_mention_scores(m, text, catalog, list(cited), top, 0.0),
-            mention_threshold)
+        mention_scores = select_mentions(m, text, cited, pattern, mention_threshold)
     mentions = [{"publication_id": publication_id, "mention": k, "score": v}
                 for k, v in mention_scores.items()]
     return citations, mentions

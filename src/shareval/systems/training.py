@@ -128,8 +128,8 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     threshold, f1 = best_f1_threshold(p2_oof, y, n_gold, plateau=0.005)
     stage2 = _hgb(names=rcc.STAGE2).fit(X2, y[near])
     gold_mentions = [gold_mentions.get(p, set()) for p in train]
-    mentions, mention_threshold, mention_f1, cited_of, pattern_of = _train_mentions(
-        rows, gold_mentions, p2_oof, threshold, catalog, log)
+    mentions, cited_of, pattern_of = _train_mentions(rows, gold_mentions, p2_oof, threshold,
+                                                     catalog, log)
     selector, selector_threshold, selector_f1, prior = _train_selector(
         [r[0] for r in rows], cited_of, pattern_of, gold_mentions, log)
     import sklearn
@@ -137,34 +137,35 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
             "publications": len(train), "pairs": int(len(y)), "gold_pairs": n_gold,
             "cross_validated_f1": round(f1, 4),
             "cross_validated_mention_partial_f1": round(selector_f1, 4),
-            "cross_validated_pattern_only_mention_partial_f1": round(mention_f1, 4),
             "sklearn": sklearn.__version__}
     model = rcc.RccModel(rcc.Trees.from_sklearn(stage1, rcc.FEATURES),
                          rcc.Trees.from_sklearn(stage2, rcc.STAGE2), threshold, cosine_min, meta,
-                         rcc.Trees.from_sklearn(mentions, MENTION_FEATURES), mention_threshold,
-                         rcc.Trees.from_sklearn(selector, SELECT_FEATURES), selector_threshold,
-                         prior)
+                         mentions=rcc.Trees.from_sklearn(mentions, MENTION_FEATURES),
+                         selector=rcc.Trees.from_sklearn(selector, SELECT_FEATURES),
+                         selector_threshold=selector_threshold, prior=prior)
     model.save(out)
     log(f"threshold {threshold:.3f}, {RCC_FOLDS}-fold F1 on training publications {f1:.3f}; "
         f"model written to {out} ({time.time() - t0:.0f} s)")
     return meta
 
 
+def _mention_hgb():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05, min_samples_leaf=40,
+                                          random_state=0)
+
+
 def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
-    """The pattern-mention scorer (``rcc_patterns``) and its threshold (used by models
-    without a selector), and per training publication its out-of-fold catalog-derived
-    mentions (mention -> citation score) and pattern mentions (mention -> out-of-fold
-    pattern score), from which ``_train_selector`` learns.
+    """The pattern-mention scorer (``rcc_patterns``), and per training publication its
+    out-of-fold catalog-derived mentions (mention -> citation score) and pattern mentions
+    (mention -> out-of-fold pattern score), from which ``_train_selector`` learns.
 
     Each training publication is taken as the citation model would output it out of
     fold: its pairs at or above ``threshold`` give the catalog-derived mentions and the
     top citation score. A pattern mention is positive when it matches a gold mention
-    of the publication by the scorer's partial rule (token Jaccard >= 0.5). The
-    threshold maximizes the partial mention F1 of 4-fold cross-validation over the
-    training publications, counted as ``tasks.rcc`` counts it."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    of the publication by the scorer's partial rule (token Jaccard >= 0.5)."""
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import jaccard, match_partial, tokens as mention_tokens
+    from ..tasks.rcc import jaccard, tokens as mention_tokens
     found_of, Xs, ys, pub_of, names = [], [], [], [], []
     offset = 0
     for i, ((text, cands, _, _), gm) in enumerate(zip(rows, gold_mentions)):
@@ -185,30 +186,14 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
             pub_of.append(i)
             names.append(m)
     X, y, pub_of = np.array(Xs), np.array(ys, bool), np.array(pub_of)
-
-    def model():
-        return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05,
-                                              min_samples_leaf=40, random_state=0)
     oof = np.zeros(len(y))
     for a, b in GroupKFold(RCC_FOLDS).split(X, y, pub_of):
-        oof[b] = model().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
-    best = (-1.0, 1.0)
-    for t in np.round(np.arange(0.2, 0.91, 0.05), 2):
-        extra: dict[int, list] = {}
-        for k in np.flatnonzero(oof >= t):
-            extra.setdefault(pub_of[k], []).append(names[k])
-        tot = np.zeros(3)
-        for i, gm in enumerate(gold_mentions):
-            tot += match_partial(list(found_of[i]) + extra.get(i, []), list(gm))
-        f1 = 2 * tot[0] / max(1.0, 2 * tot[0] + tot[1] + tot[2])
-        if f1 > best[0]:
-            best = (f1, float(t))
-    log(f"{len(y)} pattern mentions ({int(y.sum())} match a gold mention); threshold "
-        f"{best[1]:.2f}, {RCC_FOLDS}-fold partial mention F1 {best[0]:.3f}")
+        oof[b] = _mention_hgb().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
+    log(f"{len(y)} pattern mentions ({int(y.sum())} match a gold mention)")
     pattern_of: list[dict] = [{} for _ in rows]
     for k, (i, m) in enumerate(zip(pub_of, names)):
         pattern_of[i][" ".join(m.split())] = round(float(oof[k]), 4)
-    return model().fit(X, y), best[1], best[0], found_of, pattern_of
+    return _mention_hgb().fit(X, y), found_of, pattern_of
 
 
 def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
@@ -220,7 +205,6 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
     closer one is learned (the other would be a false positive). The prior
     feature of a publication's forms is counted on the other folds' publications only,
     and the threshold maximizes the cross-validated partial mention F1."""
-    from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.model_selection import GroupKFold
     from ..tasks.rcc import match_partial, partial_matches
     cands_of = [rcc_mentions.candidates(c, p) for c, p in zip(cited_of, pattern_of)]
@@ -239,13 +223,9 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
         prior = rcc_mentions.prior_counts([keys[j] for j in a], y[a])
         for i in np.unique(pub_of[b]):
             X[start[i]:start[i + 1]] = rcc_mentions.features(cands_of[i], texts[i], prior)
-
-    def model():
-        return HistGradientBoostingClassifier(max_iter=200, learning_rate=0.05,
-                                              min_samples_leaf=40, random_state=0)
     oof = np.zeros(len(y))
     for a, b in folds:
-        oof[b] = model().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
+        oof[b] = _mention_hgb().fit(X[a], y[a]).predict_proba(X[b])[:, 1]
     best = (-1.0, 0.5)
     for t in np.round(np.arange(0.1, 0.91, 0.05), 2):
         tot = np.zeros(3)
@@ -258,7 +238,7 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
     prior = rcc_mentions.prior_counts(keys, y)
     log(f"{len(y)} mention forms ({int(y.sum())} match a gold mention), {len(prior)} in the "
         f"prior; threshold {best[1]:.2f}, {RCC_FOLDS}-fold partial mention F1 {best[0]:.3f}")
-    return model().fit(X, y), best[1], best[0], prior
+    return _mention_hgb().fit(X, y), best[1], best[0], prior
 
 
 # ---------------------------------------------------------------------------
