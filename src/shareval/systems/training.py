@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics.classification import best_f1_threshold
+from ..metrics.classification import best_f1_threshold, prf_from_counts
 from . import rcc, rcc_mentions
 from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
@@ -232,7 +232,7 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
         for i, gm in enumerate(gold_mentions):
             kept = [keys[k] for k in range(start[i], start[i + 1]) if oof[k] >= t]
             tot += match_partial(kept, list(gm))
-        f1 = 2 * tot[0] / max(1.0, 2 * tot[0] + tot[1] + tot[2])
+        f1 = float(prf_from_counts(*tot)[2])
         if f1 > best[0]:
             best = (f1, float(t))
     prior = rcc_mentions.prior_counts(keys, y)
