@@ -60,6 +60,28 @@ def test_recency_features_compare_the_span_with_the_texts_latest_years(catalog):
     assert (X[psid, cols] == rcc.NO_YEARS).all()
 
 
+def test_a_waves_years_are_its_titles_and_count_near_any_of_its_matches():
+    # a flat catalog string goes on with known mentions that every wave lists (1999-2006):
+    # the span is the title's own first run of years
+    flat = rcc.Catalog.from_value({
+        "482": "National Health and Nutrition Examination Survey (NHANES), 2001-2002 (NHANES) "
+               "1999-2006 NHANES 1999-2006 National Health and Nutrition Examination Survey",
+        "483": "National Health and Nutrition Examination Survey (NHANES), 2003-2004 (NHANES) "
+               "1999-2006 NHANES 1999-2006 National Health and Nutrition Examination Survey"})
+    assert flat.title_years == [(2001, 2002), (2003, 2004)]
+    assert rcc.title_span("disturbances in france 1830 1860 and 1930 1960".split()) == (1830, 1960)
+    assert rcc.title_span("trend surveys september 1992 may 1993".split()) == (1992, 1993)
+    assert rcc.title_span("a study without years".split()) is None
+    # the years are written next to the short name only, far from the longest match
+    filler = " ".join(["word"] * 60)
+    text = (f"We use the National Health and Nutrition Examination Survey (NHANES). {filler}. "
+            "NHANES 2003 to 2004 examined children.")
+    cands, X = rcc.features(rcc.normalize(text), flat)
+    cover = rcc.FEATURES.index("near_range_cover")
+    got = {flat.ids[c.entry]: X[i, cover] for i, c in enumerate(cands)}
+    assert got == {"482": 0.0, "483": 1.0}
+
+
 def test_mentions_are_whole_names_as_written(catalog):
     text = ("Data come from the National Health and Nutrition\nExamination Survey of 1999-2000. "
             "We also use NHANES lab files.")

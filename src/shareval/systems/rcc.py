@@ -131,8 +131,7 @@ class Catalog:
             self.years.append(frozenset(YEAR.findall(" ".join(texts))))
             # entries with many known mentions are the often-cited ones
             self.sizes.append(sum(len(tokens(t)) for t in texts))
-            ty = [int(y) for y in YEAR.findall(" ".join(tokens(texts[0])[:20]))]
-            self.title_years.append((min(ty), max(ty)) if ty else None)
+            self.title_years.append(title_span(tokens(texts[0])[:20]))
             self.main_titles.append(tokens(_MAIN_TITLE.split(texts[0], 1)[0])[:15])
         self.index = {g: sorted(es) for g, es in index.items()}
         # every word prefix of an indexed n-gram: a scan stops extending once it leaves them
@@ -172,6 +171,7 @@ class Candidate:
     first: int = 10 ** 9                                    # first token position
     acronym_occ: int = 0
     best: str = ""                                          # longest matched n-gram
+    specific: set = field(default_factory=set)              # the matches that propose it
 
 
 def _acronyms(text: str) -> dict[str, str]:
@@ -226,6 +226,7 @@ def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str],
                 if c is None:
                     c = found[e] = Candidate(e)
                 c.grams[key] = c.grams.get(key, 0) + 1
+                c.specific.add(key)
                 if i < c.first:
                     c.first = i
     for key, i in evidence:
@@ -393,10 +394,13 @@ class _Positions:
             self._runs[key] = best
         return best
 
-    def near(self, gram: str, fallback: int) -> tuple[set, list, int]:
-        """Years and year ranges within NEAR words of the gram's occurrences (cached: the
-        siblings of a survey series share their best match)."""
-        key = self.occurrences(gram) or (fallback,)
+    def near(self, grams, fallback: int) -> tuple[set, list, int]:
+        """Years and year ranges within NEAR words of the grams' occurrences (cached: the
+        siblings of a survey series share their matches)."""
+        occ = set()
+        for g in grams:
+            occ.update(self.occurrences(g))
+        key = tuple(sorted(occ)[:MAX_OCC]) or (fallback,)
         hit = self._near.get(key)
         if hit is None:
             occ = np.asarray(key)
@@ -412,7 +416,8 @@ class _Positions:
         return hit
 
     def features(self, c: Candidate, catalog: Catalog) -> list[float]:
-        near, ranges, n_occ = self.near(c.best, c.first)
+        near, ranges, _ = self.near(sorted(c.specific), c.first)
+        n_occ = len(self.occurrences(c.best))
         span = catalog.title_years[c.entry]
         if span is None:
             year = [-1.0] * 5
@@ -449,6 +454,29 @@ def cosines(text: str, cands: list[Candidate], catalog: Catalog, embed) -> np.nd
     q = embed(list(contexts))[row]
     vecs = catalog.vectors(embed)[[c.entry for c in cands]]
     return np.einsum("ij,ij->i", q, vecs)
+
+
+_SPAN_JOINS = frozenset("""to through thru until and january february march april may june
+july august september october november december fall spring summer winter""".split())
+
+
+def title_span(toks: list[str]) -> tuple[int, int] | None:
+    """First and last year of the first run of years in a title's tokens: "2003 2004",
+    "1992 to 1994", "1998 2006 and 2012", "september 1992 may 1993". Only the first
+    run counts, because a flat catalog string goes on with the known mentions right
+    after the title: in "NHANES, 2003-2004 (NHANES) 1999-2006 ..." the span is 2003-2004,
+    not the 1999-2006 that all the series' waves list."""
+    run: list[int] = []
+    gap = 0
+    for t in toks:
+        if YEAR.fullmatch(t):
+            run.append(int(t))
+            gap = 0
+        elif run and t in _SPAN_JOINS and gap == 0:
+            gap = 1
+        elif run:
+            break
+    return (min(run), max(run)) if run else None
 
 
 def _year_fit(span, pub_years) -> float:
