@@ -44,7 +44,7 @@ FEATURES = (
     "year_conflict", "rank", "score_ratio", "acronym_occ", "n_candidates", "first_pos",
     "entry_len", "sibling_rank", "log_siblings", "best_df",
     "title_year_fit", "distinct_hit", "max_n_ratio",
-    # years written near the best match (a survey wave is named where it is used)
+    # years written near its matches (a survey wave is named where it is used)
     "near_year_fit", "near_year_frac", "near_year_end", "near_range_cover", "near_range_overlap",
     "log_near_years",
     # the longest run of the entry's main title (before its first comma, colon or bracket)
@@ -54,7 +54,7 @@ FEATURES = (
     "start_vs_latest", "end_vs_latest", "start_vs_p95",
 )
 NO_YEARS = -50.0        # the recency features when the entry or the text has no years
-NEAR = 40               # words either side of a match in which years count as "near"
+NEAR = 25               # words either side of a match in which years count as "near"
 MAX_OCC = 50            # occurrences of a match looked at
 
 _WORD = re.compile(r"[^\W_]+")
