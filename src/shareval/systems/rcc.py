@@ -394,7 +394,7 @@ class _Positions:
             self._runs[key] = best
         return best
 
-    def near(self, grams, fallback: int) -> tuple[set, list, int]:
+    def near(self, grams, fallback: int) -> tuple[set, list]:
         """Years and year ranges within NEAR words of the grams' occurrences (cached: the
         siblings of a survey series share their matches)."""
         occ = set()
@@ -403,20 +403,20 @@ class _Positions:
         key = tuple(sorted(occ)[:MAX_OCC]) or (fallback,)
         hit = self._near.get(key)
         if hit is None:
-            occ = np.asarray(key)
+            at = np.asarray(key)
             years: set = set()
             ranges = []
             if len(self.year_pos):
-                lo_i = np.searchsorted(self.year_pos, occ - NEAR)
-                hi_i = np.searchsorted(self.year_pos, occ + NEAR, side="right")
+                lo_i = np.searchsorted(self.year_pos, at - NEAR)
+                hi_i = np.searchsorted(self.year_pos, at + NEAR, side="right")
                 for a, b in zip(lo_i, hi_i):
                     years.update(self.year_val[a:b].tolist())
-                ranges = [(a, b) for i, a, b in self.ranges if np.abs(occ - i).min() <= NEAR]
-            hit = self._near[key] = (years, ranges, len(occ))
+                ranges = [(a, b) for i, a, b in self.ranges if np.abs(at - i).min() <= NEAR]
+            hit = self._near[key] = (years, ranges)
         return hit
 
     def features(self, c: Candidate, catalog: Catalog) -> list[float]:
-        near, ranges, _ = self.near(sorted(c.specific), c.first)
+        near, ranges = self.near(sorted(c.specific), c.first)
         n_occ = len(self.occurrences(c.best))
         span = catalog.title_years[c.entry]
         if span is None:
