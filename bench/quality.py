@@ -25,13 +25,24 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
 from shareval import tasks
+from shareval.metrics.estimation import percentile_interval
 from shareval.systems import rcc, svident, training
 from shareval.systems.registry import read_sentences
 from shareval.systems.text import read_document
+
+
+def bootstrap_interval(task: str, ref: Path, sub: Path, samples: int = 2000) -> str:
+    """95% percentile interval of the task's primary metric over resampled publications
+    (the held-out split is small, so its F1 moves by several points)."""
+    u = tasks.get(task).unit_stats(ref, sub)
+    idx = np.random.default_rng(0).integers(0, len(u.units), size=(samples, len(u.units)))
+    lo, hi = percentile_interval(u.aggregate(u.stats[idx], u.weights[idx]))
+    return f"95% bootstrap CI {100 * lo:.1f}-{100 * hi:.1f}"
 
 
 def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool) -> list[tuple]:
@@ -62,10 +73,13 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
     m = tasks.get("rcc-mentions").score(ref, msub).metrics
     label = "RCC citations" + ("" if embeddings else " (no embeddings)")
     return [(label, f"{len(held)} held-out publications", "F1", r["f1"],
-             f"P {r['precision']:.3f} R {r['recall']:.3f}; {len(held) / elapsed:.1f} pubs/s cold"),
+             f"P {r['precision']:.3f} R {r['recall']:.3f}; "
+             f"{bootstrap_interval('rcc-citations', ref, sub)}; "
+             f"{len(held) / elapsed:.1f} pubs/s cold"),
             ("RCC mentions" + ("" if embeddings else " (no embeddings)"),
              f"{len(held)} held-out publications", "F1 (partial, Jaccard 0.5)",
-             m["partial_f1"], f"exact F1 {m['exact_f1']:.3f}")]
+             m["partial_f1"], f"exact F1 {m['exact_f1']:.3f}; "
+             f"{bootstrap_interval('rcc-mentions', ref, msub)}")]
 
 
 def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) -> list[tuple]:
