@@ -341,7 +341,7 @@ class _Positions:
     def __init__(self, toks: list[str]):
         self.toks = toks
         self._runs: dict[tuple, int] = {}
-        self._near: dict[tuple, tuple] = {}      # occurrence positions -> years near them
+        self._near: dict[tuple, tuple] = {}      # (matches, fallback) -> years near them
         self._occ: dict[str, tuple] = {}
         self.at: dict[str, list[int]] = defaultdict(list)
         years = []
@@ -394,16 +394,16 @@ class _Positions:
             self._runs[key] = best
         return best
 
-    def near(self, grams, fallback: int) -> tuple[set, list]:
-        """Years and year ranges within NEAR words of the grams' occurrences (cached: the
-        siblings of a survey series share their matches)."""
-        occ = set()
-        for g in grams:
-            occ.update(self.occurrences(g))
-        key = tuple(sorted(occ)[:MAX_OCC]) or (fallback,)
+    def near(self, grams: tuple, fallback: int) -> tuple[set, list]:
+        """Years and year ranges within NEAR words of the grams' occurrences (cached by
+        grams: the siblings of a survey series share their matches)."""
+        key = (grams, fallback)
         hit = self._near.get(key)
         if hit is None:
-            at = np.asarray(key)
+            occ = set()
+            for g in grams:
+                occ.update(self.occurrences(g))
+            at = np.asarray(sorted(occ)[:MAX_OCC] or [fallback])
             years: set = set()
             ranges = []
             if len(self.year_pos):
@@ -416,7 +416,7 @@ class _Positions:
         return hit
 
     def features(self, c: Candidate, catalog: Catalog) -> list[float]:
-        near, ranges = self.near(sorted(c.specific), c.first)
+        near, ranges = self.near(tuple(sorted(c.specific)), c.first)
         n_occ = len(self.occurrences(c.best))
         span = catalog.title_years[c.entry]
         if span is None:
