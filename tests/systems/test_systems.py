@@ -210,6 +210,31 @@ def test_json_trees_equal_sklearn():
     np.testing.assert_allclose(again.predict(Z), m.predict_proba(Z)[:, 1], atol=1e-5)
 
 
+def test_a_bag_of_trees_averages_the_members_log_odds():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from shareval.systems.training import _fit_bag
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(800, 4))
+    y = (X[:, 0] - X[:, 3] + rng.normal(scale=0.7, size=800)) > 0
+    groups = np.arange(800) // 4          # 200 "publications" of 4 rows
+    bag = _fit_bag(X, y, groups, ["a", "b", "c", "d"], k=3, share=0.7)
+    assert len(bag.models) == 3
+    # each member saw a different 70% of the publications
+    assert not np.allclose(
+        bag.models[0].decision_function(X), bag.models[1].decision_function(X))
+    Z = rng.normal(size=(300, 4))
+    raw = np.mean([m.decision_function(Z) for m in bag.models], axis=0)
+    expected = 1 / (1 + np.exp(-raw))
+    np.testing.assert_allclose(bag.predict_proba(Z)[:, 1], expected, atol=1e-12)
+    members = [rcc.Trees.from_sklearn(m, ["a", "b", "c", "d"]) for m in bag.models]
+    averaged = rcc.Trees.from_json(json.loads(json.dumps(rcc.Trees.average(members).to_json())))
+    assert len(averaged.trees) == sum(len(m.trees) for m in members)
+    np.testing.assert_allclose(averaged.predict(Z), expected, atol=1e-5)
+    single = HistGradientBoostingClassifier(max_iter=30, random_state=0).fit(X, y)
+    one = rcc.Trees.from_sklearn(single, ["a", "b", "c", "d"])
+    np.testing.assert_allclose(rcc.Trees.average([one]).predict(Z), one.predict(Z))
+
+
 def test_shipped_model_ranks_the_cited_dataset_first(catalog):
     # a five-entry catalog without known mentions is far from the training catalog, so the
     # absolute scores are low (docs/systems.md); the ranking is what must hold

@@ -572,6 +572,14 @@ class Trees:
                         cat["leaf"], offsets)
 
     @classmethod
+    def average(cls, members: list["Trees"]) -> "Trees":
+        """One model whose log-odds are the mean of the members' (a bag): their trees
+        side by side, each leaf value divided by the number of members."""
+        k = len(members)
+        trees = [{**t, "value": t["value"] / k} for m in members for t in m.trees]
+        return cls(members[0].features, sum(m.baseline for m in members) / k, trees)
+
+    @classmethod
     def from_sklearn(cls, model, names) -> "Trees":
         """From a fitted binary HistGradientBoostingClassifier without missing values."""
         trees = []
