@@ -13,9 +13,10 @@ Pipeline (one publication at a time, so it runs as a plain function):
    by year), the longest run of the entry's title in the text, the pair's rank in
    the publication, and the embedding similarity between the matched sentences and
    the entry. A new catalog therefore needs no retraining.
-3. A gradient-boosted classifier trained on ``rcc/train`` scores each pair; pairs
-   above the threshold (tuned on training folds) are output with their score and
-   the matched strings as ``mention_list``.
+3. Gradient-boosted trees trained on ``rcc/train`` score each pair in two stages (the
+   first a bag of four models, whose log-odds are averaged); pairs above the threshold
+   (tuned on training folds) are output with their score and the matched strings as
+   ``mention_list``.
 4. Mentions: the forms of those strings and of the dataset-like names found by
    pattern (``rcc_patterns``), chosen by a learned selector (``rcc_mentions``).
 """
