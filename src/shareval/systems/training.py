@@ -86,7 +86,8 @@ def _oof(X, y, groups, names, folds=RCC_FOLDS, fit=None):
 # Stage 1 is a bag: BAG boosted models, each on a random BAG_SHARE of the training
 # publications, averaged in log-odds. One model was unstable: identical features scored
 # 0.03 by one fold's model and 1.0 by another's. The bag raised the 4-fold CV F1 from
-# 0.602 to 0.609 (docs/systems.md, step 3).
+# 0.602 to 0.606 (docs/systems.md, "How it works", step 3). Training scores with the
+# sklearn members (_Bag); the shipped model holds them as one rcc.Trees.average.
 BAG = 4
 BAG_SHARE = 0.8
 
