@@ -123,7 +123,7 @@ def leaks(body: str, role: str, scene) -> list[str]:
     if scene["ref_text"] in body:
         found.append("reference content")
     for v in scene["blind_values"]:
-        if v in body:
+        if shows_number(body, v):
             found.append(f"blind score {v}")
     others = {"alice": [scene["bob"]], "bob": scene["alice"],
               "outsider": scene["alice"] + [scene["bob"]],
@@ -135,6 +135,20 @@ def leaks(body: str, role: str, scene) -> list[str]:
     if role != "bob" and "bob-token-marker" in body:
         found.append("bob's token")
     return found
+
+
+def shows_number(body: str, number: str) -> bool:
+    """Whether ``number`` appears as a whole number, not as digits inside another
+    one: a timestamp such as ``02:30:10.909123`` must not count as showing 0.9091."""
+    import re
+    return re.search(r"(?<![\d.])" + re.escape(number) + r"(?!\d)", body) is not None
+
+
+def test_a_score_is_found_as_a_number_but_not_inside_a_timestamp():
+    assert shows_number('{"f1_macro": 0.9091}', "0.9091")
+    assert shows_number("<td>0.9091</td>", "0.9091")
+    assert not shows_number('"created": "2026-11-21T02:30:10.909123+00:00"', "0.9091")
+    assert not shows_number("0.90912", "0.9091")
 
 
 def login_redirect(resp) -> bool:
@@ -186,7 +200,7 @@ def test_organizer_sees_blind_scores_and_participants_do_not_after_partial_relea
     r = client.get(f"/api/submissions/{bob.pk}/")
     assert r.status_code == 200 and r.json()["score"]["metrics"]
     csv_text = client.get(f"/c/{scene['w']['comp'].slug}/organize/results.csv").content.decode()
-    assert any(v in csv_text for v in scene["blind_values"])
+    assert any(shows_number(csv_text, v) for v in scene["blind_values"])
     assert client.post(f"/api/competitions/{scene['w']['comp'].slug}/release/eval/",
                        {"level": "top"}).status_code == 200
     client.force_login(scene["users"]["alice"])
