@@ -210,6 +210,22 @@ def test_json_trees_equal_sklearn():
     np.testing.assert_allclose(again.predict(Z), m.predict_proba(Z)[:, 1], atol=1e-5)
 
 
+def test_compiled_tree_walk_reaches_sklearns_leaves_even_on_a_threshold():
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(1000, 5))
+    y = (X[:, 0] * X[:, 4] + X[:, 2] + rng.normal(scale=0.5, size=1000)) > 0
+    m = HistGradientBoostingClassifier(max_iter=40, max_leaf_nodes=15,
+                                       random_state=0).fit(X, y)
+    trees = rcc.Trees.from_sklearn(m, list("abcde"))
+    # rows whose values are the trees' own thresholds: "<=" sends them left, as in sklearn
+    thresholds = np.concatenate([t["threshold"][~t["leaf"]] for t in trees.trees])
+    Z = np.vstack([rng.normal(size=(200, 5)), rng.choice(thresholds, size=(300, 5))])
+    raw = np.log(trees.predict(Z)) - np.log1p(-trees.predict(Z))
+    np.testing.assert_allclose(raw, m.decision_function(Z), rtol=0, atol=1e-9)
+    assert trees.predict(Z[:0]).shape == (0,)
+
+
 def test_a_bag_of_trees_averages_the_members_log_odds():
     from sklearn.ensemble import HistGradientBoostingClassifier
     from shareval.systems.training import _fit_bag

@@ -29,6 +29,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numba as nb
 import numpy as np
 
 from . import rcc_mentions
@@ -533,6 +534,27 @@ def stage2_features(p1: np.ndarray, pub_keys: list, cos: np.ndarray) -> np.ndarr
 # ---------------------------------------------------------------------------
 # Model: gradient-boosted trees stored as JSON (portable, no pickle)
 
+@nb.njit(cache=True, nogil=True)
+def _walk(X, feature, threshold, left, right, value, roots):
+    """Sum over trees of each row's leaf value; ``left`` is -1 at a leaf. Compiled, as
+    the numpy walk (one level per step over all unfinished (row, tree) pairs) took 40%
+    of a publication's time with 800 trees; tree by tree keeps its nodes in cache. The
+    comparisons are the same float64 ones, so every row reaches the same leaves; a
+    missing value (NaN) goes right."""
+    out = np.zeros(X.shape[0])
+    for j in range(roots.shape[0]):
+        root = roots[j]
+        for i in range(X.shape[0]):
+            node = root
+            while left[node] >= 0:
+                if X[i, feature[node]] <= threshold[node]:
+                    node = left[node]
+                else:
+                    node = right[node]
+            out[i] += value[node]
+    return out
+
+
 @dataclass
 class Trees:
     features: list[str]
@@ -541,36 +563,21 @@ class Trees:
     _packed: tuple = field(default=None, repr=False)
 
     def predict(self, X: np.ndarray) -> np.ndarray:
-        """Probability of the positive class for each row (all trees walked together; only
-        the (row, tree) walks not yet at a leaf take the next step, as trees differ much in
-        depth)."""
+        """Probability of the positive class for each row."""
         if self._packed is None:
             self._pack()
-        feature, threshold, left, right, value, leaf, roots = self._packed
-        X = np.ascontiguousarray(X, dtype=float)
-        n, t, d = len(X), len(roots), X.shape[1]
-        node = np.tile(roots, n)                    # walk i * t + j: row i, tree j
-        row_start = np.repeat(np.arange(n) * d, t)
-        flat = X.ravel()
-        active = np.flatnonzero(~leaf[node])
-        while len(active):
-            at = node[active]
-            go_left = flat[row_start[active] + feature[at]] <= threshold[at]
-            at = np.where(go_left, left[at], right[at])
-            node[active] = at
-            active = active[~leaf[at]]
-        raw = self.baseline + value[node].reshape(n, t).sum(axis=1)
-        return 1.0 / (1.0 + np.exp(-raw))
+        raw = _walk(np.ascontiguousarray(X, dtype=np.float64), *self._packed)
+        return 1.0 / (1.0 + np.exp(-(self.baseline + raw)))
 
     def _pack(self) -> None:
         """All trees in one node table; child indices shifted by each tree's offset."""
         offsets = np.cumsum([0] + [len(t["leaf"]) for t in self.trees[:-1]])
         cat = {k: np.concatenate([t[k] for t in self.trees]) for k in self.trees[0]}
         shift = np.concatenate([np.full(len(t["leaf"]), o) for t, o in zip(self.trees, offsets)])
-        left = np.where(cat["leaf"], 0, cat["left"] + shift)
-        right = np.where(cat["leaf"], 0, cat["right"] + shift)
-        self._packed = (cat["feature"], cat["threshold"], left, right, cat["value"],
-                        cat["leaf"], offsets)
+        left = np.where(cat["leaf"], -1, cat["left"] + shift).astype(np.int32)
+        right = np.where(cat["leaf"], -1, cat["right"] + shift).astype(np.int32)
+        self._packed = (cat["feature"].astype(np.int32), cat["threshold"].astype(np.float64),
+                        left, right, cat["value"].astype(np.float64), offsets.astype(np.int32))
 
     @classmethod
     def average(cls, members: list["Trees"]) -> "Trees":
