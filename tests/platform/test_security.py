@@ -9,6 +9,7 @@ reference's content; or any score of the blind phase (before release).
 """
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
@@ -71,7 +72,6 @@ def routes():
 
 
 def fill(pattern: str, values: dict) -> str:
-    import re
     path = re.sub(r"<(?:\w+:)?(\w+)>", lambda m: str(values[m.group(1)]), pattern)
     path = path.replace("^", "").replace("$", "").replace("\\Z", "")
     path = re.sub(r"\(\?P<(\w+)>[^)]*\)", lambda m: str(values.get(m.group(1), "1")), path)
@@ -140,7 +140,6 @@ def leaks(body: str, role: str, scene) -> list[str]:
 def shows_number(body: str, number: str) -> bool:
     """Whether ``number`` appears as a whole number, not as digits inside another
     one: a timestamp such as ``02:30:10.909123`` must not count as showing 0.9091."""
-    import re
     return re.search(r"(?<![\d.])" + re.escape(number) + r"(?!\d)", body) is not None
 
 

@@ -221,8 +221,9 @@ def test_compiled_tree_walk_reaches_sklearns_leaves_even_on_a_threshold():
     # rows whose values are the trees' own thresholds: "<=" sends them left, as in sklearn
     thresholds = np.concatenate([t["threshold"][~t["leaf"]] for t in trees.trees])
     Z = np.vstack([rng.normal(size=(200, 5)), rng.choice(thresholds, size=(300, 5))])
-    raw = np.log(trees.predict(Z)) - np.log1p(-trees.predict(Z))
-    np.testing.assert_allclose(raw, m.decision_function(Z), rtol=0, atol=1e-9)
+    p = trees.predict(Z)
+    np.testing.assert_allclose(np.log(p) - np.log1p(-p), m.decision_function(Z),
+                               rtol=0, atol=1e-9)
     assert trees.predict(Z[:0]).shape == (0,)
 
 
