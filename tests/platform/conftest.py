@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,13 @@ def gold() -> dict[str, str]:
 
 def labels_tsv(labels: dict[str, str]) -> str:
     return "item\tlabel\n" + "".join(f"{i}\t{l}\n" for i, l in labels.items())
+
+
+def shows_number(body: str, number: str) -> bool:
+    """Whether the decimal ``number`` appears as a whole number, trailing zeros allowed
+    ("0.8500" shows 0.85), but not as digits inside another one: a timestamp such as
+    ``02:30:10.909123`` must not count as showing 0.9091."""
+    return re.search(r"(?<![\d.])" + re.escape(number) + r"0*(?!\d)", body) is not None
 
 
 def run_with_accuracy(correct: int) -> str:

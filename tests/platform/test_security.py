@@ -19,7 +19,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from shareval.platform.accounts.models import ApiToken
 from shareval.platform.submissions import queue, service
 
-from .conftest import Upload, run_with_accuracy
+from .conftest import Upload, run_with_accuracy, shows_number
 
 ALL = {"anon", "outsider", "alice", "bob", "org"}
 USERS = ALL - {"anon"}
@@ -137,17 +137,12 @@ def leaks(body: str, role: str, scene) -> list[str]:
     return found
 
 
-def shows_number(body: str, number: str) -> bool:
-    """Whether ``number`` appears as a whole number, not as digits inside another
-    one: a timestamp such as ``02:30:10.909123`` must not count as showing 0.9091."""
-    return re.search(r"(?<![\d.])" + re.escape(number) + r"(?!\d)", body) is not None
-
-
 def test_a_score_is_found_as_a_number_but_not_inside_a_timestamp():
     assert shows_number('{"f1_macro": 0.9091}', "0.9091")
     assert shows_number("<td>0.9091</td>", "0.9091")
     assert not shows_number('"created": "2026-11-21T02:30:10.909123+00:00"', "0.9091")
     assert not shows_number("0.90912", "0.9091")
+    assert shows_number("<td>0.8500</td>", "0.85") and not shows_number("0.851", "0.85")
 
 
 def login_redirect(resp) -> bool:
