@@ -16,11 +16,11 @@ def test_json_records_know_their_lines(tmp_path):
     assert [(line, v) for line, _, v in recs] == [(2, {"a": 1}), (4, {"a": 2})]
 
 
-def test_json_syntax_error_has_line(tmp_path):
+def test_json_syntax_error_has_line_and_column(tmp_path):
     p = write(tmp_path / "a.json", '[\n  {"a": 1},\n  {"a": }\n]')
     probs = Problems()
     list(iter_records(p, probs, "array"))
-    assert str(probs.items[0]).startswith(f"{p}:3: json:")
+    assert [str(x) for x in probs.items] == [f"{p}:3:9: json: Expecting value"]
 
 
 def test_duplicate_object_keys_are_problems(tmp_path):

@@ -128,10 +128,11 @@ def test_every_format_problem_is_listed(pack, tmp_path):
         assert m in msgs
     assert any(":7: DocID: 'MATERIAL_EVAL1-1A_0000009': does not match" in m for m in msgs)
     assert any(":7: ConfidenceFactor: '1.5' is above 1.0" in m for m in msgs)
-    assert any("collection documents missing" in m and "00000006" in m for m in msgs)
+    assert f"{f}: DocID: 1 collection document is missing (one line per document is " \
+           f"required): 'MATERIAL_EVAL1-1A_00000006'" in msgs
     assert any("extra.tsv: member: unexpected file" in m for m in msgs)
     assert any("nested/query3.tsv: member: files must be at the archive root" in m for m in msgs)
-    assert any(m.endswith("file: missing query3.tsv") for m in msgs)
+    assert f"{sub}: file: 1 file is missing: 'query3.tsv'" in msgs
 
 
 def test_domainid_counts_and_cs_documents_rejected(pack, tmp_path):

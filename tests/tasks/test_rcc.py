@@ -82,7 +82,8 @@ def test_unknown_publication_rejected_when_corpus_known(tmp_path):
     sub = write(tmp_path / "sub.json", json.dumps([cit(1, 10), cit(7, 10)]))
     with pytest.raises(InvalidInput) as e:
         get("rcc-citations").score(tmp_path / "ref", sub)
-    assert "unknown publication '7'" in str(e.value.problems[0])
+    assert [str(p) for p in e.value.problems] == [
+        f"{sub}:1: publication_id: 1 record names a publication not in the evaluated corpus: '7'"]
 
 
 def test_partial_matching_rule():

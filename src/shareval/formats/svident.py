@@ -111,8 +111,8 @@ def _trial_variables(text: str) -> list[str]:
 @dataclass
 class Predictions:
     path: str
-    values: dict[str, object]            # uuid -> 0/1 or {variable: score}
-    lines: dict[str, int | None]
+    values: dict[str, object]            # uuid -> 0/1 or {variable: score}, valid ones only
+    lines: dict[str, int | None]         # every uuid in the file, valid value or not
     warnings: list[str] = field(default_factory=list)
 
 
@@ -125,11 +125,11 @@ def _read_object(path: Path, problems: Problems, convert) -> Predictions | None:
     lines: dict[str, int | None] = {}
     for line, uuid, v in records:
         out = convert(v)
+        lines.setdefault(uuid, line)
         if isinstance(out, str):
             problems.add(path, line, uuid, out)
             continue
         values[uuid] = out
-        lines[uuid] = line
     return Predictions(str(path), values, lines)
 
 
@@ -141,34 +141,48 @@ def _binary(v) -> int | str:
 
 def read_detection(path: str | Path, problems: Problems) -> Predictions | None:
     path = Path(path)
-    if sniff_container(path) == "object":
+    container = sniff_container(path)
+    if container == "object":
         return _read_object(path, problems, _binary)
+    if container == "array":
+        problems.fatal(path, 1, "json", "expected a JSON object {uuid: 0|1}, found an array")
+        return None
     values: dict[str, object] = {}
     lines: dict[str, int | None] = {}
+    first = True
     for line, text in iter_lines(path, problems):
         parts = text.split("\t")
         if line == 1 and parts[0].strip().lower() == "uuid":
             continue
         if len(parts) != 2:
-            problems.add(path, line, "line", f"expected uuid<TAB>is_variable, found "
-                                             f"{len(parts)} column(s)")
+            report = problems.fatal if first else problems.add   # the first line: wrong layout
+            report(path, line, "line", f"expected uuid<TAB>is_variable, found "
+                                       f"{len(parts)} column(s)")
+            if first:
+                return None
             continue
+        first = False
         uuid, v = parts[0].strip(), parts[1].strip()
-        if v not in ("0", "1"):
-            problems.add(path, line, "is_variable", f"expected 0 or 1, found {v!r}")
-            continue
         if uuid in lines:
             problems.add(path, line, "uuid", f"duplicate (first at line {lines[uuid]})")
             continue
-        values[uuid] = int(v)
         lines[uuid] = line
+        if v not in ("0", "1"):
+            problems.add(path, line, "is_variable", f"expected 0 or 1, found {v!r}")
+            continue
+        values[uuid] = int(v)
     return Predictions(str(path), values, lines)
 
 
 def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | None:
     path = Path(path)
-    if sniff_container(path) == "object":
+    container = sniff_container(path)
+    if container == "object":
         return _read_object(path, problems, _ranking)
+    if container == "array":
+        problems.fatal(path, 1, "json", "expected a JSON object {uuid: {variable_id: score}} "
+                                        "or a TREC run, found an array")
+        return None
     values: dict[str, object] = {}
     lines: dict[str, int | None] = {}
     run = read_run(path, problems)

@@ -92,7 +92,7 @@ def read_run(path, problems: Problems) -> TrecTable | None:
 
 def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     if not path.is_file():
-        problems.add(path, None, "file", "does not exist" if not path.exists() else "is not a file")
+        problems.fatal(path, None, "file", "does not exist" if not path.exists() else "is not a file")
         return None
     table = _read_fast(path, kind)
     if table is not None:
@@ -164,10 +164,11 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     tags: dict[str, int] = {}
     first_line: dict[tuple[str, str], int] = {}
     ok = True
+    seen_data = False
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
-        problems.add(path, None, "file", f"cannot be read ({e.strerror})")
+        problems.fatal(path, None, "file", f"cannot be read ({e.strerror})")
         return None
     with f:
         lineno = 0
@@ -178,10 +179,14 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 parts = line.split()
                 if not parts:
                     continue
+                first, seen_data = not seen_data, True
                 if len(parts) != len(names):
-                    problems.add(path, lineno, "line",
-                                 f"expected {len(names)} whitespace-separated columns "
-                                 f"({' '.join(names)}), found {len(parts)}")
+                    # on the first line: the wrong layout (a qrels for a run, JSON, ...)
+                    report = problems.fatal if first else problems.add
+                    report(path, lineno, "line", f"expected {len(names)} whitespace-separated "
+                                                 f"columns ({' '.join(names)}), found {len(parts)}")
+                    if first:
+                        return None
                     ok = False
                     continue
                 q, d = parts[0], parts[2]
@@ -214,7 +219,7 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 docs.append(d)
                 values.append(v)
         except UnicodeDecodeError:
-            problems.add(path, lineno + 1, "encoding", "not valid UTF-8")
+            problems.fatal(path, lineno + 1, "encoding", "not valid UTF-8")
             return None
     if not qids and ok:
         problems.add(path, None, "file", f"no {kind} lines found")

@@ -48,7 +48,7 @@ def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
         return iter_folder(p, problems, limits)
     if p.is_file():
         return iter_tgz(p, problems, limits)
-    problems.add(p, None, "file", "does not exist")
+    problems.fatal(p, None, "file", "does not exist")
     return iter(())
 
 
@@ -143,9 +143,11 @@ class _MaterialTask(Task):
             ticks[k] = scanned.ticks
 
         pack.table()
+        stopped_early = False
         with ThreadPoolExecutor(2) as pool:
             for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
                 if problems.full:
+                    stopped_early = True         # unread files are not missing ones
                     break
                 if "/" in name:
                     problems.add(member(name), None, "member",
@@ -161,8 +163,9 @@ class _MaterialTask(Task):
                         settle()
             while pending:
                 settle()
-        for k in np.flatnonzero(~found):
-            problems.add(root, None, "file", f"missing {ids[k]}.tsv")
+        if not stopped_early:
+            problems.summarize(root, "file", [f"{ids[k]}.tsv" for k in np.flatnonzero(~found)],
+                               "{n} file is missing", "{n} files are missing")
         return Submission(str(root), ids, decision, ticks)
 
     def relevance(self, pack: Pack, ids: list[str]) -> np.ndarray:
@@ -439,9 +442,10 @@ class MaterialE2E(MaterialClir):
         expected = self.expected_docs(pack)
         teams = pack.settings.get("teams")
         system: tuple[str, str] | None = None
+        problems.summarize(root, "file", [f"{q}/{q}.tsv" for q in ids if q not in tsvs],
+                           "{n} file is missing", "{n} files are missing")
         for k, qid in enumerate(ids):
             if qid not in tsvs:
-                problems.add(root, None, "file", f"missing {qid}/{qid}.tsv")
                 continue
             tsv = f"{qid}/{qid}.tsv"
             f = read_output_file(root / tsv, tsvs[qid], pack, problems, 4, expected,
@@ -489,7 +493,7 @@ class MaterialE2E(MaterialClir):
             problems.add(where, None, "encoding", "not valid UTF-8")
             return
         except json.JSONDecodeError as e:
-            problems.add(where, e.lineno, "json", e.msg)
+            problems.fatal(where, e.lineno, "json", e.msg, column=e.colno)
             return
         basename = meta[: -len(".json")]
         expected = {"query_id": qid, "document_id": doc, "team_id": system[0],

@@ -54,11 +54,11 @@ class RccCitations(Task):
     def load_submission(self, path, reference=None):
         def check(sub, problems):
             known = set(reference.publications)
-            for c in sub.records:
-                if c.publication_id not in known:
-                    problems.add(sub.path, c.line, "publication_id",
-                                 f"unknown publication {c.publication_id!r} (not in the "
-                                 f"evaluated corpus)")
+            unknown = [c for c in sub.records if c.publication_id not in known]
+            problems.summarize(sub.path, "publication_id", [c.publication_id for c in unknown],
+                               "{n} record names a publication not in the evaluated corpus",
+                               "{n} records name publications not in the evaluated corpus",
+                               lines=[c.line for c in unknown])
         known_corpus = reference is not None and reference.publications is not None
         return load_checked(read_citations, path, True, check=check if known_corpus else None)
 

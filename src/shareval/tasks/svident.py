@@ -192,13 +192,15 @@ class SvIdentDisambiguation(_SvTask):
 
 def _check_uuids(ref: SvReference, preds: Predictions, problems: Problems,
                  require_all: bool) -> None:
-    for uuid, line in preds.lines.items():
-        if uuid not in ref.sentences:
-            problems.add(preds.path, line, "uuid", f"unknown uuid {uuid!r} (not in the reference)")
+    """Unknown and missing uuids, each summarized in one problem. A uuid whose
+    value was invalid is in the file: it is neither unknown nor missing."""
+    unknown = [u for u in preds.values if u not in ref.sentences]
+    problems.summarize(preds.path, "uuid", unknown, "{n} uuid is not in the reference",
+                       "{n} uuids are not in the reference",
+                       lines=[preds.lines[u] for u in unknown])
     if require_all:
-        for uuid in ref.sentences:
-            if uuid not in preds.values:
-                problems.add(preds.path, None, "uuid", f"no prediction for sentence {uuid!r}")
+        problems.summarize(preds.path, "uuid", [u for u in ref.sentences if u not in preds.lines],
+                           "{n} sentence has no prediction", "{n} sentences have no prediction")
 
 
 def _docs_with_several_languages(ref: SvReference) -> list[str]:
