@@ -4,6 +4,8 @@ from __future__ import annotations
 import csv
 import datetime as dt
 import io
+import re
+from html import unescape
 
 import pytest
 
@@ -50,6 +52,25 @@ def test_invalid_upload_lists_problems_with_lines_and_is_not_counted(world):
     assert rejected.state == Submission.REJECTED and rejected.stored_name == ""
     states = service.quota_states(world["teams"]["Team A"], world["ds"]["dev"])
     assert states[0].used == 0
+
+
+@pytest.mark.parametrize("name, body, expected", [
+    ("mine.json", '{"i00": "pos",\n "i01": "neg"\n "i02": "pos"}',
+     ["mine.json:3:2: json: expected ',' or '}'"]),
+    ("mine.tsv", "item\tlabel\n" + "".join(f"i{k:02d}\tpos\n" for k in range(5)),
+     ["mine.tsv: item: 15 items have no prediction, first: 'i05', 'i06', 'i07'"]),
+])
+def test_rejected_upload_page_shows_the_root_cause_alone(world, client, name, body, expected):
+    """A syntax error is not followed by one "no prediction" per unread item, and
+    missing items are one summarized line, on the service and on the page."""
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload(name, body))
+    assert e.value.problems == expected
+    client.force_login(world["users"]["alice"])
+    html = client.get(f"/s/{e.value.submission.pk}/").content.decode()
+    items = re.findall(r"<li>(.*?)</li>", html.split('id="problems"')[1].split("</ol>")[0])
+    assert [unescape(x) for x in items] == expected
 
 
 def test_quota_counts_cancelled_runs_and_says_when_the_next_slot_opens(world):

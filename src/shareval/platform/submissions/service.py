@@ -195,10 +195,7 @@ def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], l
         warnings = task.validate(str(path), str(ref) if ref is not None else None)
         return [], [named(w) for w in warnings]
     except InvalidInput as e:
-        lines = [named(str(p)) for p in e.problems]
-        if e.total > len(e.problems):
-            lines.append(f"... and {e.total - len(e.problems)} more problems")
-        return lines, []
+        return [named(line) for line in e.lines()], []
     except Exception:                                          # noqa: BLE001
         log.error("validator crashed on %s:\n%s", path, traceback.format_exc())
         return [f"{original}: file: could not be read as a {task.name} submission"], []
