@@ -152,9 +152,13 @@ def read_text(path: str | Path, problems: Problems) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line_start = data.rfind(b"\n", 0, e.start) + 1
-        line = data[: e.start].count(b"\n") + 1
-        problems.fatal(p, line, "encoding", f"not valid UTF-8 (byte {e.start})",
-                       column=e.start - line_start + 1)
+        not_utf8(problems, p, data, e)
         return None
     return text.removeprefix("\ufeff")
+
+
+def not_utf8(problems: Problems, path, data: bytes, e: UnicodeDecodeError) -> None:
+    """The fatal encoding problem at the bad byte's line and column (in bytes)."""
+    line_start = data.rfind(b"\n", 0, e.start) + 1
+    problems.fatal(path, data.count(b"\n", 0, e.start) + 1, "encoding",
+                   f"not valid UTF-8 (byte {e.start})", column=e.start - line_start + 1)

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded
-from .errors import Problems
+from .errors import Problems, not_utf8
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
@@ -218,8 +218,12 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 qids.append(q)
                 docs.append(d)
                 values.append(v)
-        except UnicodeDecodeError:
-            problems.fatal(path, lineno + 1, "encoding", "not valid UTF-8")
+        except UnicodeDecodeError:              # decoded by blocks: find the byte again
+            data = path.read_bytes()
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError as e:
+                not_utf8(problems, path, data, e)
             return None
     if not qids and ok:
         problems.add(path, None, "file", f"no {kind} lines found")
