@@ -98,3 +98,35 @@ def test_parallel_column_encoding_matches_serial(monkeypatch):
     codes, dictionary = trec._encode_column(col)
     assert dictionary.take(pa.array(codes)).to_pylist() == col.to_pylist()
     assert sorted(dictionary.to_pylist()) == sorted(serial_dict.to_pylist())
+
+
+def test_fatal_problem_replaces_its_files_problems_and_stops_later_ones():
+    probs = Problems()
+    probs.add("a.json", 2, "x", "bad value")
+    probs.add("b.json", 1, "y", "bad value")          # another file: kept
+    probs.fatal("a.json", 5, "json", "Expecting value", column=3)
+    probs.add("a.json", 6, "x", "a consequence")
+    probs.summarize("a.json", "uuid", ["u1", "u2"], "{n} missing", "{n} missing")
+    probs.fatal("a.json", 9, "json", "a second syntax error")
+    assert probs.has_fatal and probs.total == 2
+    assert [str(p) for p in probs.items] == ["b.json:1: y: bad value",
+                                             "a.json:5:3: json: Expecting value"]
+
+
+def test_fatal_problem_is_listed_past_the_cap():
+    probs = Problems(cap=2)
+    for k in range(5):
+        probs.add("a.tsv", k + 1, "x", "bad")
+    probs.fatal("b.tsv", None, "file", "does not exist")
+    with pytest.raises(InvalidInput) as e:
+        probs.raise_if_any()
+    assert e.value.lines() == ["a.tsv:1: x: bad", "a.tsv:2: x: bad", "b.tsv: file: does not exist",
+                               "... and 3 more problems (only the first 3 are listed)"]
+
+
+def test_submission_service_has_no_second_copy_of_the_listing_text():
+    """The web pages list problems with errors.listing, not a text of their own."""
+    from importlib.util import find_spec
+    from pathlib import Path
+    source = Path(find_spec("shareval.platform.submissions.service").origin).read_text()
+    assert "more problems" not in source and "e.lines()" in source

@@ -55,7 +55,7 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
     trial = "context_id" in cols
     lang_default = path.stem.lower() if path.stem.lower() in LANGS_FROM_NAME else None
     if "lang" not in cols and lang_default is None:
-        problems.add(path, 1, "header", "missing column lang (or name the file en.tsv / de.tsv)")
+        problems.fatal(path, 1, "header", "missing column lang (or name the file en.tsv / de.tsv)")
         return None
     has_type = any(h.lower() in ("mention_type", "type") for h in header)
     sentences: dict[str, Sentence] = {}
