@@ -162,3 +162,18 @@ def not_utf8(problems: Problems, path, data: bytes, e: UnicodeDecodeError) -> No
     line_start = data.rfind(b"\n", 0, e.start) + 1
     problems.fatal(path, data.count(b"\n", 0, e.start) + 1, "encoding",
                    f"not valid UTF-8 (byte {e.start})", column=e.start - line_start + 1)
+
+
+def locate_not_utf8(problems: Problems, path) -> None:
+    """The fatal encoding problem of a file too big to hold, found line by line
+    (a newline byte never occurs inside a UTF-8 sequence)."""
+    offset = 0
+    with open(path, "rb") as f:
+        for line, raw in enumerate(f, 1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError as e:
+                problems.fatal(path, line, "encoding", f"not valid UTF-8 (byte {offset + e.start})",
+                               column=e.start + 1)
+                return
+            offset += len(raw)

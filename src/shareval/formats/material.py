@@ -321,9 +321,10 @@ def read_output_lines(name, data: bytes, pack: Pack, problems: Problems, columns
     missing = np.flatnonzero(expected_docs & ~listed)
     if missing.size:
         ok = False
+        why = " (one line per document is required)"
         problems.summarize(name, "DocID", [pack.doc_ids[k] for k in missing],
-                           "{n} collection document is missing (one line per document is required)",
-                           "{n} collection documents are missing (one line per document is required)")
+                           "{n} collection document is missing" + why,
+                           "{n} collection documents are missing" + why)
     if not ok:
         return None
     return OutputFile(name, decision, ticks, listed, meta)

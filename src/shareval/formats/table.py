@@ -47,8 +47,8 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
     canon = _canonical(header, aliases or {})
     missing = [c for c in required if c not in canon.values()]
     if missing:
-        problems.fatal(path, 1, "header",
-                       f"missing column(s) {', '.join(missing)}; found: {', '.join(header) or '(none)'}")
+        found = ", ".join(header) or "(none)"
+        problems.fatal(path, 1, "header", f"missing column(s) {', '.join(missing)}; found: {found}")
         return None
     rows: list[tuple[int, dict]] = []
     try:

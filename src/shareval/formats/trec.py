@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded
-from .errors import Problems, not_utf8
+from .errors import Problems, locate_not_utf8
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
@@ -92,7 +92,8 @@ def read_run(path, problems: Problems) -> TrecTable | None:
 
 def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     if not path.is_file():
-        problems.fatal(path, None, "file", "does not exist" if not path.exists() else "is not a file")
+        problems.fatal(path, None, "file",
+                       "does not exist" if not path.exists() else "is not a file")
         return None
     table = _read_fast(path, kind)
     if table is not None:
@@ -171,7 +172,6 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
         problems.fatal(path, None, "file", f"cannot be read ({e.strerror})")
         return None
     with f:
-        lineno = 0
         try:
             for lineno, line in enumerate(f, 1):
                 if problems.full:
@@ -219,11 +219,7 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 docs.append(d)
                 values.append(v)
         except UnicodeDecodeError:              # decoded by blocks: find the byte again
-            data = path.read_bytes()
-            try:
-                data.decode("utf-8")
-            except UnicodeDecodeError as e:
-                not_utf8(problems, path, data, e)
+            locate_not_utf8(problems, path)
             return None
     if not qids and ok:
         problems.add(path, None, "file", f"no {kind} lines found")
