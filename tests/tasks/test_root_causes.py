@@ -13,7 +13,7 @@ import pytest
 from shareval.formats.errors import InvalidInput
 from shareval.tasks import get
 from tests.conftest import write
-from tests.tasks.test_material import SYSTEM, folder, make_pack
+from tests.tasks.test_material import DOCS, SYSTEM, folder, make_pack
 
 SV_HEADER = "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang\n"
 UUIDS = [f"u{i}" for i in range(8)]
@@ -316,3 +316,16 @@ def test_issue_19_inputs_on_the_real_training_data(shared_data, tmp_path, cli):
         code, out, err = cli("validate", "svident-detection", "-r", ref, "-s", sub)
         assert code == 2
         assert err.splitlines() == [expected, "1 problem(s) found; nothing was scored."]
+
+
+def test_e2e_summary_syntax_error_is_one_problem_with_line_and_column(tmp_path):
+    from tests.tasks.test_material_e2e import submission_files, summary
+    pack = make_pack(tmp_path / "pack")
+    (pack / "e2e").mkdir()
+    (pack / "e2e" / "judgments.tsv").write_text("query_id\tdoc_id\tjudge\trelevant\n")
+    files = submission_files()
+    base, _ = summary("query1", DOCS[0])
+    files[f"query1/{base}.json"] = '{"team_id": "TEAMX",\n "sys_label" "Sys1"}'
+    sub = folder(tmp_path, files)
+    assert problems("material-e2e", sub, pack) == [
+        f"{sub / 'query1' / base}.json:2:14: json: Expecting ':' delimiter"]

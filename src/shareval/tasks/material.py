@@ -487,15 +487,17 @@ class MaterialE2E(MaterialClir):
         if data is None:
             problems.add(where, None, "file", "missing: a Y line names it")
             return
+        basename = meta[: -len(".json")]
         try:
             obj = json.loads(data.decode("utf-8"))
-        except UnicodeDecodeError:
-            problems.add(where, None, "encoding", "not valid UTF-8")
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            if isinstance(e, UnicodeDecodeError):
+                problems.fatal(where, None, "encoding", "not valid UTF-8")
+            else:
+                problems.fatal(where, e.lineno, "json", e.msg, column=e.colno)
+            for key in [k for k in images if k[0] == qid and k[1].rsplit(".", 1)[0] == basename]:
+                images.pop(key)       # its image is not "unnamed": the summary is unreadable
             return
-        except json.JSONDecodeError as e:
-            problems.fatal(where, e.lineno, "json", e.msg, column=e.colno)
-            return
-        basename = meta[: -len(".json")]
         expected = {"query_id": qid, "document_id": doc, "team_id": system[0],
                     "sys_label": system[1], "basename": basename}
         for field_name, message in check_metadata(obj, expected, teams):
