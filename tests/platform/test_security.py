@@ -37,6 +37,7 @@ RULES = {
     "submit": (MEMBERS | ORG, MEMBERS | ORG), "my-submissions": (USERS, USERS),
     "leaderboard": (ALL, ALL), "public-file": (ALL, ALL),
     "organize": (ORG, ORG), "release": (set(), ORG), "rescore": (set(), ORG),
+    "review-team": (set(), ORG),
     "export-csv": (ORG, ORG),
     "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
     "submission-action": (set(), {"bob"}),
@@ -109,7 +110,8 @@ def scene(world):
     values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
               "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
-              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv"}
+              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
+              "team": w["teams"]["Team B"].pk}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
