@@ -37,6 +37,7 @@ RULES = {
     "submit": (MEMBERS | ORG, MEMBERS | ORG), "my-submissions": (USERS, USERS),
     "leaderboard": (ALL, ALL), "public-file": (ALL, ALL),
     "organize": (ORG, ORG), "release": (set(), ORG), "rescore": (set(), ORG),
+    "review-team": (set(), ORG),
     "export-csv": (ORG, ORG),
     "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
     "submission-action": (set(), {"bob"}),
@@ -109,7 +110,8 @@ def scene(world):
     values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
               "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
-              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv"}
+              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
+              "team": w["teams"]["Team B"].pk}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
@@ -255,3 +257,37 @@ def test_unknown_submission_ids_look_like_forbidden_ones(scene, client):
     a = client.get(f"/api/submissions/{uuid.uuid4()}/")
     b = client.get(f"/api/submissions/{scene['bob'].pk}/")
     assert a.status_code == b.status_code == 404 and a.json() == b.json()
+
+
+def _login(client, username, password, ip="127.0.0.1", path="/accounts/login/"):
+    return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=ip)
+
+
+def test_wrong_passwords_lock_the_account_from_that_ip_until_the_cool_off(world, client):
+    """Issue 20, finding 8: 50 wrong passwords, then the right one worked."""
+    import datetime as dt
+
+    from axes.models import AccessAttempt
+    from django.utils import timezone
+    assert settings.AXES_FAILURE_LIMIT == 5
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        r = _login(client, "bob", "wrong-password")
+        assert r.status_code == 200 and "_auth_user_id" not in client.session
+    assert _login(client, "bob", "wrong-password").status_code == 429     # the 5th locks
+    r = _login(client, "bob", "bob-pass-123")
+    assert r.status_code == 429 and b"locked" in r.content
+    assert "_auth_user_id" not in client.session
+    assert _login(client, "bob", "bob-pass-123", path="/admin/login/").status_code == 429
+    # the lock is for this username from this IP: others are not locked out with bob
+    other = type(client)()
+    assert _login(other, "alice", "alice-pass-123").status_code == 302
+    assert _login(type(client)(), "bob", "bob-pass-123", ip="192.0.2.7").status_code == 302
+    # API tokens are not passwords: they keep working
+    _, key = ApiToken.issue(world["users"]["bob"], "t")
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    # once the cool-off has passed, the right password works again
+    AccessAttempt.objects.update(attempt_time=timezone.now() - settings.AXES_COOLOFF_TIME
+                                 - dt.timedelta(seconds=1))
+    assert _login(client, "bob", "bob-pass-123").status_code == 302
+    assert client.session["_auth_user_id"] == str(world["users"]["bob"].pk)
+    assert settings.AXES_COOLOFF_TIME == dt.timedelta(minutes=15)

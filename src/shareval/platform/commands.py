@@ -63,7 +63,23 @@ def migrate(verbosity: int = 0) -> None:
     call_command("migrate", interactive=False, verbosity=verbosity)
 
 
+def collect_static() -> None:
+    """Copy the admin's and apps' static files into HOME/static for WhiteNoise."""
+    from django.core.management import call_command
+    call_command("collectstatic", interactive=False, verbosity=0)
+
+
+def proxy_options() -> dict:
+    """HTTPS mode: believe the scheme and client address sent by the proxy, and only it."""
+    from django.conf import settings
+    if not settings.HTTPS:
+        return {}
+    return {"trusted_proxy": settings.TRUSTED_PROXY, "trusted_proxy_count": 1,
+            "trusted_proxy_headers": {"x-forwarded-proto", "x-forwarded-for"}}
+
+
 def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
+    collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
     from waitress import serve as waitress_serve
 
     from .submissions.queue import start_inprocess_worker
@@ -71,7 +87,8 @@ def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
     if worker:
         start_inprocess_worker()
     waitress_serve(application, host=host, port=port, threads=threads,
-                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True)
+                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True,
+                   **proxy_options())
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:

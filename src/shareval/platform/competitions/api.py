@@ -32,6 +32,7 @@ def competition_summary(comp: Competition, user) -> dict:
                        "datasets": dss})
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
+            "team_status": team.status if team else None, "team_approval": comp.team_approval,
             "organizer": comp.is_organizer(user), "phases": phases}
 
 

@@ -24,6 +24,8 @@ class Competition(models.Model):
                                  help_text="calendar-week quotas use this zone")
     organizers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
                                         related_name="organized_competitions")
+    team_approval = models.BooleanField(
+        default=False, help_text="new teams may submit only once an organizer approves them")
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -191,12 +193,19 @@ class Quota(models.Model):
 
 
 class Team(models.Model):
+    """A competition's team. Under ``Competition.team_approval`` a team made on
+    the team page starts ``pending`` and may not submit until an organizer
+    approves it; a rejected team stays (its members cannot start another)."""
+    PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
     competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=100)
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                              related_name="led_teams")
     is_baseline = models.BooleanField(default=False, help_text="organizers' baselines; "
                                       "highlighted on leaderboards")
+    status = models.CharField(max_length=10, default=APPROVED,
+                              choices=[(PENDING, PENDING), (APPROVED, APPROVED),
+                                       (REJECTED, REJECTED)])
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

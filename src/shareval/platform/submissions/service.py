@@ -131,10 +131,19 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
         return
     if comp.team_of(user) != team:
         raise SubmissionError(403, "you are not an approved member of this team")
+    if team.status != Team.APPROVED:
+        raise SubmissionError(403, team_refusal(team))
     if not dataset.phase.is_open(now):
         raise SubmissionError(403, f"phase {dataset.phase.slug} is not open for submissions "
                                    f"({dataset.phase.start:%Y-%m-%d %H:%M} to "
                                    f"{dataset.phase.end:%Y-%m-%d %H:%M} UTC)")
+
+
+def team_refusal(team: Team) -> str:
+    if team.status == Team.PENDING:
+        return (f"team {team.name} is waiting for the organizers' approval; it can submit "
+                f"once they approve it")
+    return f"team {team.name} was not approved by the organizers and cannot submit"
 
 
 def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
