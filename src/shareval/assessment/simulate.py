@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics.estimation import WEIGHTINGS
 from .estimate import estimate_all
 from .judgments import Judgment, Judgments
 from .outputs import Output
-from .sample import draw_sample
+from .sample import draw_sample, pair_overlaps
 
 
 @dataclass
@@ -71,7 +72,8 @@ def judgments_for(world: World, rows, outputs) -> Judgments:
         if d in rdocs and k not in pooled:
             recs.append(Judgment(k, (), "j1", "correct", 1.0, 1.0, d, "recall", (), 0))
     sizes = {o.name: len(o) for o in outputs}
-    return Judgments(recs, sizes)
+    overlaps = {tuple(sorted(k.split("+"))): v for k, v in pair_overlaps(outputs).items()}
+    return Judgments(recs, sizes, overlaps)
 
 
 @dataclass
@@ -86,17 +88,24 @@ class Summary:
 
 def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                     seed: int = 1) -> dict[tuple[str, str], Summary]:
+    """``n``: mean draws per system; system s of S draws n (0.5 + s / (S - 1)),
+    so draw counts differ (as for submissions evaluated at different times) and
+    the size and uniform importance weightings differ."""
     truth_p = {o.name: world.precision(o) for o in world.outputs}
+    S = len(world.outputs)
+    per = {o.name: int(round(n * (0.5 + s / max(1, S - 1)))) if S > 1 else n
+           for s, o in enumerate(world.outputs)}
     truth_r = {o.name: world.recall(o) for o in world.outputs}
     rec: dict[tuple[str, str, str], list] = {}
     for i in range(sims):
         for design in ("uniform", "joint"):
-            rows = draw_sample(world.outputs, n, design, docs, seed=seed * 100_003 + i)
+            rows = draw_sample(world.outputs, per, design, docs, seed=seed * 100_003 + i)
             j = judgments_for(world, rows, world.outputs)
-            methods = ["design"] + (["importance"] if design == "joint" else [])
-            for method in methods:
-                table, _ = estimate_all(j, method, bootstrap=0)
-                label = f"{design}/{method}" if method == "importance" else design
+            methods = [("design", None)] + ([("importance", w) for w in WEIGHTINGS]
+                                            if design == "joint" else [])
+            for method, weights in methods:
+                table, _ = estimate_all(j, method, bootstrap=0, weights=weights or "heuristic")
+                label = f"{design}/importance-{weights}" if weights else design
                 for s, row in table.items():
                     for metric, truth in (("precision", truth_p[s]), ("recall", truth_r[s])):
                         if metric == "recall" and design == "joint":
@@ -104,7 +113,7 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                         rec.setdefault((label, metric, s), []).append(
                             (row[metric] - truth, row[f"{metric}_low"] <= truth <= row[f"{metric}_high"],
                              row[f"{metric}_high"] - row[f"{metric}_low"]))
-                    if method == "importance":
+                    if weights:
                         rec.setdefault((label, "recall_importance", s), []).append(
                             (row["recall_importance"] - truth_r[s], np.nan, np.nan))
     out = {}
