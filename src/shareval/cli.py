@@ -154,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     smp.add_argument("--docs", type=int, default=30, help="recall documents per simulation")
     smp.add_argument("--systems", type=int, default=6)
     smp.add_argument("--world-docs", type=int, default=300)
+    smp.add_argument("--coverage", type=float, default=1.0,
+                     help="share of the documents each system covers (1: all; below 1 each "
+                          "system has its own band, so outputs overlap unevenly)")
     smp.add_argument("--seed", type=int, default=0)
     _output_options(smp)
 

@@ -44,12 +44,13 @@ ESTIMATE_CONVENTIONS = {
                           "over items",
     "precision (importance)": "Chaganty et al. 2017: sum_j w_ij mean_j(p_i/q_i * y) over the "
                               "draws of each submission j, q_i = sum_j w_ij p_j the mixture of "
-                              "the submissions' uniform distributions; w_ij per 'weights' (see 'weightings'); "
+                              "the submissions' uniform distributions; w_ij per 'weights' "
+                              "(see 'weightings'); "
                               "normal interval from sum_j w_ij^2 s_j^2 / n_j",
-    "weightings": "heuristic (default; the paper's and its authors' choice): w_ij ~ n_j sum_x "
-               "p_i(x) p_j(x) = n_j |X_i & X_j| / (|X_i| |X_j|), from the '# overlaps:' line; "
-               "size: w_ij ~ n_j; uniform: w_ij ~ 1 for each submission with draws; rows sum "
-               "to 1",
+    "weightings": "heuristic (default; the paper's and its authors' choice): w_ij ~ n_j "
+                  "sum_x p_i(x) p_j(x) = n_j |X_i & X_j| / (|X_i| |X_j|), from the "
+                  "'# overlaps:' line; size: w_ij ~ n_j; uniform: w_ij ~ 1 for each "
+                  "submission with draws; rows sum to 1",
     "entity_precision": "P_e = P^r P^s P^o, the product of the relation, subject and object "
                         "questions' precisions (spec 002); percentile bootstrap interval",
     "recall": "share of the true items of the exhaustively annotated documents that the "
@@ -137,7 +138,11 @@ def split_table(table: dict[str, dict]) -> dict[str, dict[str, dict]]:
 
 def simulate_result(args) -> Result:
     from .simulate import make_world, run_simulations
-    world = make_world(args.seed, docs=args.world_docs, systems=args.systems)
+    try:
+        world = make_world(args.seed, docs=args.world_docs, systems=args.systems,
+                           coverage=args.coverage)
+    except ValueError as e:
+        raise InvalidInput([Problem("<arguments>", None, "assess simulate", str(e))]) from None
     res = run_simulations(world, args.sims, args.n, args.docs, args.seed + 1)
     table = {f"{k[0]} {k[1]}": {"bias": v.bias, "worst |bias|/SE": v.worst_bias_se,
                                 "coverage": v.coverage, "median width": v.median_width}
@@ -149,7 +154,10 @@ def simulate_result(args) -> Result:
            if k[1] == "precision" and k[0].startswith("joint/importance-")}
     return Result("assess-simulate", f"assess-simulate/1 (shareval {__version__})",
                   {"world": "synthetic documents with true/false candidates; systems with "
-                            "recall 0.35..0.75 sharing item difficulty (overlapping outputs)",
+                            "recall 0.35..0.75 sharing item difficulty (overlapping outputs); "
+                            "coverage < 1: each system outputs only from its own band of that "
+                            "share of the documents",
+                   "draws": "system s of S draws n (0.5 + s/(S-1)) items (mean n)",
                    "truth": "precision and recall computed on the full synthetic world",
                    "bias": "mean over simulations and systems of estimate - truth",
                    "coverage": "share of 95% intervals that hold the truth",
@@ -158,5 +166,6 @@ def simulate_result(args) -> Result:
                   widths,
                   breakdowns={"estimators": table},
                   counts={"narrowest importance weighting": min(imp, key=imp.get),
-                          "simulations": args.sims, "systems": args.systems,
+                          "coverage": args.coverage, "simulations": args.sims,
+                          "systems": args.systems,
                           "draws per system": args.n, "recall documents": args.docs})

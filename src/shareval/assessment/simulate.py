@@ -33,7 +33,13 @@ class World:
         return sum(self.truth[k] for k in o.items) / len(self.true_items)
 
 
-def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float = 8.0) -> World:
+def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float = 8.0,
+               coverage: float = 1.0) -> World:
+    """``coverage`` < 1: system s outputs only from its own band of that share of
+    the documents (bands start s/S apart and wrap), so outputs overlap unevenly:
+    neighbours much, distant systems little or not at all."""
+    if not 0 < coverage <= 1:
+        raise ValueError("coverage must be in (0, 1]")
     rng = np.random.default_rng(seed)
     truth: dict[str, bool] = {}
     doc_of: dict[str, str] = {}
@@ -50,10 +56,12 @@ def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float 
         recall = 0.35 + 0.4 * s / max(1, systems - 1)        # 0.35 .. 0.75
         eager = 0.15 + 0.25 * rng.random()                   # share of false items taken
         items = {}
+        start = s * docs // systems
         for k in keys:
             noise = 0.15 * rng.standard_normal()
             take = ease[k] + noise < (recall if truth[k] else eager)
-            if take:
+            in_band = (int(doc_of[k][1:]) - start) % docs < coverage * docs
+            if take and in_band:
                 items[k] = doc_of[k]
         outputs.append(Output(f"sys{s}", items))
     return World(outputs, truth, {k for k, v in truth.items() if v})
