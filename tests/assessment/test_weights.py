@@ -250,3 +250,21 @@ def test_on_demand_uses_the_same_weights(weighting):
     _, want = oracle(outputs, draws, truth, weighting)
     for s in outputs:
         assert od.precision(s)[0] == pytest.approx(want[s], abs=1e-9)
+
+
+def test_cli_simulate_prints_all_three_weightings(tmp_path, capsys):
+    import json
+
+    from shareval.cli import main
+    out = tmp_path / "sim.json"
+    assert main(["assess", "simulate", "--sims", "3", "--world-docs", "60", "--format", "json",
+                 "-o", str(out)]) == 0
+    res = json.loads(out.read_text())
+    rows = res["breakdowns"]["estimators"]
+    for w in WEIGHTINGS:
+        row = rows[f"joint/importance-{w} precision"]
+        assert set(row) == {"bias", "worst |bias|/SE", "coverage", "median width"}
+        assert f"joint/importance-{w}/uniform precision width" in res["metrics"]
+    assert res["counts"]["narrowest importance weighting"] in WEIGHTINGS
+    assert main(["assess", "simulate", "--coverage", "0"]) == 2
+    assert "coverage must be in (0, 1]" in capsys.readouterr().err
