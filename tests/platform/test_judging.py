@@ -137,6 +137,12 @@ def test_adjudication_audit_trail_and_exports(judged):
     j = read_judgments(p, problems)
     assert not problems.items
     table, _ = estimate_all(j, bootstrap=0)
+    # the export carries sizes and overlaps, so the importance estimator's default
+    # (heuristic) weights work on it too
+    assert j.overlaps == {tuple(sorted(k.split("+"))): v
+                          for k, v in camp.config["overlaps"].items()}
+    imp, _ = estimate_all(j, "importance", bootstrap=0)
+    assert all(np.isfinite(imp[t]["precision"]) for t in ("Team A", "Team B"))
     res = results.team_results(camp)
     for team in ("Team A", "Team B"):
         assert res[team]["estimate"] == pytest.approx(table[team]["precision"])

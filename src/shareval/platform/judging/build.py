@@ -19,7 +19,7 @@ import numpy as np
 from django.db import transaction
 
 from shareval.assessment.outputs import Output
-from shareval.assessment.sample import draw_sample
+from shareval.assessment.sample import draw_sample, pair_overlaps
 from shareval.formats.errors import InvalidInput, Problems
 from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
@@ -95,7 +95,9 @@ def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) ->
                                "type": campaign.config.get("default_type", "default")},
                       inclusion=r.inclusion_probability, drawn_for=r.drawn_for,
                       submissions=r.submissions, drawn_by=r.drawn_by) for r in rows]
-        campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs}}
+        # sizes and pairwise overlaps: what `assess estimate --method importance` needs
+        campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs},
+                           "overlaps": pair_overlaps(outputs)}
         campaign.save(update_fields=["config"])
     Item.objects.bulk_create(items, ignore_conflicts=True)
     return len(items)

@@ -61,6 +61,8 @@ def estimate_csv(campaign) -> str:
     sizes = campaign.config.get("sizes")
     if sizes:
         buf.write("# sizes: " + ",".join(f"{k}={v}" for k, v in sizes.items()) + "\n")
+        overlaps = campaign.config.get("overlaps", {})
+        buf.write("# overlaps: " + ",".join(f"{k}={v}" for k, v in overlaps.items()) + "\n")
     w = csv.writer(buf, lineterminator="\n")
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
         w.writerow(ESTIMATE_COLUMNS)
