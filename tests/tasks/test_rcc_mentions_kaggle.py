@@ -24,8 +24,15 @@ KEEP = set(string.ascii_lowercase + string.digits)
 
 
 def oracle_clean_kaggle(text: str) -> str:
-    """clean_text, character by character (no regex); the surrounding spaces dropped."""
-    return " ".join("".join(ch if ch in KEEP else " " for ch in text.lower()).split())
+    """clean_text, character by character (no regex): a run of other characters is one
+    space, kept at the ends too (it decides where the string sorts)."""
+    out = []
+    for ch in text.lower():
+        if ch in KEEP:
+            out.append(ch)
+        elif not out or out[-1] != " ":
+            out.append(" ")
+    return "".join(out)
 
 
 def oracle_clean_unicode(text: str) -> str:
@@ -44,7 +51,11 @@ def published_jaccard(str1: str, str2: str) -> float:
 
 def oracle_publication(preds: list[str], truths: list[str], clean, threshold=0.5):
     """(tp, fp, fn) of one publication, following the evaluation page's steps."""
-    truths = sorted({t for t in (clean(x) for x in truths) if t})
+    spellings = {}          # one ground truth per set of words, at its first spelling's place
+    for t in map(clean, truths):
+        if t.split():
+            spellings.setdefault(tuple(t.split()), []).append(t)
+    truths = sorted(min(v) for v in spellings.values())
     remaining = sorted(clean(p) for p in preds)
     tp = fn = 0
     for truth in truths:
@@ -191,6 +202,19 @@ def test_gold_deduplicated_after_cleaning():
     # "ADNI" and "(ADNI)" are one cleaned ground truth, "adni"
     assert match_partial(["adni"], ["ADNI", "(ADNI)"]) == (1, 0, 0)
     assert partial_matches(["adni"], ["ADNI", "(ADNI)"]) == {"adni": "adni"}
+
+
+def test_leading_punctuation_sorts_first_as_in_kaggle():
+    # clean_text("(a) x") is " a x": it sorts before "a b" and takes the tie (1/2 each)
+    # for "a", so "a b c" keeps "a b" (2/3). Sorted stripped, "a" would take "a b" and
+    # "a b c" would fail on "a x" (1/4).
+    assert match_partial(["a b", "(a) x"], ["a", "a b c"]) == (2, 0, 0)
+    assert partial_matches(["a b", "(a) x"], ["a", "a b c"]) == {"a": "(a) x", "a b c": "a b"}
+    # a ground truth written with and without leading punctuation is one, at the
+    # earlier place: " b c" goes first and takes "a b c" (2/3), leaving "a b d" to "a b"
+    gold = ["a b", "(b) c", "b c"]
+    assert match_partial(["a b c", "a b d"], gold) == (2, 0, 0)
+    assert partial_matches(["a b c", "a b d"], gold) == {"b c": "a b c", "a b": "a b d"}
 
 
 def test_every_prediction_counts_even_equal_after_cleaning():

@@ -191,8 +191,9 @@ def normalize_exact(text: str) -> str:
 
 
 def clean_kaggle(text: str) -> str:
-    """Kaggle 2021's clean_text, stripped: ``ß``, ``ü``, ``ﬁ`` become separators."""
-    return _NOT_ASCII_ALNUM.sub(" ", text.lower()).strip()
+    """Kaggle 2021's clean_text: ``ß``, ``ü``, ``ﬁ`` become separators. Not stripped:
+    its leading space (``(ADNI)`` -> `` adni ``) places a string in Kaggle's sort order."""
+    return _NOT_ASCII_ALNUM.sub(" ", text.lower())
 
 
 def clean_unicode(text: str) -> str:
@@ -204,8 +205,9 @@ CLEANINGS = {"kaggle": clean_kaggle, "unicode": clean_unicode}
 CLEANING_RULES = {
     "kaggle": "Kaggle 2021 clean_text: lower case, every run of characters other than "
               "A-Z a-z 0-9 becomes one space (so ß, ü and the ligature ﬁ separate words); "
-              "gold strings are deduplicated after cleaning, predictions are split at '|' "
-              "and each counts, even when equal after cleaning",
+              "cleaned strings sorted as clean_text gives them; gold strings with the same "
+              "words after cleaning count once; predictions are split at '|' and each "
+              "counts, even when equal after cleaning",
     "unicode": "NFKC, case-folded, tokens are runs of Unicode letters and digits; gold "
                "strings are deduplicated after cleaning, each prediction record counts",
 }
@@ -234,7 +236,12 @@ def _greedy(predicted: list[str], gold: list[str], threshold: float, cleaning: s
     """Matched (clean gold, prediction) pairs, predictions counted, gold counted."""
     clean = _cleaner(cleaning)
     preds = sorted(((clean(p), p) for p in predicted), key=lambda cp: cp[0])
-    golds = sorted({c for c in map(clean, gold) if c})
+    spelled: dict[str, str] = {}             # gold words -> its first cleaned spelling
+    for c in map(clean, gold):
+        words = " ".join(c.split())
+        if words:
+            spelled[words] = min(spelled.get(words, c), c)
+    golds = sorted(spelled, key=spelled.__getitem__)
     if not preds or not golds:
         return [], len(preds), len(golds)
     ptoks = [frozenset(c.split()) for c, _ in preds]
@@ -318,7 +325,7 @@ class RccMentions(Task):
                 if m.strip():
                     gold[c.publication_id].add(normalize_exact(m))
                     raw_gold[c.publication_id].append(m)
-                    unmatchable += not clean(m)
+                    unmatchable += not clean(m).split()
         pred: dict[str, set] = defaultdict(set)
         raw_pred: dict[str, list] = defaultdict(list)
         for m in sub.records:
