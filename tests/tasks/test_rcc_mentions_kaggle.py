@@ -229,7 +229,8 @@ def test_ascii_cleaning_separates_non_ascii_letters():
     assert match_partial(["M ller Study"], ["Müller Study"]) == (1, 0, 0)
     # the unicode cleaning keeps them letters (NFKC: ﬁ -> fi; case folding: ß -> ss)
     assert match_partial(["Strasse Survey"], ["Straße Survey"], cleaning="unicode") == (1, 0, 0)
-    assert match_partial(["financial panel"], ["ﬁnancial panel"], cleaning="unicode") == (1, 0, 0)
+    assert match_partial(["financial panel"], ["ﬁnancial panel"],
+                         cleaning="unicode") == (1, 0, 0)
     assert match_partial(["M ller Study"], ["Müller Study"], cleaning="unicode") == (0, 1, 1)
 
 

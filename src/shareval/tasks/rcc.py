@@ -173,7 +173,8 @@ def _natural(s: str):
 #
 # Partial matching follows the Coleridge Initiative "Show US the Data" (Kaggle
 # 2021) evaluation page: ground truths cleaned with its clean_text (lower case,
-# then every run of characters other than A-Z a-z 0-9 becomes a space), token
+# then every run of characters other than A-Z a-z 0-9 becomes a space), and
+# predictions too, as participants were told to clean them; token
 # Jaccard on whitespace tokens, predictions sorted alphabetically, each ground
 # truth (in sorted order) matched to the best remaining prediction, ties to the
 # first in that order, a match >= 0.5 a true positive, micro F0.5 over all
@@ -233,7 +234,7 @@ def _cleaner(cleaning: str):
 
 
 def _greedy(predicted: list[str], gold: list[str], threshold: float, cleaning: str):
-    """Matched (clean gold, prediction) pairs, predictions counted, gold counted."""
+    """Matched (gold words, prediction) pairs, how many predictions, how many gold."""
     clean = _cleaner(cleaning)
     preds = sorted(((clean(p), p) for p in predicted), key=lambda cp: cp[0])
     spelled: dict[str, str] = {}             # gold words -> its first cleaned spelling
@@ -261,9 +262,9 @@ def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5,
                   cleaning: str = "kaggle") -> tuple[int, int, int]:
     """(tp, fp, fn) with the Coleridge Initiative (Kaggle 2021) matching rule.
 
-    Strings are cleaned (``cleaning``: "kaggle" or "unicode"); gold strings equal
-    after cleaning count once, empty ones not at all; every prediction counts.
-    Ground truths are processed in sorted order; each is matched to the unmatched
+    Strings are cleaned (``cleaning``: "kaggle" or "unicode"); gold strings with the
+    same words after cleaning count once, empty ones not at all; every prediction
+    counts. Ground truths are processed in sorted order; each is matched to the unmatched
     prediction of highest token Jaccard (ties: the first in sorted order of the
     cleaned predictions); a match counts as a true positive when its Jaccard is at
     least ``threshold``, otherwise the prediction stays unmatched. Unmatched
@@ -275,7 +276,7 @@ def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5,
 
 def partial_matches(predicted: list[str], gold: list[str], threshold: float = 0.5,
                     cleaning: str = "kaggle") -> dict[str, str]:
-    """``{cleaned gold: prediction}`` for the true positives of ``match_partial``."""
+    """``{gold words: prediction}`` for the true positives of ``match_partial``."""
     return dict(_greedy(predicted, gold, threshold, cleaning)[0])
 
 
