@@ -127,8 +127,8 @@ def test_a_document_in_two_languages_is_two_units(tmp_path):
     # per unit F1-macro: m/en 1, m/de 0, g/de (2/3 + 0)/2 = 1/3
     # languages: en 1, de (0 + 1/3)/2 = 1/6; overall (1 + 1/6)/2 = 7/12
     assert r.metrics["f1_macro"] == pytest.approx(7 / 12, abs=1e-12)
-    assert set(r.breakdowns["per_document"]) == {"m [en]", "m [de]", "g"}
-    assert r.breakdowns["per_document"]["m [de]"]["doc_id"] == "m"
+    assert set(r.breakdowns["per_document"]) == {"m (en)", "m (de)", "g"}
+    assert r.breakdowns["per_document"]["m (de)"]["doc_id"] == "m"
     assert r.breakdowns["per_language"]["de"]["documents"] == 2
     assert r.counts["documents"] == 2 and r.counts["units"] == 3
     assert any("scored as one unit per language" in w and "m (de, en)" in w for w in r.warnings)
@@ -229,7 +229,7 @@ def test_real_train_task1_equals_official_rules(tmp_path):
         r = get("svident-detection").score(TRAIN, write(tmp_path / "p.json", json.dumps(pred)))
         assert_task1(r, official_task1(true, pred, doc_of, lang_of))
         assert r.counts["units"] == 32 and r.counts["documents"] == 30
-        assert {"12715 [de]", "12715 [en]", "39802 [de]", "39802 [en]"} <= \
+        assert {"12715 (de)", "12715 (en)", "39802 (de)", "39802 (en)"} <= \
             set(r.breakdowns["per_document"])
 
 
@@ -328,8 +328,8 @@ def test_compare_resamples_document_language_units(tmp_path):
     assert stats.units == list(result.breakdowns["per_document"])
     assert len(stats.units) == 32
     strata = dict(zip(stats.units, stats.strata))
-    assert strata["12715 [en]"] == "en" and strata["12715 [de]"] == "de"
-    assert strata["39802 [en]"] == "en" and strata["39802 [de]"] == "de"
+    assert strata["12715 (en)"] == "en" and strata["12715 (de)"] == "de"
+    assert strata["39802 (en)"] == "en" and strata["39802 (de)"] == "de"
     # the full sample aggregates to the score: same units, same weights
     cmp = compare_result("svident-detection", TRAIN, subs[0], subs[1], samples=200)
     assert cmp.counts["units"] == 32
@@ -376,10 +376,11 @@ def test_ids_that_never_match_are_warned(tmp_path):
 
 @pytest.mark.parametrize("context", [False, True])
 def test_trial_layout_is_told_by_content_in_any_letter_case(tmp_path, context):
-    ref = trial_file(tmp_path, ["311-yes,286-No", "12-YES", "7-Yes,8-yEs,9-NO", "No"],
-                     context=context)
+    ref = trial_file(tmp_path, ["311-yes,286-No", "12-YES", "7-Yes,8-yEs,9-NO", "No",
+                                "ZA5254-v1-YES, ZA5254-v2-no"], context=context)
     sentences = get("svident-disambiguation").reference(ref).sentences
-    assert [sentences[f"u{i}"].variables for i in range(4)] == [["311"], ["12"], ["7", "8"], []]
+    assert [sentences[f"u{i}"].variables for i in range(5)] == \
+        [["311"], ["12"], ["7", "8"], [], ["ZA5254-v1"]]
     assert {s.lang for s in sentences.values()} == {"en"}
 
 

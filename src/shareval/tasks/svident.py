@@ -25,7 +25,7 @@ AVERAGING = ("the unit is a (document, language) pair, as in the official script
              "(evaluate_task1.py, evaluate_task2.py): each metric is computed per unit, "
              "averaged over the units of a language, then over languages (SV-Ident overview, "
              "Eq. 3); a document with sentences in two languages is two units, named "
-             "'doc [lang]' in per_document")
+             "'doc (lang)' in per_document")
 REFERENCE_LAYOUT = ("the shared task's TSV (';'-separated ids, 'unk' removed) or the trial TSV "
                     "(with or without context_id), told apart by the variable column: trial when "
                     "its cells are ','-separated ID-Yes/ID-No items (any letter case) or "
@@ -35,14 +35,14 @@ REFERENCE_LAYOUT = ("the shared task's TSV (';'-separated ids, 'unk' removed) or
 def units_of(ref: SvReference, uuids) -> dict[str, list[str]]:
     """Sentence uuids grouped by (document, language), keyed by the unit's name.
 
-    The name is the doc_id, or 'doc_id [lang]' for a document whose sentences
+    The name is the doc_id, or 'doc_id (lang)' for a document whose sentences
     are in several languages.
     """
     mixed = {d for d, langs in _languages_of_documents(ref).items() if len(langs) > 1}
     units: dict[str, list[str]] = defaultdict(list)
     for u in uuids:
         s = ref.sentences[u]
-        units[f"{s.doc_id} [{s.lang}]" if s.doc_id in mixed else s.doc_id].append(u)
+        units[f"{s.doc_id} ({s.lang})" if s.doc_id in mixed else s.doc_id].append(u)
     return dict(units)
 
 
@@ -238,10 +238,10 @@ def _check_uuids(ref: SvReference, preds: Predictions, problems: Problems,
 def _relevance_warnings(ref: SvReference, qrels: dict, sub: Predictions) -> list[str]:
     """Why every metric may be 0 for reasons the submission cannot fix, or ids that never match."""
     if not qrels:
-        how = ("no variable is marked -Yes (trial layout; -No ids are not relevant)"
+        how = ("this trial-layout file marks no variable -Yes, and -No ids are not relevant"
                if ref.layout == TRIAL else "every variable cell is empty or 'unk'")
-        return [f"no evaluated sentence: no reference sentence has a relevant variable ({how}); "
-                f"every metric is 0 and means nothing"]
+        return [f"no evaluated sentence: no reference sentence has a relevant variable, as "
+                f"{how}; every metric is 0 and means nothing"]
     relevant = {v for rel in qrels.values() for v in rel}
     predicted = {v for u in qrels for v in (sub.values.get(u) or {})}
     if predicted and not predicted & relevant:
