@@ -339,6 +339,24 @@ def test_compare_resamples_document_language_units(tmp_path):
         assert weight_of_lang == pytest.approx(0.5)
 
 
+def test_compare_task2_units_are_the_scored_units(tmp_path):
+    rows = real_rows(TRAIN)
+    qrels = {r["uuid"]: {v: 1 for v in r["variable"].split(";") if v not in ("", "unk")}
+             for r in rows}
+    qrels = {u: rel for u, rel in qrels.items() if rel}
+    pool = sorted({v for rel in qrels.values() for v in rel})
+    subs = [write(tmp_path / f"{s}.json", json.dumps(tie_free_run(random.Random(s), qrels, pool)))
+            for s in (0, 1)]
+    task = get("svident-disambiguation")
+    stats, result = task.unit_stats(TRAIN, subs[0]), task.score(TRAIN, subs[0])
+    assert stats.units == list(result.breakdowns["per_document"])
+    assert [result.breakdowns["per_document"][u]["lang"] for u in stats.units] == \
+        list(stats.strata)
+    assert len([u for u in stats.units if u.startswith(("12715 (", "39802 ("))]) >= 3
+    cmp = compare_result("svident-disambiguation", TRAIN, subs[0], subs[1], samples=200)
+    assert cmp.metrics["map@10 A"] == pytest.approx(result.metrics["map@10"], abs=1e-12)
+
+
 # ------------------------------------------------------------------ layouts and warnings
 
 def trial_file(tmp_path, cells, name="en.tsv", context=False):
