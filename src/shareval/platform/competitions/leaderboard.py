@@ -1,9 +1,15 @@
 """Leaderboard rows for one dataset (phase x task x pack).
 
-One row per team: its primary run if it flagged one and it is scored, else
-its best scored run by the primary metric. Baseline teams are rows too,
-marked ``baseline``. Cancelled, rejected and failed runs never appear. Ranks
-are competition ranks (ties share a rank: 1, 2, 2, 4).
+With scores shown: one row per team, its primary run if it flagged one and it
+is scored, else its best scored run by the primary metric; rows in rank order
+(ties share a rank: 1, 2, 2, 4; equal scores then by team name). Baseline
+teams are rows too, marked ``baseline``. Cancelled, rejected and failed runs
+never appear.
+
+With scores hidden (blind phase or ``feedback: false`` before release), no
+part of a row may depend on a score, or the board would tell a team whether
+its new run beat the earlier ones: the row is the primary run if scored, else
+the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
 Two queries: narrow tuples for every current score (to pick each team's row),
 then the metrics of the picked rows only, so the cost grows with the number of
@@ -21,22 +27,57 @@ def scalar_metrics(result: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def rows(dataset: Dataset) -> tuple[list[str], list[dict]]:
-    """(metric columns with the primary metric first, rows in rank order)."""
+def _best_key(sign: int):
+    """Smaller is better: primary first, then the best score, then the earlier run."""
+    def key(pk, kind, primary, created):
+        return (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
+    return key
+
+
+def _blind_key(pk, kind, primary, created):
+    """Smaller is better: primary first, then the latest run. ``primary`` (the
+    score) is deliberately unused: nothing on a blind board may depend on it."""
+    return (kind != Submission.PRIMARY, _Desc((created, pk)))
+
+
+class _Desc:
+    """Reverses the order of a value inside a key tuple (datetimes cannot be negated)."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __lt__(self, other):
+        return self.v > other.v
+
+    def __eq__(self, other):
+        return self.v == other.v
+
+
+def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
+    """(metric columns with the primary metric first, rows); see the module doc.
+
+    ``scores=False`` is the blind board: no columns, no ranks, no metrics, rows
+    by team name, each team's primary run else its latest scored run."""
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
     narrow = (Score.objects.filter(submission__dataset=dataset, current=True,
                                    submission__state=Submission.SCORED)
               .values_list("pk", "submission__team_id", "submission__kind", "primary",
                            "submission__created"))
+    key = _best_key(sign) if scores else _blind_key
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
     for pk, team, kind, primary, created in narrow:
         runs[team] = runs.get(team, 0) + 1
-        key = (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
-        if team not in picked or key < picked[team][0]:
-            picked[team] = (key, pk, kind, primary, created)
+        k = key(pk, kind, primary, created)
+        if team not in picked or k < picked[team][0]:
+            picked[team] = (k, pk, kind, primary, created)
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
+    if not scores:
+        return [], [_row(teams[team], None, kind, runs[team], created, {}, "latest")
+                    for team, (_, _pk, kind, _p, created)
+                    in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]
     results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
                    .values_list("pk", "result__metrics"))
     chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
@@ -52,8 +93,12 @@ def rows(dataset: Dataset) -> tuple[list[str], list[dict]]:
     for i, (team, (_, pk, kind, primary, created)) in enumerate(chosen, 1):
         if primary != prev:
             rank, prev = i, primary
-        out.append({"rank": rank, "team": teams[team].name, "baseline": teams[team].is_baseline,
-                    "run": "primary" if kind == Submission.PRIMARY else "best",
-                    "runs": runs[team], "submitted": created.isoformat(),
-                    "metrics": {k: metrics[pk].get(k) for k in columns}})
+        out.append(_row(teams[team], rank, kind, runs[team], created,
+                        {k: metrics[pk].get(k) for k in columns}, "best"))
     return columns, out
+
+
+def _row(team: Team, rank, kind, runs: int, created, metrics: dict, fallback: str) -> dict:
+    return {"rank": rank, "team": team.name, "baseline": team.is_baseline,
+            "run": "primary" if kind == Submission.PRIMARY else fallback,
+            "runs": runs, "submitted": created.isoformat(), "metrics": metrics}
