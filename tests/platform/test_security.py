@@ -39,7 +39,7 @@ RULES = {
     "organize": (ORG, ORG), "release": (set(), ORG), "rescore": (set(), ORG),
     "export-csv": (ORG, ORG),
     "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
-    "submission-action": (set(), {"bob"}),
+    "submission-action": (set(), {"bob", "org"}),
     "api-competitions": (ALL, set()), "api-competition": (ALL, set()),
     "api-leaderboard": (ALL, set()), "api-release": (set(), ORG), "api-rescore": (set(), ORG),
     "api-export-csv": (ORG, set()),
