@@ -1,4 +1,5 @@
-"""All results of a competition as CSV: one row per score (history included)."""
+"""All results of a competition as CSV: one row per score (history included).
+Text cells that a spreadsheet would run as a formula are escaped (``safe_cell``)."""
 from __future__ import annotations
 
 import csv
@@ -14,6 +15,19 @@ from .models import Competition
 FIXED = ["phase", "dataset", "task", "task_name", "team", "baseline", "submission", "kind",
          "state", "submitted", "file", "scorer_version", "reference_digest", "current",
          "scored_at"]
+
+
+# A cell starting with one of these is a formula to a spreadsheet (OWASP "CSV
+# injection"): a team named =HYPERLINK(...) would run in the organizer's Excel.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def safe_cell(value):
+    """Text that a spreadsheet would read as a formula gets a leading apostrophe;
+    numbers stay numbers (a negative score is not text)."""
+    if isinstance(value, str) and value.startswith(FORMULA_START):
+        return "'" + value
+    return value
 
 
 def results_csv(comp: Competition) -> str:
@@ -39,10 +53,12 @@ def results_csv(comp: Competition) -> str:
                            current=int(sc.current), scored_at=sc.created.isoformat(), **m)
             rows.append(row)
     out = io.StringIO()
+    # \r\n (RFC 4180): the csv module quotes a field only if it holds a character of
+    # the line terminator, so with "\n" a file name holding "\r" would split a row
     w = csv.DictWriter(out, fieldnames=FIXED + metrics, extrasaction="ignore",
-                       lineterminator="\n")
+                       lineterminator="\r\n")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 
