@@ -335,3 +335,38 @@ def test_runs_that_are_not_one_item_per_line_cannot_fill_a_campaign(tmp_path):
     ok = tmp_path / "ok.tsv"
     ok.write_text("item\tlabel\ni01\tpos\n")
     assert build.run_units("classification", ok)["i01|pos"] == ("i01", "i01 pos")
+
+
+def test_judgments_csv_escapes_formulas_and_assess_estimate_reads_the_names_back(
+        world, tmp_path):
+    import csv
+    import io
+
+    from shareval.platform.competitions.models import Membership, Team
+    w = world
+    evil = '=HYPERLINK("http://evil.example")'      # no comma: the format splits on them
+    team = Team.objects.create(competition=w["comp"], name=evil, lead=w["users"]["dave"])
+    Membership.objects.create(team=team, user=w["users"]["dave"], status=Membership.APPROVED)
+    subs.submit(w["users"]["dave"], team, w["ds"]["dev"], Upload("e.tsv", run_with_accuracy(11)))
+    queue.drain()
+    judge = get_user_model().objects.create_user("j", password="x-pass-123")
+    camp = Campaign.objects.create(dataset=w["ds"]["dev"], slug="c", title="C",
+                                   design=Campaign.CHAIN, judges_per_item=1, config=CHAINS)
+    camp.judges.set([judge])
+    build.build_from_runs(camp, n=20, seed=0)
+    while (a := service.next_assignment(camp, judge)) is not None:
+        assert service.submit(a, {"answers": {"relation": "no"}})
+    text = results.estimate_csv(camp)
+    sizes_line, body = text.split("\n", 1)
+    assert not any(part.startswith("=") for part in sizes_line.split(","))
+    cells = [c for row in csv.reader(io.StringIO(body)) for c in row]
+    assert any(evil in c for c in cells)
+    assert not any(c.startswith(("=", "+", "@", "-")) for c in cells)
+    p = tmp_path / "judgments.csv"
+    p.write_text(text)
+    problems = Problems()
+    j = read_judgments(p, problems)
+    assert not problems.items
+    assert j.sizes[evil] == camp.config["sizes"][evil]
+    assert any(evil in r.submissions for r in j.records)
+    assert evil in results.team_results(camp)

@@ -331,11 +331,15 @@ def test_csv_export_escapes_formulas_in_team_and_file_names(world, client, start
         assert float(mine[0]["accuracy"]) == pytest.approx(0.6)
 
 
-def test_safe_cell_leaves_numbers_and_plain_text_alone():
-    from shareval.platform.competitions.export import safe_cell
-    assert safe_cell(-0.25) == -0.25 and safe_cell(0) == 0 and safe_cell(None) is None
-    assert safe_cell("Team A") == "Team A" and safe_cell("a=b") == "a=b"
-    assert safe_cell("-1") == "'-1" and safe_cell("@SUM(A1)") == "'@SUM(A1)"
+def test_formula_escape_leaves_numbers_and_plain_text_alone_and_round_trips():
+    from shareval.formats.spreadsheet import escape_formula, unescape_formula
+    assert escape_formula(-0.25) == -0.25 and escape_formula(0) == 0
+    assert escape_formula(None) is None
+    assert escape_formula("Team A") == "Team A" and escape_formula("a=b") == "a=b"
+    assert escape_formula("-1") == "'-1" and escape_formula("@SUM(A1)") == "'@SUM(A1)"
+    for text in ("=x", "+x", "-x", "@x", "\tx", "\rx", "plain", "'quoted", "'=x", ""):
+        assert unescape_formula(escape_formula(text)) == text
+    assert unescape_formula("'plain") == "'plain"            # only the escape is removed
 
 
 def test_csv_rows_stay_whole_with_line_breaks_in_names(world):

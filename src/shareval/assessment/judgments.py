@@ -8,6 +8,9 @@ not judged), ``inclusion_probability`` (needed on precision rows), and
 optionally ``judge``, ``question`` (default ``correct``), ``doc``,
 ``drawn_for`` (``precision`` by default, or ``recall``) and ``drawn_by``.
 A ``# sizes: A=120,B=80`` line gives output sizes for the importance estimator.
+In CSV and TSV files, an apostrophe before a cell that starts like a spreadsheet
+formula (``'=x``, written by shareval's exports so spreadsheets do not run it)
+is dropped.
 """
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from pathlib import Path
 
 from ..formats.errors import Problems
 from ..formats.jsonfile import json_object_line
+from ..formats.spreadsheet import unescape_formula
 
 YES = {"yes", "y", "1", "true", "correct", "relevant"}
 NO = {"no", "n", "0", "false", "incorrect", "not relevant", "irrelevant"}
@@ -99,7 +103,7 @@ def _rows(path: Path, text: str, problems: Problems):
         if len(cells) != len(header):
             problems.add(path, lineno, "columns", f"{len(cells)} fields, header has {len(header)}")
             continue
-        yield "row", lineno, dict(zip(header, cells))
+        yield "row", lineno, dict(zip(header, map(unescape_formula, cells)))
 
 
 def read_judgments(path: str | Path, problems: Problems) -> Judgments:
@@ -113,7 +117,7 @@ def read_judgments(path: str | Path, problems: Problems) -> Judgments:
     for kind, lineno, row in _rows(path, text, problems):
         if kind == "sizes":
             for part in row.split(","):
-                name, _, n = part.strip().rpartition("=")
+                name, _, n = unescape_formula(part.strip()).rpartition("=")
                 try:
                     out.sizes[name] = int(n)
                 except ValueError:

@@ -1,5 +1,5 @@
 """All results of a competition as CSV: one row per score (history included).
-Text cells that a spreadsheet would run as a formula are escaped (``safe_cell``)."""
+Text cells that a spreadsheet would run as a formula are escaped (``formats.spreadsheet``)."""
 from __future__ import annotations
 
 import csv
@@ -7,6 +7,7 @@ import io
 
 from django.http import HttpResponse
 
+from shareval.formats.spreadsheet import escape_formula
 from shareval.platform.submissions.models import Submission
 
 from .leaderboard import scalar_metrics
@@ -15,19 +16,6 @@ from .models import Competition
 FIXED = ["phase", "dataset", "task", "task_name", "team", "baseline", "submission", "kind",
          "state", "submitted", "file", "scorer_version", "reference_digest", "current",
          "scored_at"]
-
-
-# A cell starting with one of these is a formula to a spreadsheet (OWASP "CSV
-# injection"): a team named =HYPERLINK(...) would run in the organizer's Excel.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "\n")
-
-
-def safe_cell(value):
-    """Text that a spreadsheet would read as a formula gets a leading apostrophe;
-    numbers stay numbers (a negative score is not text)."""
-    if isinstance(value, str) and value.startswith(FORMULA_START):
-        return "'" + value
-    return value
 
 
 def results_csv(comp: Competition) -> str:
@@ -58,7 +46,7 @@ def results_csv(comp: Competition) -> str:
     w = csv.DictWriter(out, fieldnames=FIXED + metrics, extrasaction="ignore",
                        lineterminator="\r\n")
     w.writeheader()
-    w.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
+    w.writerows({k: escape_formula(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 
