@@ -270,7 +270,8 @@ def test_after_the_phase_closes_a_team_cannot_change_primary_or_cancel(world, cl
         assert r.status_code == 403 and "final" in r.json()["error"]
         r = client.post(f"/s/{better.pk}/{action}/", follow=True)
         assert "final" in r.content.decode()
-    assert "runs-final" in client.get(f"/s/{better.pk}/").content.decode()
+    page = client.get(f"/s/{better.pk}/").content.decode()
+    assert "runs-final" in page and "Make primary" not in page and "Cancel (" not in page
     assert leaderboard.rows(world["ds"]["dev"])[1] == board
     assert Submission.objects.get(pk=worse.pk).kind == "primary"
     assert Submission.objects.get(pk=better.pk).state == "scored"
@@ -327,4 +328,6 @@ def test_open_phase_team_changes_still_work_and_strangers_are_refused(world):
         service.cancel(a, world["users"]["bob"])
     assert e.value.status == 403
     service.cancel(a, world["users"]["alice"])
-    assert Submission.objects.get(pk=a.pk).state == "cancelled"
+    a = Submission.objects.get(pk=a.pk)
+    assert (a.state, a.kind) == ("cancelled", "contrastive")     # cancelled: not primary
+    assert "cancelled" in a.events.last().message

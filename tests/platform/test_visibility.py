@@ -218,3 +218,32 @@ def test_feedback_false_follows_the_release_by_hand_and_by_schedule(no_feedback,
     phase.release_top_at, phase.released = None, Phase.TOP
     phase.save()
     assert client.get(f"/api/competitions/{c}/leaderboard/dev/dev/").json()["scores"] == "shown"
+
+
+def test_judged_columns_follow_the_score_rules(blind, client):
+    import json as _json
+
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.judging import build, service as judging
+    from shareval.platform.judging.models import Campaign
+    w = blind
+    camp = Campaign.objects.create(dataset=w["ds"]["eval"], slug="sbs", title="SbS",
+                                   design=Campaign.SIDE_BY_SIDE, judges_per_item=1)
+    build.load_items(camp, "\n".join(_json.dumps({"key": f"p{i}", "payload": {"systems": [
+        {"team": "Team A", "output": ["x"]}, {"team": "Team B", "output": ["y"]}]}})
+        for i in range(3)))
+    judge = get_user_model().objects.create_user("j", password="x-pass-123")
+    camp.judges.set([judge])
+    while (a := judging.next_assignment(camp, judge)) is not None:
+        assert judging.submit(a, {"scores": {"Team A": 1, "Team B": -1}})
+    url = f"/api/competitions/{w['comp'].slug}/leaderboard/eval/eval/"
+    client.force_login(w["users"]["alice"])
+    board = client.get(url).json()
+    assert board["human"] == [] and all("human" not in r for r in board["rows"])
+    assert "judged" not in client.get(f"/c/{w['comp'].slug}/leaderboard/eval/eval/")\
+        .content.decode()
+    client.force_login(w["org"])
+    board = client.get(url).json()
+    assert [h["campaign"] for h in board["human"]] == ["SbS"]
+    assert [r["human"][0]["estimate"] for r in board["rows"]] == [3, -3]
