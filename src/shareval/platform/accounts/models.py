@@ -59,7 +59,8 @@ class ApiToken(models.Model):
         n, frontier = 0, [self.pk]
         while frontier:
             n += ApiToken.objects.filter(pk__in=frontier, revoked__isnull=True).update(revoked=now)
-            frontier = list(ApiToken.objects.filter(parent__in=frontier).values_list("pk", flat=True))
+            frontier = list(ApiToken.objects.filter(parent__in=frontier)
+                            .values_list("pk", flat=True))
         self.refresh_from_db(fields=["revoked"])
         return n
 

@@ -27,57 +27,29 @@ def scalar_metrics(result: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _best_key(sign: int):
-    """Smaller is better: primary first, then the best score, then the earlier run."""
-    def key(pk, kind, primary, created):
-        return (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
-    return key
-
-
-def _blind_key(pk, kind, primary, created):
-    """Smaller is better: primary first, then the latest run. ``primary`` (the
-    score) is deliberately unused: nothing on a blind board may depend on it."""
-    return (kind != Submission.PRIMARY, _Desc((created, pk)))
-
-
-class _Desc:
-    """Reverses the order of a value inside a key tuple (datetimes cannot be negated)."""
-    __slots__ = ("v",)
-
-    def __init__(self, v):
-        self.v = v
-
-    def __lt__(self, other):
-        return self.v > other.v
-
-    def __eq__(self, other):
-        return self.v == other.v
+def _current_scored(dataset: Dataset):
+    return Score.objects.filter(submission__dataset=dataset, current=True,
+                                submission__state=Submission.SCORED)
 
 
 def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
     """(metric columns with the primary metric first, rows); see the module doc.
 
-    ``scores=False`` is the blind board: no columns, no ranks, no metrics, rows
-    by team name, each team's primary run else its latest scored run."""
+    ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
+    if not scores:
+        return [], blind_rows(dataset)
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
-    narrow = (Score.objects.filter(submission__dataset=dataset, current=True,
-                                   submission__state=Submission.SCORED)
-              .values_list("pk", "submission__team_id", "submission__kind", "primary",
-                           "submission__created"))
-    key = _best_key(sign) if scores else _blind_key
+    narrow = _current_scored(dataset).values_list(
+        "pk", "submission__team_id", "submission__kind", "primary", "submission__created")
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
     for pk, team, kind, primary, created in narrow:
         runs[team] = runs.get(team, 0) + 1
-        k = key(pk, kind, primary, created)
-        if team not in picked or k < picked[team][0]:
-            picked[team] = (k, pk, kind, primary, created)
+        key = (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
+        if team not in picked or key < picked[team][0]:
+            picked[team] = (key, pk, kind, primary, created)
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
-    if not scores:
-        return [], [_row(teams[team], None, kind, runs[team], created, {}, "latest")
-                    for team, (_, _pk, kind, _p, created)
-                    in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]
     results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
                    .values_list("pk", "result__metrics"))
     chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
@@ -96,6 +68,22 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
         out.append(_row(teams[team], rank, kind, runs[team], created,
                         {k: metrics[pk].get(k) for k in columns}, "best"))
     return columns, out
+
+
+def blind_rows(dataset: Dataset) -> list[dict]:
+    """Rows by team name, each the team's primary run if scored, else its latest
+    scored run; no ranks, no metrics. The query does not even read the scores."""
+    narrow = _current_scored(dataset).order_by("submission__created", "pk").values_list(
+        "submission__team_id", "submission__kind", "submission__created")
+    picked: dict[int, tuple] = {}
+    runs: dict[int, int] = {}
+    for team, kind, created in narrow:           # oldest first: a later run replaces
+        runs[team] = runs.get(team, 0) + 1       # an earlier one, unless that is primary
+        if team not in picked or picked[team][0] != Submission.PRIMARY:
+            picked[team] = (kind, created)
+    teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
+    return [_row(teams[t], None, kind, runs[t], created, {}, "latest")
+            for t, (kind, created) in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]
 
 
 def _row(team: Team, rank, kind, runs: int, created, metrics: dict, fallback: str) -> dict:
