@@ -290,6 +290,9 @@ def test_after_release_a_blind_phase_is_final_for_teams_even_while_open(world, c
     assert r.status_code == 403
     assert {s.kind for s in Submission.objects.filter(pk__in=[s.pk for s in runs])} == \
         {"contrastive"}
+    with pytest.raises(service.SubmissionError) as e:            # no new runs either
+        submit(world, "alice", "Team A", "eval", 19, primary=True)
+    assert e.value.status == 403 and "final" in e.value.message
     phase.released, phase.release_top_at = Phase.HIDDEN, \
         dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)       # scheduled release
     phase.save()

@@ -136,6 +136,9 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
         raise SubmissionError(403, f"phase {dataset.phase.slug} is not open for submissions "
                                    f"({dataset.phase.start:%Y-%m-%d %H:%M} to "
                                    f"{dataset.phase.end:%Y-%m-%d %H:%M} UTC)")
+    if access.frozen(dataset.phase, now):      # a blind phase whose results are out
+        raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
+                                   f"its runs are final")
 
 
 def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
