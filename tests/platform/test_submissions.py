@@ -76,7 +76,7 @@ def test_rejected_upload_page_shows_the_root_cause_alone(world, client, name, bo
 def test_quota_counts_cancelled_runs_and_says_when_the_next_slot_opens(world):
     ds = world["ds"]["eval"]               # 5 per phase
     subs = [submit(world, "alice", "Team A", "eval", 10 + k) for k in range(5)]
-    service.cancel(subs[0])
+    service.cancel(subs[0], world["users"]["alice"])
     with pytest.raises(service.SubmissionError) as e:
         submit(world, "alice", "Team A", "eval", 19)
     assert e.value.status == 429 and "no more submissions in this phase" in e.value.message
@@ -111,7 +111,7 @@ def test_one_primary_per_team_and_dataset(world):
     b = submit(world, "carol", "Team A", "dev", 12, primary=True)
     a.refresh_from_db()
     assert (a.kind, b.kind) == ("contrastive", "primary")
-    service.make_primary(a)
+    service.make_primary(a, world["users"]["alice"])
     b.refresh_from_db()
     assert (a.kind, b.kind) == ("primary", "contrastive")
     assert Submission.objects.filter(team=world["teams"]["Team A"], kind="primary").count() == 1
@@ -266,3 +266,92 @@ def test_upload_size_limit(world, settings):
     assert e.value.status == 413 and "too large" in e.value.message
     assert set(settings.UPLOAD_DIR.iterdir()) == before        # the partial file is gone
     assert not Submission.objects.filter(team=world["teams"]["Team A"]).exists()
+
+
+def _close(phase, **kw):
+    phase.end = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=1)
+    for k, v in kw.items():
+        setattr(phase, k, v)
+    phase.save()
+
+
+def test_after_the_phase_closes_a_team_cannot_change_primary_or_cancel(world, client):
+    better = submit(world, "alice", "Team A", "dev", 18)
+    worse = submit(world, "alice", "Team A", "dev", 11, primary=True)
+    queue.drain()
+    board = leaderboard.rows(world["ds"]["dev"])[1]
+    _close(world["ds"]["dev"].phase)
+    for change in (service.make_primary, service.cancel):
+        with pytest.raises(service.SubmissionError) as e:
+            change(Submission.objects.get(pk=better.pk), world["users"]["alice"])
+        assert e.value.status == 403 and "final" in e.value.message
+    client.force_login(world["users"]["carol"])           # the API and the page alike
+    for action in ("primary", "cancel"):
+        r = client.post(f"/api/submissions/{better.pk}/{action}/")
+        assert r.status_code == 403 and "final" in r.json()["error"]
+        r = client.post(f"/s/{better.pk}/{action}/", follow=True)
+        assert "final" in r.content.decode()
+    page = client.get(f"/s/{better.pk}/").content.decode()
+    assert "runs-final" in page and "Make primary" not in page and "Cancel (" not in page
+    assert leaderboard.rows(world["ds"]["dev"])[1] == board
+    assert Submission.objects.get(pk=worse.pk).kind == "primary"
+    assert Submission.objects.get(pk=better.pk).state == "scored"
+
+
+def test_after_release_a_blind_phase_is_final_for_teams_even_while_open(world, client):
+    runs = [submit(world, "alice", "Team A", "eval", c) for c in (16, 12)]
+    queue.drain()
+    phase = world["ds"]["eval"].phase
+    phase.released = Phase.TOP
+    phase.save()
+    client.force_login(world["users"]["alice"])
+    r = client.post(f"/api/submissions/{runs[0].pk}/primary/")
+    assert r.status_code == 403
+    r = client.post(f"/api/submissions/{runs[1].pk}/cancel/")
+    assert r.status_code == 403
+    assert {s.kind for s in Submission.objects.filter(pk__in=[s.pk for s in runs])} == \
+        {"contrastive"}
+    with pytest.raises(service.SubmissionError) as e:            # no new runs either
+        submit(world, "alice", "Team A", "eval", 19, primary=True)
+    assert e.value.status == 403 and "final" in e.value.message
+    phase.released, phase.release_top_at = Phase.HIDDEN, \
+        dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=1)       # scheduled release
+    phase.save()
+    assert client.post(f"/api/submissions/{runs[0].pk}/primary/").status_code == 403
+
+
+def test_organizers_change_closed_runs_only_with_a_reason_kept_in_the_history(world, client):
+    a = submit(world, "alice", "Team A", "dev", 18)
+    b = submit(world, "alice", "Team A", "dev", 11, primary=True)
+    queue.drain()
+    _close(world["ds"]["dev"].phase)
+    client.force_login(world["org"])
+    r = client.post(f"/api/submissions/{a.pk}/primary/")
+    assert r.status_code == 400 and "reason" in r.json()["error"]
+    assert Submission.objects.get(pk=a.pk).kind == "contrastive"
+    r = client.post(f"/api/submissions/{a.pk}/primary/",
+                    {"reason": "team mailed the flag before the deadline"})
+    assert r.status_code == 200 and r.json()["kind"] == "primary"
+    made = Submission.objects.get(pk=a.pk).events.last().message
+    assert "by organizer org" in made and "mailed the flag" in made
+    demoted = Submission.objects.get(pk=b.pk).events.last()
+    assert demoted.state == "contrastive" and "mailed the flag" in demoted.message
+    rows = leaderboard.rows(world["ds"]["dev"])[1]
+    team_a = next(r for r in rows if r["team"] == "Team A")
+    assert team_a["run"] == "primary" and team_a["metrics"]["accuracy"] == pytest.approx(0.9)
+    r = client.post(f"/s/{b.pk}/cancel/", {"reason": "duplicate upload"}, follow=True)
+    assert Submission.objects.get(pk=b.pk).state == "cancelled"
+    assert "duplicate upload" in Submission.objects.get(pk=b.pk).events.last().message
+
+
+def test_open_phase_team_changes_still_work_and_strangers_are_refused(world):
+    a = submit(world, "alice", "Team A", "dev", 18)
+    service.make_primary(a, world["users"]["carol"])
+    assert Submission.objects.get(pk=a.pk).kind == "primary"
+    with pytest.raises(service.SubmissionError) as e:
+        service.cancel(a, world["users"]["bob"])
+    assert e.value.status == 403
+    service.cancel(a, world["users"]["alice"])
+    a = Submission.objects.get(pk=a.pk)
+    assert (a.state, a.kind) == ("cancelled", "contrastive")     # cancelled: not primary
+    assert "cancelled" in a.events.last().message

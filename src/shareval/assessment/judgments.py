@@ -10,6 +10,9 @@ optionally ``judge``, ``question`` (default ``correct``), ``doc``,
 A ``# sizes: A=120,B=80`` line gives output sizes for the importance estimator,
 and a ``# overlaps: A+B=40`` line the number of items two outputs share (pairs
 not listed share none), which its ``heuristic`` weights need.
+In CSV and TSV files, an apostrophe before a cell that starts like a spreadsheet
+formula (``'=x``, written by shareval's exports so spreadsheets do not run it)
+is dropped.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from ..formats.errors import Problems
 from ..formats.jsonfile import json_object_line
+from ..formats.spreadsheet import unescape_formula
 
 YES = {"yes", "y", "1", "true", "correct", "relevant"}
 NO = {"no", "n", "0", "false", "incorrect", "not relevant", "irrelevant"}
@@ -105,7 +109,7 @@ def _rows(path: Path, text: str, problems: Problems):
         if len(cells) != len(header):
             problems.add(path, lineno, "columns", f"{len(cells)} fields, header has {len(header)}")
             continue
-        yield "row", lineno, dict(zip(header, cells))
+        yield "row", lineno, dict(zip(header, map(unescape_formula, cells)))
 
 
 def read_judgments(path: str | Path, problems: Problems) -> Judgments:
@@ -119,7 +123,7 @@ def read_judgments(path: str | Path, problems: Problems) -> Judgments:
     for kind, lineno, row in _rows(path, text, problems):
         if kind == "sizes":
             for part in row.split(","):
-                name, _, n = part.strip().rpartition("=")
+                name, _, n = unescape_formula(part.strip()).rpartition("=")
                 try:
                     out.sizes[name] = int(n)
                 except ValueError:
@@ -174,7 +178,7 @@ def _overlaps(path: Path, lineno: int, text: str, out: Judgments, problems: Prob
     """``A+B=40,...``: checked against the sizes line, which must come first."""
     if out.overlaps is None:
         out.overlaps = {}
-    for part in (p.strip() for p in text.split(",")):
+    for part in (unescape_formula(p.strip()) for p in text.split(",")):
         if not part:
             continue
         pair, _, n = part.rpartition("=")

@@ -108,6 +108,11 @@ class Phase(models.Model):
         """What participants may see of scores in this phase: hidden, top or detailed."""
         if not self.blind:
             return self.DETAILED
+        return self.released_at(now)
+
+    def released_at(self, now=None) -> str:
+        """The release state at ``now``: set by hand or by the schedule, whichever is
+        further (also what a ``feedback: false`` dataset of an open phase follows)."""
         now = now or timezone.now()
         level = self.released
         if self.release_detailed_at and now >= self.release_detailed_at:

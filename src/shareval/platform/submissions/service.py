@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from shareval.formats.errors import InvalidInput
 
+from ..competitions import access
 from ..competitions.models import Dataset, Quota, Team
 from . import queue
 from .models import Submission, SubmissionEvent
@@ -137,6 +138,9 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
         raise SubmissionError(403, f"phase {dataset.phase.slug} is not open for submissions "
                                    f"({dataset.phase.start:%Y-%m-%d %H:%M} to "
                                    f"{dataset.phase.end:%Y-%m-%d %H:%M} UTC)")
+    if access.frozen(dataset.phase, now):      # a blind phase whose results are out
+        raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
+                                   f"its runs are final")
 
 
 def team_refusal(team: Team) -> str:
@@ -210,34 +214,66 @@ def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], l
         return [f"{original}: file: could not be read as a {task.name} submission"], []
 
 
-def _demote_primary(team: Team, dataset: Dataset) -> None:
+def _demote_primary(team: Team, dataset: Dataset, note: str = "") -> None:
     for old in Submission.objects.filter(team=team, dataset=dataset, kind=Submission.PRIMARY):
         old.kind = Submission.CONTRASTIVE
         old.save(update_fields=["kind"])
         SubmissionEvent.objects.create(submission=old, state="contrastive",
-                                       message="no longer primary: another run was made primary")
+                                       message="no longer primary: another run was made "
+                                               "primary" + note)
 
 
-def make_primary(sub: Submission) -> None:
+def _change_note(sub: Submission, user, reason: str, now) -> str:
+    """Who may flag or cancel a run now, and what the history says about it.
+
+    Primary flags and cancellations decide what leaderboards read, so a team
+    may change them only until its phase closes (or, blind phases, until
+    release); organizers may change them any time, with a reason once closed."""
+    phase = sub.dataset.phase
+    comp = phase.competition
+    organizer = comp.is_organizer(user)
+    member = comp.team_of(user) == sub.team
+    reason = (reason or "").strip()[:1000]
+    if not (organizer or member):
+        raise SubmissionError(403, "you are not an approved member of this team")
+    if access.frozen(phase, now):
+        if not organizer:
+            raise SubmissionError(403, f"phase {phase.slug} is closed (or its results are "
+                                       f"released): its runs are final; only the organizers "
+                                       f"can change them")
+        if not reason:
+            raise SubmissionError(400, "the phase is closed: an organizer's change needs a "
+                                       "reason, recorded in the run's history")
+    if organizer and not member:
+        return f" (by organizer {user.get_username()}" + (f": {reason})" if reason else ")")
+    return f" ({reason})" if reason else ""
+
+
+def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
+    now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
         raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
+    note = _change_note(sub, user, reason, now)
     with transaction.atomic():
         Team.objects.select_for_update().filter(pk=sub.team_id).first()
-        _demote_primary(sub.team, sub.dataset)
+        _demote_primary(sub.team, sub.dataset, note)
         sub.kind = Submission.PRIMARY
         sub.save(update_fields=["kind"])
-        SubmissionEvent.objects.create(submission=sub, state="primary", message="made primary")
+        SubmissionEvent.objects.create(submission=sub, state="primary",
+                                       message="made primary" + note)
 
 
-def cancel(sub: Submission) -> None:
+def cancel(sub: Submission, user, *, reason: str = "", now=None) -> None:
     """Withdraw a run from leaderboards; it still counts against the quota."""
+    now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
         raise SubmissionError(400, f"submission is already {sub.state}")
+    note = _change_note(sub, user, reason, now)
     with transaction.atomic():
         if sub.kind == Submission.PRIMARY:
             sub.kind = Submission.CONTRASTIVE
             sub.save(update_fields=["kind"])
-        sub.record(Submission.CANCELLED, "cancelled by the team (still counted in the quota)")
+        sub.record(Submission.CANCELLED, "cancelled (still counted in the quota)" + note)
 
 
 def rescore(task) -> int:
