@@ -113,6 +113,30 @@ def test_agreement_matches_krippendorff_and_gold_accuracy(judged):
     assert all(v["gold_units"] == 1 for v in acc.values())
 
 
+def _hajek_from_export(text):
+    """The design estimator written from its definition, on the exported CSV: a judge
+    calls an item correct when every question they answered is yes; an item's value
+    is the mean over its judges; precision = sum(y / pi) / sum(1 / pi) over the
+    precision items a team's run contains."""
+    import csv
+    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+    items = {}
+    for r in rows:
+        if r["drawn_for"] != "precision":
+            continue
+        it = items.setdefault(r["item"], {"pi": float(r["inclusion_probability"]),
+                                          "teams": r["submissions"].split(","), "votes": {}})
+        votes = it["votes"]
+        votes[r["judge"]] = votes.get(r["judge"], True) and r["answer"] == "yes"
+    num, den = {}, {}
+    for it in items.values():
+        y = sum(it["votes"].values()) / len(it["votes"])
+        for team in it["teams"]:
+            num[team] = num.get(team, 0.0) + y / it["pi"]
+            den[team] = den.get(team, 0.0) + 1 / it["pi"]
+    return {t: num[t] / den[t] for t in num}
+
+
 def test_adjudication_audit_trail_and_exports(judged):
     camp, judges, org = judged["camp"], judged["judges"], judged["org"]
     _run_all(camp, judges[:2], flip=lambda j, it: j.username == "judge1" and it.pk % 3 == 0)
@@ -144,8 +168,12 @@ def test_adjudication_audit_trail_and_exports(judged):
     imp, _ = estimate_all(j, "importance", bootstrap=0)
     assert all(np.isfinite(imp[t]["precision"]) for t in ("Team A", "Team B"))
     res = results.team_results(camp)
+    oracle = _hajek_from_export(text)
     for team in ("Team A", "Team B"):
-        assert res[team]["estimate"] == pytest.approx(table[team]["precision"])
+        # team_results and estimate_all share code: the oracle reads the CSV by hand
+        # (the CSV rounds inclusion probabilities to 10 significant digits)
+        assert res[team]["estimate"] == pytest.approx(oracle[team], rel=1e-8)
+        assert table[team]["precision"] == pytest.approx(oracle[team], abs=1e-12)
         assert res[team]["low"] <= res[team]["estimate"] <= res[team]["high"]
         assert "entity_precision" in table[team]
     qrels, unresolved = results.qrels(camp)

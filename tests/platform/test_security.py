@@ -237,10 +237,20 @@ def test_passwords_hashed_with_djangos_default_and_csrf_enforced(scene):
     import importlib
 
     from django.test import Client
+    from django.conf import global_settings
+    from django.contrib.auth.hashers import check_password, make_password
+    from django.test import override_settings
     prod = importlib.import_module("shareval.platform.settings")
-    assert not hasattr(prod, "PASSWORD_HASHERS")      # Django's default: PBKDF2
-    from django.contrib.auth.hashers import make_password
-    assert make_password("x", hasher="default")
+    # the test settings use MD5 for speed; the production list is exercised here
+    hashers = getattr(prod, "PASSWORD_HASHERS", global_settings.PASSWORD_HASHERS)
+    assert hashers[0].rsplit(".", 1)[1] in ("PBKDF2PasswordHasher", "Argon2PasswordHasher")
+    assert not any("MD5" in h or "Unsalted" in h for h in hashers)
+    with override_settings(PASSWORD_HASHERS=hashers):
+        encoded = make_password("correct horse")
+        assert encoded.split("$", 1)[0] in ("pbkdf2_sha256", "argon2")
+        assert encoded != make_password("correct horse")     # salted
+        assert check_password("correct horse", encoded)
+        assert not check_password("correct hors", encoded)
     assert "pass" not in scene["users"]["bob"].password
     c = Client(enforce_csrf_checks=True)
     c.force_login(scene["users"]["bob"])
