@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: demo demo-scoring test test-postgres bench bench-platform bench-systems clean
+.PHONY: demo demo-scoring test test-postgres bench bench-platform bench-systems mutate clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -44,6 +44,13 @@ bench-platform: $(STAMP)
 bench-systems: $(STAMP)
 	$(BIN)/python bench/quality.py
 	$(BIN)/python bench/throughput.py
+
+# Mutation testing (mutmut): each module's mutants against that module's own tests;
+# prints the score per module and every survivor (see docs/testing.md).
+# One module: make mutate MODULE=metrics/ranking.py
+mutate: $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[test,mutate]'
+	$(BIN)/python bench/mutate.py $(if $(MODULE),--module $(MODULE))
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info

@@ -1,0 +1,168 @@
+"""Mutation testing: how many small planted bugs the tests of each module catch.
+
+    python bench/mutate.py                      # every module below
+    python bench/mutate.py --module metrics/ranking.py --module tasks/rcc.py
+    python bench/mutate.py --list               # the modules and their tests
+
+Each module is mutated by mutmut (operators, constants, comparisons, arguments,
+returned values) in its own copy of the tree under out/mutate/<module>/, and
+each mutant runs against that module's own tests only (the TESTS table), so a
+module's score says what its tests catch, not what the whole suite catches by
+chance. Mutants in code those tests never run count as survivors ("no tests").
+
+Prints, per module: mutants, killed, survived, score = killed / (all - skipped)
+and the run time; then every survivor as a one-line diff. The list of accepted
+survivors (equivalent mutants and the reason for each) is docs/testing.md.
+A benchmark-style command: not part of `make test`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "out" / "mutate"
+
+# module (under src/shareval) -> the tests that own it
+TESTS: dict[str, list[str]] = {
+    "metrics/agreement.py": ["tests/metrics/test_agreement.py"],
+    "metrics/classification.py": ["tests/metrics/test_classification.py"],
+    "metrics/detection.py": ["tests/metrics/test_detection.py"],
+    "metrics/estimation.py": ["tests/metrics/test_estimation.py",
+                              "tests/assessment/test_weights.py"],
+    "metrics/ranking.py": ["tests/metrics/test_ranking.py"],
+    "metrics/significance.py": ["tests/metrics/test_significance.py"],
+    "tasks/base.py": ["tests/tasks/test_classification.py", "tests/tasks/test_trec.py"],
+    "tasks/classification.py": ["tests/tasks/test_classification.py"],
+    "tasks/material.py": ["tests/tasks/test_material.py"],
+    "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_mentions_kaggle.py"],
+    "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_official.py"],
+    "tasks/trec.py": ["tests/tasks/test_trec.py"],
+    "assessment/estimate.py": ["tests/assessment/test_estimate.py",
+                               "tests/assessment/test_weights.py"],
+    "platform/competitions/access.py": ["tests/platform/test_visibility.py",
+                                        "tests/platform/test_teams.py"],
+    "platform/competitions/leaderboard.py": ["tests/platform/test_visibility.py"],
+    "platform/submissions/service.py": ["tests/platform/test_submissions.py",
+                                        "tests/platform/test_visibility.py"],
+}
+
+KILLED = {1, 3, 36, -24, 24, 152, 255, 37}    # failed, pytest error, timeouts, type check
+SKIPPED = {34}
+NO_TESTS = {33, 5}
+
+DIFFS = r"""
+import json, sys
+from mutmut.mutation.diff_apply import get_diff_for_mutant
+for name in json.load(sys.stdin):
+    diff = get_diff_for_mutant(name)
+    lines = [l for l in diff.splitlines() if l[:1] in "+-" and l[:3] not in ("+++", "---")]
+    print(json.dumps([name, lines]))
+"""
+
+
+def slug(module: str) -> str:
+    return module.replace("/", "__").removesuffix(".py")
+
+
+def prepare(module: str) -> Path:
+    work = OUT / slug(module)
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
+    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
+    tests = "\n    ".join(TESTS[module])
+    (work / "setup.cfg").write_text(
+        "[mutmut]\n"
+        "source_paths = src\n"
+        f"only_mutate = src/shareval/{module}\n"
+        f"pytest_add_cli_args_test_selection =\n    {tests}\n"
+        "pytest_add_cli_args =\n    -p\n    no:cacheprovider\n    -x\n"
+        "use_git_change_detection = false\n", encoding="utf-8")
+    return work
+
+
+def run(module: str, children: int) -> dict:
+    work = prepare(module)
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
+    env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(children)],
+                          cwd=work, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t0
+    (work / "mutmut.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    meta = work / "mutants" / "src" / "shareval" / (module + ".meta")
+    if not meta.is_file():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        raise SystemExit(f"mutmut produced no results for {module} (log: {work}/mutmut.log)\n{tail}")
+    codes = json.loads(meta.read_text())["exit_code_by_key"]
+    killed = sorted(k for k, c in codes.items() if c in KILLED)
+    skipped = sorted(k for k, c in codes.items() if c in SKIPPED)
+    survived = sorted(k for k, c in codes.items() if c not in KILLED | SKIPPED)
+    diffs = {}
+    if survived:
+        out = subprocess.run([sys.executable, "-c", DIFFS], cwd=work, env=env, text=True,
+                             input=json.dumps(survived), capture_output=True)
+        for line in out.stdout.splitlines():
+            name, lines = json.loads(line)
+            diffs[name] = lines
+    tested = len(codes) - len(skipped)
+    return {"module": module, "mutants": len(codes), "killed": len(killed),
+            "survived": len(survived), "skipped": len(skipped),
+            "no_tests": sum(codes[k] in NO_TESTS for k in survived),
+            "score": len(killed) / tested if tested else float("nan"), "seconds": seconds,
+            "survivors": {k: {"status": "no tests" if codes[k] in NO_TESTS else
+                              ("survived" if codes[k] == 0 else f"exit {codes[k]}"),
+                              "diff": diffs.get(k, [])} for k in survived}}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--module", action="append", choices=sorted(TESTS),
+                    help="one module (repeatable); default: all")
+    ap.add_argument("--children", type=int, default=2, help="parallel mutants (default 2)")
+    ap.add_argument("--list", action="store_true", help="print modules and their tests")
+    args = ap.parse_args(argv)
+    if args.list:
+        for m, t in TESTS.items():
+            print(f"{m:40s} {' '.join(t)}")
+        return 0
+    results = []
+    for module in args.module or list(TESTS):
+        print(f"mutating {module} ...", flush=True)
+        results.append(r := run(module, args.children))
+        print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
+              f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s", flush=True)
+    print()
+    print(f"{'module':40s} {'mutants':>7s} {'killed':>6s} {'surv.':>5s} {'no tests':>8s} "
+          f"{'score':>6s} {'time':>6s}")
+    for r in results:
+        print(f"{r['module']:40s} {r['mutants']:7d} {r['killed']:6d} {r['survived']:5d} "
+              f"{r['no_tests']:8d} {100 * r['score']:5.1f}% {r['seconds']:5.0f}s")
+    total = sum(r["seconds"] for r in results)
+    print(f"total time {total:.0f} s with {args.children} parallel mutants")
+    for r in results:
+        if r["survivors"]:
+            print(f"\nsurvivors in {r['module']}:")
+            for name, s in r["survivors"].items():
+                print(f"  {name} [{s['status']}]")
+                for line in s["diff"]:
+                    print(f"      {line.strip()[:150]}")
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "summary.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    print(f"\nwritten {OUT / 'summary.json'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
