@@ -31,7 +31,8 @@ OUT = ROOT / "out" / "mutate"
 
 # module (under src/shareval) -> the tests that own it
 TESTS: dict[str, list[str]] = {
-    "metrics/agreement.py": ["tests/metrics/test_agreement.py"],
+    "metrics/agreement.py": ["tests/metrics/test_agreement.py",
+                             "tests/metrics/test_agreement_rules.py"],
     "metrics/classification.py": ["tests/metrics/test_classification.py"],
     "metrics/detection.py": ["tests/metrics/test_detection.py"],
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
