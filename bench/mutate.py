@@ -33,7 +33,8 @@ OUT = ROOT / "out" / "mutate"
 TESTS: dict[str, list[str]] = {
     "metrics/agreement.py": ["tests/metrics/test_agreement.py",
                              "tests/metrics/test_agreement_rules.py"],
-    "metrics/classification.py": ["tests/metrics/test_classification.py"],
+    "metrics/classification.py": ["tests/metrics/test_classification.py",
+                                  "tests/metrics/test_classification_rules.py"],
     "metrics/detection.py": ["tests/metrics/test_detection.py"],
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
                               "tests/assessment/test_weights.py"],
