@@ -59,3 +59,8 @@ def test_plateau_picks_the_middle_of_the_thresholds_within_it():
         t, value = best_f1_threshold(s, y, plateau=plateau)
         assert t == near[len(near) // 2] and value == pytest.approx(f1[t]), plateau
     assert best_f1_threshold(s, y, plateau=0.0) == (0.6, pytest.approx(best))
+
+
+def test_unequal_lengths_are_refused_with_both_shapes():
+    with pytest.raises(ValueError, match=r"differ in length: \(2,\) vs \(3,\)"):
+        classification_report(["a", "b"], ["a", "b", "c"])
