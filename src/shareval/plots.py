@@ -74,3 +74,24 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
     ax.set_ylabel("miss probability (normal deviate scale)")
     ax.legend(loc="upper right", fontsize=8)
     return _save(fig, ax, path, title)
+
+
+def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",
+                   xlabel: str = "", max_units: int = 60) -> Path:
+    """One horizontal bar per unit (document, query ...), lowest at the bottom;
+    with more than ``max_units`` units, the lowest and highest halves are kept."""
+    items = sorted(values.items(), key=lambda kv: kv[1])
+    if len(items) > max_units:
+        half = max_units // 2
+        items = items[:half] + items[-half:]
+    fig, ax = _axes()
+    fig.set_size_inches(6, max(2.5, 0.5 + 0.28 * len(items)))
+    names = [k for k, _ in items]
+    ax.barh(range(len(items)), [v for _, v in items], color="#457b9d")
+    ax.set_yticks(range(len(items)), names, fontsize=8)
+    for i, (_, v) in enumerate(items):
+        ax.text(v, i, f" {v:.3f}", va="center", fontsize=7)
+    top = max([v for _, v in items] + [1.0])
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel(xlabel)
+    return _save(fig, ax, path, title)

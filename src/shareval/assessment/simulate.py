@@ -95,10 +95,11 @@ class Summary:
 
 
 def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
-                    seed: int = 1) -> dict[tuple[str, str], Summary]:
+                    seed: int = 1, progress=None) -> dict[tuple[str, str], Summary]:
     """``n``: mean draws per system; system s of S draws n (0.5 + s / (S - 1)),
     so draw counts differ (as for submissions evaluated at different times) and
-    the size and uniform importance weightings differ."""
+    the size and uniform importance weightings differ. ``progress()``, if given,
+    is called after each simulation (the CLI's progress bar)."""
     truth_p = {o.name: world.precision(o) for o in world.outputs}
     S = len(world.outputs)
     per = {o.name: int(round(n * (0.5 + s / max(1, S - 1)))) if S > 1 else n
@@ -124,6 +125,8 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                     if weights:
                         rec.setdefault((label, "recall_importance", s), []).append(
                             (row["recall_importance"] - truth_r[s], np.nan, np.nan))
+        if progress is not None:
+            progress()
     out = {}
     for key in sorted({(a, b) for a, b, _ in rec}):
         per = [np.array(v, dtype=float) for (a, b, _), v in rec.items() if (a, b) == key]
