@@ -29,15 +29,19 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     if curve:
         r = [c["recall"] for c in curve]
         p = [c["precision"] for c in curve]
-        ax.plot(r, p, marker=".", linewidth=1.5, markersize=4, label="score >= threshold")
+        ax.plot(r, p, marker="o", linewidth=1.5, markersize=4, label="score >= threshold")
         best = max(curve, key=lambda c: c["f1"])
         ax.scatter([best["recall"]], [best["precision"]], color="crimson", zorder=3,
                    label=f"best F1 {best['f1']:.3f} at score >= {best['threshold']:.3g}")
-        ax.legend(loc="lower left")
+        ax.legend(loc="best", fontsize=8)
+        # a weak system's curve is a few pixels in the corner of the unit square: zoom in
+        # (the axis ticks show the range) when all points sit in the lower half
+        ax.set_xlim(0, 1.02 if max(r) > 0.5 else max(r) * 1.25 + 0.01)
+        ax.set_ylim(0, 1.02 if max(p) > 0.5 else max(p) * 1.25 + 0.01)
     else:
         ax.text(0.5, 0.5, "no submitted pairs", ha="center", va="center")
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     return _save(fig, ax, path, title)

@@ -292,7 +292,7 @@ def test_after_the_phase_closes_a_team_cannot_change_primary_or_cancel(world, cl
         r = client.post(f"/s/{better.pk}/{action}/", follow=True)
         assert "final" in r.content.decode()
     page = client.get(f"/s/{better.pk}/").content.decode()
-    assert "runs-final" in page and "Make primary" not in page and "Cancel (" not in page
+    assert "runs-final" in page and "make-primary" not in page and "cancel-run" not in page
     assert leaderboard.rows(world["ds"]["dev"])[1] == board
     assert Submission.objects.get(pk=worse.pk).kind == "primary"
     assert Submission.objects.get(pk=better.pk).state == "scored"

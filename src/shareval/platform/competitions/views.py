@@ -46,7 +46,7 @@ def team(request, c):
         try:
             if action == "create" and my_team is None:
                 t = teams.create(comp, request.user, request.POST.get("name", ""))
-                messages.success(request, f"Team {t.name} created; you are its lead." + (
+                messages.success(request, f"{t.name} created; you are its lead." + (
                     " The organizers must approve it before it can submit."
                     if t.status == Team.PENDING else ""))
             elif action == "join" and my_team is None:
@@ -139,7 +139,7 @@ def review_team(request, c, team):
     action = request.POST.get("action")
     if action in ("approve", "reject"):
         teams.review(t, approve=action == "approve")
-        messages.success(request, f"Team {t.name} {t.status}.")
+        messages.success(request, f"{t.name}: {t.status}.")
     return redirect("organize", c=comp.slug)
 
 

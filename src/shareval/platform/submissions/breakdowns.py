@@ -13,14 +13,14 @@ from urllib.parse import urlencode
 from .labels import label, number
 
 PAGE_SIZE = 50
-UNIT = {"per_publication": "Publication", "per_document": "Document", "per_language": "Language",
+UNIT = {"per_publication": "Publication", "per_document": "Unit", "per_language": "Language",
         "per_query": "Query", "per_class": "Class", "pr_curve": "Score threshold (>=)"}
 
 
-def _cell(v) -> str:
+def _cell(v) -> dict:
     if isinstance(v, (dict, list)):
-        return json.dumps(v)[:300]
-    return number(v)
+        return {"text": json.dumps(v)[:300], "num": False}
+    return {"text": number(v), "num": type(v) in (int, float)}
 
 
 def _sort_key(v):
@@ -77,7 +77,7 @@ def breakdown_tables(breakdowns: dict, params) -> list[dict]:
                    for c in ["unit"] + cols]
         tables.append({
             "name": name, "label": label(name), "headers": headers,
-            "rows": [[u] + [_cell(r.get(c)) for c in cols] for u, r in shown],
+            "rows": [[{"text": u, "num": False}] + [_cell(r.get(c)) for c in cols] for u, r in shown],
             "total": len(rows), "page": page, "pages": pages,
             "first": (page - 1) * PAGE_SIZE + 1 if rows else 0,
             "last": (page - 1) * PAGE_SIZE + len(shown),
