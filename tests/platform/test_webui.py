@@ -267,3 +267,11 @@ def test_simulate_progress_only_on_a_terminal(monkeypatch, capsys):
         advance()
         advance()
     assert "simulating" in buf.getvalue() and "2/2" in buf.getvalue()
+
+
+def test_confusion_matrix_columns_are_class_names_and_cells_integers():
+    t = breakdown_tables({"confusion_matrix": {"pos": {"pos": 3, "neg": 1},
+                                               "neg": {"pos": 0, "neg": 5}}}, {})[0]
+    assert [h["label"] for h in t["headers"]] == ["Reference \\ predicted", "pos", "neg"]
+    assert t["rows"][0] == [{"text": "pos", "num": False}, {"text": "3", "num": True},
+                            {"text": "1", "num": True}]

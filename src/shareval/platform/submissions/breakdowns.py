@@ -14,7 +14,9 @@ from .labels import label, number
 
 PAGE_SIZE = 50
 UNIT = {"per_publication": "Publication", "per_document": "Unit", "per_language": "Language",
-        "per_query": "Query", "per_class": "Class", "pr_curve": "Score threshold (>=)"}
+        "per_query": "Query", "per_class": "Class", "pr_curve": "Score threshold (>=)",
+        "confusion_matrix": "Reference \\ predicted"}
+DATA_COLUMNS = {"confusion_matrix"}        # its columns are class names: shown as they are
 
 
 def _cell(v) -> dict:
@@ -70,7 +72,8 @@ def breakdown_tables(breakdowns: dict, params) -> list[dict]:
             return "?" + urlencode({k: v for k, v in q.items() if v not in ("", None)}) + \
                 f"#bd-{name}"
 
-        headers = [{"key": c, "label": UNIT.get(name, "Unit") if c == "unit" else label(c),
+        headers = [{"key": c, "label": UNIT.get(name, "Unit") if c == "unit" else
+                    c if name in DATA_COLUMNS else label(c),
                     "sorted": order if c == sort else "",
                     "url": link(sort=c, page=1,
                                 order="desc" if c == sort and order == "asc" else "asc")}
