@@ -1,12 +1,7 @@
 """``shareval assess plan`` as a Result (same table and JSON shapes as scoring)."""
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import asdict
-
-from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                           TimeElapsedColumn, TimeRemainingColumn)
 
 from .. import __version__
 from ..formats.errors import InvalidInput, Problem
@@ -141,19 +136,6 @@ def split_table(table: dict[str, dict]) -> dict[str, dict[str, dict]]:
     return out
 
 
-@contextmanager
-def progress_bar(what: str, total: int):
-    """A rich progress bar on stderr when it is a terminal; silent otherwise (pipes, tests)."""
-    console = Console(stderr=True)
-    if not console.is_terminal:
-        yield lambda: None
-        return
-    with Progress(TextColumn(what), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TimeRemainingColumn(), console=console, transient=True) as bar:
-        task = bar.add_task(what, total=total)
-        yield lambda: bar.advance(task)
-
-
 def simulate_result(args) -> Result:
     from .simulate import make_world, run_simulations
     try:
@@ -161,8 +143,7 @@ def simulate_result(args) -> Result:
                            coverage=args.coverage)
     except ValueError as e:
         raise InvalidInput([Problem("<arguments>", None, "assess simulate", str(e))]) from None
-    with progress_bar("simulating", args.sims) as advance:
-        res = run_simulations(world, args.sims, args.n, args.docs, args.seed + 1, advance)
+    res = run_simulations(world, args.sims, args.n, args.docs, args.seed + 1)
     table = {f"{k[0]} {k[1]}": {"bias": v.bias, "worst |bias|/SE": v.worst_bias_se,
                                 "coverage": v.coverage, "median width": v.median_width}
              for k, v in res.items()}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.estimation import WEIGHTINGS
+from ..progress import progress
 from .estimate import estimate_all
 from .judgments import Judgment, Judgments
 from .outputs import Output
@@ -95,18 +96,18 @@ class Summary:
 
 
 def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
-                    seed: int = 1, progress=None) -> dict[tuple[str, str], Summary]:
+                    seed: int = 1) -> dict[tuple[str, str], Summary]:
     """``n``: mean draws per system; system s of S draws n (0.5 + s / (S - 1)),
     so draw counts differ (as for submissions evaluated at different times) and
-    the size and uniform importance weightings differ. ``progress()``, if given,
-    is called after each simulation (the CLI's progress bar)."""
+    the size and uniform importance weightings differ.
+    A progress bar counts the simulations on a terminal."""
     truth_p = {o.name: world.precision(o) for o in world.outputs}
     S = len(world.outputs)
     per = {o.name: int(round(n * (0.5 + s / max(1, S - 1)))) if S > 1 else n
            for s, o in enumerate(world.outputs)}
     truth_r = {o.name: world.recall(o) for o in world.outputs}
     rec: dict[tuple[str, str, str], list] = {}
-    for i in range(sims):
+    for i in progress(range(sims), total=sims, what="simulating"):
         for design in ("uniform", "joint"):
             rows = draw_sample(world.outputs, per, design, docs, seed=seed * 100_003 + i)
             j = judgments_for(world, rows, world.outputs)
@@ -125,8 +126,6 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                     if weights:
                         rec.setdefault((label, "recall_importance", s), []).append(
                             (row["recall_importance"] - truth_r[s], np.nan, np.nan))
-        if progress is not None:
-            progress()
     out = {}
     for key in sorted({(a, b) for a, b, _ in rec}):
         per = [np.array(v, dtype=float) for (a, b, _), v in rec.items() if (a, b) == key]
