@@ -66,6 +66,8 @@ def test_leaderboard_and_competition_use_labels(world, client):
     page = client.get("/c/tiny/leaderboard/dev/dev/").content.decode()
     text = text_of(page)
     assert "F1 (macro)" in text and "Accuracy" in text and "f1_macro" not in text
+    assert re.search(r"(Primary|Best) run\s+\(1 scored run\)", text)
+    assert "its best run by F1 (macro)" in text
     comp = text_of(client.get("/c/tiny/").content.decode())
     assert "F1 (macro)" in comp and "f1_macro" not in comp and "False" not in comp
 

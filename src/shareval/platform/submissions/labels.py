@@ -30,7 +30,8 @@ SUFFIXES = {"macro", "micro", "weighted", "partial", "exact"}
 STATES = {"submitted": "Submitted", "validated": "Validated", "queued": "Waiting for scoring",
           "running": "Scoring", "scored": "Scored", "failed": "Scoring failed",
           "rejected": "Rejected (invalid file)", "cancelled": "Cancelled",
-          "primary": "Primary run", "contrastive": "Contrastive run"}
+          "primary": "Primary run", "contrastive": "Contrastive run",
+          "best": "Best run", "latest": "Latest run"}
 
 
 def label(key) -> str:
