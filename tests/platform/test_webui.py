@@ -269,3 +269,33 @@ def test_confusion_matrix_columns_are_class_names_and_cells_integers():
     assert [h["label"] for h in t["headers"]] == ["Reference \\ predicted", "pos", "neg"]
     assert t["rows"][0] == [{"text": "pos", "num": False}, {"text": "3", "num": True},
                             {"text": "1", "num": True}]
+
+
+@pytest.mark.realdata
+def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
+    """SV-Ident: bars per (document, language) unit; RCC: a PR curve of 3 points."""
+    import datetime as dt
+    from pathlib import Path
+
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.demo import build_bundle
+    org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
+    root = build_bundle(shared_data, tmp_path / "demo", dt.datetime.now(dt.timezone.utc))
+    _, made = load_bundle(root, org)
+    queue.drain()
+    client.force_login(org)
+    for s in made:
+        score = Submission.objects.get(pk=s.pk).current_score
+        assert len(score.plots) == 1
+        png = Path(settings.RESULTS_DIR) / str(s.pk) / score.plots[0]
+        assert png.read_bytes()[:4] == b"\x89PNG"
+        page = client.get(f"/s/{s.pk}/").content.decode()
+        assert f'src="/s/{s.pk}/plot/{score.plots[0]}"' in page
+        if s.dataset.task.task_name == "rcc-citations":
+            assert len(score.result["breakdowns"]["pr_curve"]) == 3
+            assert "Rows 1–50 of" in page and "page 1 of" in page     # 800+ publications
+        else:
+            assert score.plots[0].startswith("per_document-")
