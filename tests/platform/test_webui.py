@@ -2,6 +2,7 @@
 login/logout, the submit guide, buttons, plots, the CLI progress bar."""
 from __future__ import annotations
 
+import io
 import json
 import re
 from html import unescape
@@ -180,6 +181,11 @@ def test_submit_page_shows_format_sample_and_command(world, client):
             f"--task labels --server http://testserver --wait</pre>") in page
     assert f'data-copy="command-{ds.pk}"' in page and f'data-copy="sample-{ds.pk}"' in page
     assert "item\tlabel\ni01\tpos" in page
+    ev = world["ds"]["eval"]                               # a rejected upload keeps the choice
+    bad = io.BytesIO(b"item\tlabel\nnope\tpos\n")
+    bad.name = "bad.tsv"
+    page = client.post("/c/tiny/submit/", {"dataset": ev.pk, "file": bad}).content.decode()
+    assert "did not pass validation" in page and f'<option value="{ev.pk}" selected>' in page
 
 
 def test_samples_are_valid_files_of_their_task(tmp_path, settings):

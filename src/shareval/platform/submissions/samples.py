@@ -52,9 +52,10 @@ def _svident(ds) -> str:
 
 def _rcc(ds) -> str:
     ids = _rcc_ids(ds) or ["100", "105"]
-    return json.dumps([{"publication_id": int(i) if i.isdigit() else i, "data_set_id": 1456,
-                        "mention_list": ["Current Population Survey"], "score": 0.9 - 0.2 * k}
-                       for k, i in enumerate(ids)], indent=1)
+    recs = [{"publication_id": int(i) if i.isdigit() else i, "data_set_id": 1456,
+             "mention_list": ["Current Population Survey"], "score": round(0.9 - 0.2 * k, 2)}
+            for k, i in enumerate(ids)]
+    return "[\n" + ",\n".join(" " + json.dumps(r) for r in recs) + "\n]"     # a record a line
 
 
 def _classification(ds) -> str:
