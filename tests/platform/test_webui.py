@@ -39,7 +39,8 @@ def test_labels_states_and_numbers():
     assert label("f1_macro") == "F1 (macro)" and label("map@10") == "MAP@10"
     assert label("tp") == "True positives" and label("precision_weighted") == "Precision (weighted)"
     assert label("queries_with_relevant") == "Queries with relevant"
-    assert state_label("queued") == "Waiting for scoring" and state_label("primary") == "Primary run"
+    assert state_label("queued") == "Waiting for scoring"
+    assert state_label("primary") == "Primary run"
     assert number(72) == "72" and number(0.5) == "0.5000" and number(True) == "yes"
     assert number(None) == "" and number(float("nan")) == "n/a"
 

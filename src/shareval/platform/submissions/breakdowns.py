@@ -80,7 +80,8 @@ def breakdown_tables(breakdowns: dict, params) -> list[dict]:
                    for c in ["unit"] + cols]
         tables.append({
             "name": name, "label": label(name), "headers": headers,
-            "rows": [[{"text": u, "num": False}] + [_cell(r.get(c)) for c in cols] for u, r in shown],
+            "rows": [[{"text": u, "num": False}] + [_cell(r.get(c)) for c in cols]
+                     for u, r in shown],
             "total": len(rows), "page": page, "pages": pages,
             "first": (page - 1) * PAGE_SIZE + 1 if rows else 0,
             "last": (page - 1) * PAGE_SIZE + len(shown),

@@ -1,4 +1,5 @@
-"""Template filters: {% load shareval_ui %} then ``key|label``, ``value|number``, ``text|markdown``."""
+"""Template filters (``{% load shareval_ui %}``): label, state_label, number, markdown,
+results_label."""
 from __future__ import annotations
 
 from django import template
