@@ -122,7 +122,9 @@ class SvIdentDisambiguation(_SvTask):
         **RANKING_CONVENTIONS,
         "averaging": AVERAGING,
         "queries": "only sentences whose reference lists disambiguated variables ('unk' "
-                   "removed); predictions for other sentences are ignored",
+                   "removed), as SV-Ident's official Task 2 scoring (unlike trec's trec_eval "
+                   "-c default, sentences without one are not averaged in); predictions for "
+                   "other sentences are ignored",
         "missing_predictions": "an evaluated sentence without predictions scores 0 (warned)",
         "unknown_uuids": "error",
     }
