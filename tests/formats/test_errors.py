@@ -69,7 +69,9 @@ def test_problem_cap(tmp_path):
     assert "reading stopped after 100 problems" in e.value.render()
 
 
-def test_fast_and_slow_trec_paths_agree(tmp_path):
+def test_fast_and_slow_trec_paths_agree(tmp_path, monkeypatch):
+    from shareval.formats import trec
+    monkeypatch.setattr(trec, "SMALL_FILE_BYTES", 0)      # pyarrow for every well-formed file
     lines = "".join(f"q{i % 7} Q0 d{i} {i} {i * 0.25} tag\n" for i in range(200))
     fast = read_run(write(tmp_path / "fast", lines), Problems())
     slow = read_run(write(tmp_path / "slow", lines.replace(" ", "  ")), Problems())
@@ -87,14 +89,3 @@ def test_missing_file_and_bad_encoding(tmp_path):
     probs = Problems()
     assert read_citations(bad, probs, submission=True) is None
     assert "not valid UTF-8" in str(probs.items[0])
-
-
-def test_parallel_column_encoding_matches_serial(monkeypatch):
-    import pyarrow as pa
-    from shareval.formats import trec
-    col = pa.chunked_array([pa.array([f"d{i % 37}" for i in range(j, j + 50)]) for j in range(0, 400, 50)])
-    serial_codes, serial_dict = trec._encode_column(col)
-    monkeypatch.setattr(trec, "PARALLEL_ROWS", 10)
-    codes, dictionary = trec._encode_column(col)
-    assert dictionary.take(pa.array(codes)).to_pylist() == col.to_pylist()
-    assert sorted(dictionary.to_pylist()) == sorted(serial_dict.to_pylist())
