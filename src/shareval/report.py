@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from .tasks.base import Result
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 MAX_ROWS = 15
 
@@ -28,6 +28,7 @@ def result_json(result: Result) -> str:
 
 def print_result(result: Result, console: Console, max_rows: int = MAX_ROWS,
                  show_conventions: bool = True) -> None:
+    from rich.table import Table      # imported here: JSON output needs no rich (0.1 s)
     d = result.to_dict()
     t = Table(title=f"{d['task']} — {d['scorer_version']}", title_justify="left",
               show_header=True, header_style="bold")
@@ -55,6 +56,7 @@ def print_breakdown(name: str, table: dict, console: Console, max_rows: int) -> 
         for c in row:
             if c not in cols:
                 cols.append(c)
+    from rich.table import Table
     t = Table(title=name, title_justify="left", header_style="bold")
     t.add_column("key")
     for c in cols:
