@@ -9,7 +9,6 @@ Arrays cross between numpy and pyarrow through their buffers: pyarrow's
 """
 from __future__ import annotations
 
-import mmap
 from pathlib import Path
 
 import numpy as np
@@ -35,16 +34,10 @@ def _delimiter(path: Path) -> str | None:
     return None
 
 
-def _has_comment(path: Path) -> bool:
-    """A line starting with '#' (the line reader skips those; the CSV reader cannot)."""
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        return m[:1] == b"#" or m.find(b"\n#") >= 0
-
-
 def read_fast(path: Path, kind: str) -> TrecTable | None:
     """The table, or None when the file needs the line reader (which reports problems)."""
     delim = _delimiter(path)
-    if delim is None or _has_comment(path):
+    if delim is None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:
@@ -75,8 +68,11 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
     d_codes, d_dict = _codes(t["doc_id"])
     del t
     table = TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags)
-    # an empty id (two adjacent delimiters) or a duplicate: let the line reader report lines
-    if _has_empty(q_dict) or _has_empty(d_dict) or _has_duplicates(table):
+    # a comment line parsed as data (the CSV reader has no comments; a comment with
+    # another column count fails above), an empty id (two adjacent delimiters) or a
+    # duplicate: the line reader skips comments and reports problems by line
+    if (_has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict)
+            or _has_duplicates(table)):
         return None
     return table
 
@@ -130,6 +126,10 @@ def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
         return np.zeros(0, dtype=np.int32), _strings([])
     codes = _numpy(pa.chunked_array([c.indices for c in col.chunks], pa.int32()))
     return codes, col.chunk(0).dictionary
+
+
+def _has_comment(q_dict: pa.Array) -> bool:
+    return len(q_dict) > 0 and pc.any(pc.starts_with(q_dict, "#")).as_py()
 
 
 def _has_empty(dictionary: pa.Array) -> bool:
