@@ -310,3 +310,16 @@ def test_scoring_imports_only_what_it_needs(tmp_path, small_file_bytes, expected
                           str(small_file_bytes), ",".join(HEAVY)],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == expected
+
+
+def test_large_json_results_hold_the_same_data(tmp_path, monkeypatch):
+    import json
+    from shareval import report
+    q, r = files(tmp_path, {"q1": {"a": 1}, "q2": {"b": 0}, "q3": {"c": 1}},
+                 {"q1": {"a": 1.0}, "q2": {"b": 1.0}})
+    res = get("trec").score(q, r)
+    small = report.result_json(res)
+    monkeypatch.setattr(report, "LARGE_JSON_ROWS", 1)       # one row per line from here
+    large = report.result_json(res)
+    assert large != small and json.loads(large) == json.loads(small) == res.to_dict()
+    assert '      "q1": {"map": 1.0,' in large
