@@ -33,11 +33,11 @@ def result_json(result: Result) -> str:
     # breakdowns are written one row per line by the C encoder, the rest as before
     token = "\x00breakdowns\x00"
     text = json.dumps({**d, "breakdowns": token}, indent=2, ensure_ascii=False)
+    dump = json.JSONEncoder(ensure_ascii=False).encode     # one encoder for every row
     tables = []
     for name, table in d["breakdowns"].items():
-        rows = ",\n".join(f"      {json.dumps(str(k), ensure_ascii=False)}: "
-                          f"{json.dumps(v, ensure_ascii=False)}" for k, v in table.items())
-        tables.append(f"    {json.dumps(name, ensure_ascii=False)}: {{\n{rows}\n    }}")
+        rows = ",\n".join(f"      {dump(str(k))}: {dump(v)}" for k, v in table.items())
+        tables.append(f"    {dump(name)}: {{\n{rows}\n    }}")
     block = "{\n" + ",\n".join(tables) + "\n  }" if tables else "{}"
     return text.replace(json.dumps(token), block, 1)
 
