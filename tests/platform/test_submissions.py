@@ -245,3 +245,59 @@ def test_upload_size_limit(world, settings):
     assert e.value.status == 413 and "too large" in e.value.message
     assert set(settings.UPLOAD_DIR.iterdir()) == before        # the partial file is gone
     assert not Submission.objects.filter(team=world["teams"]["Team A"]).exists()
+
+
+def _with_extra_metrics(monkeypatch, reg, **extra):
+    """The task's real scorer, with extra metric values added to its result."""
+    real = type(reg).score
+
+    def score(self, *a, **k):
+        r = real(self, *a, **k)
+        r.metrics.update(extra)
+        return r
+    monkeypatch.setattr(type(reg), "score", score)
+
+
+def test_non_finite_metric_values_are_stored_as_strings_and_scored(world, monkeypatch):
+    # issue 20.11: MATERIAL's mqwv_threshold is Infinity when nothing is detected
+    import json
+    import math
+    sub = submit(world, "alice", "Team A", "dev", 14)
+    _with_extra_metrics(monkeypatch, world["ds"]["dev"].task.registry_task,
+                        mqwv_threshold=math.inf, low=-math.inf)
+    queue.drain()
+    sub.refresh_from_db()
+    assert sub.state == "scored", [e.message for e in sub.events.all()]
+    metrics = sub.current_score.result["metrics"]
+    assert metrics["mqwv_threshold"] == "Infinity" and metrics["low"] == "-Infinity"
+    assert metrics["accuracy"] == pytest.approx(0.7)
+    from shareval.platform.submissions.present import submission_payload
+    json.dumps(submission_payload(sub, world["users"]["alice"]), allow_nan=False)
+
+
+def test_json_safe_turns_every_non_finite_float_into_a_string():
+    import math
+
+    import numpy as np
+
+    from shareval.platform.submissions.scoring import json_safe
+    given = {"a": [1.5, math.nan, (np.float64(-math.inf),)], "b": {"c": math.inf, "d": 2},
+             "e": None, "f": "x"}
+    assert json_safe(given) == {"a": [1.5, "NaN", ["-Infinity"]],
+                                "b": {"c": "Infinity", "d": 2}, "e": None, "f": "x"}
+
+
+def test_a_score_that_cannot_be_stored_fails_at_once_with_the_real_error(world, monkeypatch):
+    sub = submit(world, "alice", "Team A", "dev", 14)
+
+    def refuse(*a, **k):
+        raise ValueError("Out of range float values are not JSON compliant")
+    monkeypatch.setattr(Score.objects, "create", refuse)
+    queue.drain()
+    sub.refresh_from_db()
+    job = Job.objects.get(submission=sub)
+    assert sub.state == "failed" and job.status == Job.FAILED and job.attempts == 1
+    ev = sub.events.last()
+    assert "storing the score" in ev.message
+    assert "Out of range float values" in ev.log
+    assert not any("stopped responding" in e.message for e in sub.events.all())

@@ -153,10 +153,17 @@ def run_job(job_id: int | None = None) -> bool:
         message, trace = participant_message(sub, e), traceback.format_exc()
     finally:
         hb.stop.set()
-    if outcome is None:
-        _fail(job, message, trace)
-    else:
-        _finish(job, outcome)
+    if outcome is not None:
+        try:
+            _finish(job, outcome)
+            return True
+        except Exception:                                    # noqa: BLE001
+            # record why, now: left unhandled, the lease would expire and the run
+            # end as "worker stopped responding" after MAX_ATTEMPTS
+            from .scoring import storing_message
+            message, trace = storing_message(sub), traceback.format_exc()
+            log.exception("job %s: storing the score failed", job.pk)
+    _fail(job, message, trace)
     return True
 
 
