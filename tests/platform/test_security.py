@@ -255,3 +255,18 @@ def test_unknown_submission_ids_look_like_forbidden_ones(scene, client):
     a = client.get(f"/api/submissions/{uuid.uuid4()}/")
     b = client.get(f"/api/submissions/{scene['bob'].pk}/")
     assert a.status_code == b.status_code == 404 and a.json() == b.json()
+
+
+def test_body_limit_middleware_refuses_large_declared_bodies(world, client, settings):
+    # issue 20.5 for WSGI servers other than waitress: refused before the body is read
+    settings.MAX_UPLOAD_BYTES = 2 ** 20
+    r = client.generic("POST", "/api/competitions/", b"", CONTENT_LENGTH=str(6 * 2 ** 20))
+    assert r.status_code == 413 and "too large" in r.json()["error"]
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(3 * 2 ** 20))
+    assert r.status_code == 413
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(2 ** 20))
+    assert r.status_code != 413
+    from shareval.platform.bodylimit import UPLOAD_ROUTES
+    from django.urls import get_resolver
+    names = {p.name for p in get_resolver().url_patterns if hasattr(p, "name")}
+    assert UPLOAD_ROUTES <= names                   # a renamed route must not slip out

@@ -64,14 +64,22 @@ def migrate(verbosity: int = 0) -> None:
 
 
 def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
-    from waitress import serve as waitress_serve
+    import tempfile
 
+    from django.conf import settings
+
+    from .bodylimit import MARGIN, waitress_server
     from .submissions.queue import start_inprocess_worker
     from .wsgi import application
+    # request bodies and uploads are spooled inside the data folder, not the
+    # system's temporary folder
+    tmp = settings.HOME / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    tempfile.tempdir = str(tmp)
     if worker:
         start_inprocess_worker()
-    waitress_serve(application, host=host, port=port, threads=threads,
-                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True)
+    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
+                    max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN).run()
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:
