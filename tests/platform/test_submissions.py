@@ -301,3 +301,74 @@ def test_a_score_that_cannot_be_stored_fails_at_once_with_the_real_error(world, 
     assert "storing the score" in ev.message
     assert "Out of range float values" in ev.log
     assert not any("stopped responding" in e.message for e in sub.events.all())
+
+
+# --- issue 20.4: validation in a limited child process -----------------------
+
+def _tgz(members: dict[str, int]) -> bytes:
+    """A gzip'd tar whose members are runs of zeros of the given sizes (tiny packed)."""
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, size in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(bytes(size)))
+    return buf.getvalue()
+
+
+def test_an_archive_bomb_is_refused_from_its_headers(world, settings):
+    settings.MAX_UNPACKED_MB = 1
+    data = _tgz({"query1.tsv": 2 ** 20, "query2.tsv": 2 ** 20})
+    assert len(data) < 20_000
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("run.tgz", data))
+    assert e.value.status == 400
+    assert e.value.problems == ["run.tgz: archive: unpacks to more than 1 MB (the server's "
+                                "limit)"]
+
+
+@pytest.mark.parametrize("knob, value, message", [
+    ("VALIDATION_MEMORY_MB", 30, "run.tsv: file: validation needed more than 30 MB of memory"),
+    ("VALIDATION_WALL_SECONDS", 0.05, "run.tsv: file: validation did not finish within 0 s"),
+])
+def test_validation_over_its_limits_is_a_clear_rejection(world, settings, knob, value, message):
+    setattr(settings, knob, value)
+    big = "item\tlabel\n" + "".join(f"x{k:07d}\tpos\n" for k in range(1_000_000))
+    before = set(settings.UPLOAD_DIR.iterdir())
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("run.tsv", big))
+    assert e.value.status == 400 and e.value.problems[0].startswith(message), e.value.problems
+    assert set(settings.UPLOAD_DIR.iterdir()) == before          # not kept
+
+
+def test_validation_happens_outside_the_web_process(world, monkeypatch):
+    # a validator called in this process would raise; the child's does not see the patch
+    reg = world["ds"]["dev"].task.registry_task
+
+    def in_process(*a, **k):
+        raise AssertionError("validated inside the web process")
+    monkeypatch.setattr(type(reg), "validate", in_process)
+    sub = submit(world, "alice", "Team A", "dev", 14)
+    assert sub.state == Submission.QUEUED
+
+
+def test_rejected_uploads_are_rate_limited_per_team(world, settings):
+    settings.MAX_REJECTED_PER_HOUR = 2
+    bad = Upload("bad.tsv", "item\tlabel\nnope\tpos\n")
+    users, teams, ds = world["users"], world["teams"], world["ds"]["dev"]
+    for _ in range(2):
+        with pytest.raises(service.SubmissionError) as e:
+            service.submit(users["alice"], teams["Team A"], ds, bad)
+        assert e.value.status == 400
+    with pytest.raises(service.SubmissionError) as e:           # even a valid file now
+        submit(world, "carol", "Team A", "dev", 14)
+    assert e.value.status == 429 and "too many rejected uploads" in e.value.message
+    assert e.value.next_slot is not None
+    assert Submission.objects.filter(team=teams["Team A"]).count() == 2   # nothing stored
+    assert submit(world, "bob", "Team B", "dev", 14).state == Submission.QUEUED
+    # rejected uploads still do not count against the quota
+    states = service.quota_states(teams["Team A"], ds)
+    assert all(s.used == 0 for s in states)

@@ -6,7 +6,7 @@ SHAREVAL_DATABASE_URL  postgres://user:pass@host:port/db (default: SQLite in HOM
 SHAREVAL_BROKER_URL    redis://host:port/n: score with Celery workers (default:
                        an in-process worker thread)
 SHAREVAL_SECRET_KEY    required when SHAREVAL_DEBUG is not set
-SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200)
+SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200); validation limits below
 """
 from __future__ import annotations
 
@@ -100,6 +100,17 @@ SCORING_TIMEOUT = float(os.environ.get("SHAREVAL_SCORING_TIMEOUT", "3600"))
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
 
 MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
+# Validation runs in a child process with these limits (submissions/isolate.py);
+# the memory is what validation may add to the child's start-up address space
+# (a 199 MB TREC run needs about 1.8 GB, on the command line too).
+VALIDATION_MEMORY_MB = int(os.environ.get("SHAREVAL_VALIDATION_MEMORY_MB", "3072"))
+VALIDATION_CPU_SECONDS = int(os.environ.get("SHAREVAL_VALIDATION_CPU_SECONDS", "300"))
+VALIDATION_WALL_SECONDS = float(os.environ.get("SHAREVAL_VALIDATION_WALL_SECONDS", "600"))
+VALIDATION_SLOTS = int(os.environ.get("SHAREVAL_VALIDATION_SLOTS", "2"))
+MAX_UNPACKED_MB = int(os.environ.get("SHAREVAL_MAX_UNPACKED_MB", "1024"))
+# Rejected uploads do not count against a quota, but at most this many per team
+# and hour are validated; further uploads are refused (429) until the hour passes.
+MAX_REJECTED_PER_HOUR = int(os.environ.get("SHAREVAL_MAX_REJECTED_PER_HOUR", "20"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 2**20
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 2**20
 FILE_UPLOAD_PERMISSIONS = 0o600
