@@ -103,13 +103,18 @@ def _limit_self(memory_mb: int, cpu_seconds: int) -> None:
     os.nice(5)
 
 
+MAX_RATIO, RATIO_FLOOR = 200, 256 * 2 ** 20
+
+
 def _unpacked_too_large(path: str, limit: int) -> str | None:
-    """For a gzip'd tar: a message if its members declare more than ``limit`` bytes.
+    """For a (gzip'd) tar: a message if its members declare more than ``limit``
+    bytes, or more than MAX_RATIO times the packed size once past RATIO_FLOOR
+    (text compresses ~5-50x; a bomb of zeros ~1000x, caught at its first header).
     Headers are read in stream mode, so memory stays flat whatever the members hold."""
     import tarfile
     if not tarfile.is_tarfile(path):
         return None
-    total = 0
+    packed, total = os.path.getsize(path), 0
     try:
         with tarfile.open(path, mode="r|*") as tar:
             for m in tar:
@@ -117,6 +122,10 @@ def _unpacked_too_large(path: str, limit: int) -> str | None:
                 if total > limit:
                     return (f"archive: unpacks to more than {limit // 2**20} MB "
                             f"(the server's limit)")
+                if total > RATIO_FLOOR and total > MAX_RATIO * packed:
+                    return (f"archive: unpacks to more than {MAX_RATIO} times its packed "
+                            f"size (the server's limit for archives over "
+                            f"{RATIO_FLOOR // 2**20} MB unpacked)")
     except (tarfile.TarError, OSError, EOFError):
         return None                      # the validator reports what is wrong with it
     return None
