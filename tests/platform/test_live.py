@@ -4,6 +4,7 @@ Celery mode when .ci/run provides the servers (see tests/platform/stack.py)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import datetime as dt
 import time
 
 import pytest
@@ -151,3 +152,28 @@ def test_request_bodies_are_refused_from_the_headers(tmp_path):
         assert not [p for p in (home / "tmp").iterdir() if p.stat().st_size > 2 ** 20]
     finally:
         s.stop()
+
+
+def test_one_teams_pile_of_runs_does_not_starve_another_team(stack, tmp_path):
+    # issue 20.6: 5 large runs of one team made another team's tiny run wait 303 s
+    stack.env["SHAREVAL_SCORING_DELAY"] = "4"
+    tokens = setup_world(stack, tmp_path, baseline=False)
+    stack.start()
+    f = tmp_path / "run.tsv"
+    f.write_text(run_with_accuracy(12))
+    with cf.ThreadPoolExecutor(5) as ex:           # all of A's runs queued before B's
+        a = list(ex.map(lambda _: client_submit(stack.url, tokens["alice"], f, "tiny", "dev",
+                                                "labels")[1]["id"], range(5)))
+    b = client_submit(stack.url, tokens["bob"], f, "tiny", "dev", "labels")[1]["id"]
+    done = {sid: stack.wait_state(sid, tok, timeout=180)
+            for sid, tok in [(s, tokens["alice"]) for s in a] + [(b, tokens["bob"])]}
+
+    def at(sid, state):
+        return dt.datetime.fromisoformat(next(e["at"] for e in done[sid]["events"]
+                                              if e["state"] == state))
+    b_queued, b_started = at(b, "queued"), at(b, "running")
+    waiting = [at(s, "running") for s in a if at(s, "running") > b_queued]
+    assert waiting, "no run of team A was still waiting: the test proves nothing"
+    # no run of A started between B's queueing and B's start (0.5 s for a claim in flight)
+    cut = b_queued + dt.timedelta(seconds=0.5)
+    assert not [t for t in waiting if cut < t < b_started], (b_queued, b_started, waiting)

@@ -372,3 +372,67 @@ def test_rejected_uploads_are_rate_limited_per_team(world, settings):
     # rejected uploads still do not count against the quota
     states = service.quota_states(teams["Team A"], ds)
     assert all(s.used == 0 for s in states)
+
+
+# --- issue 20.6: fair scheduling across teams ---------------------------------
+
+def _queued(world, user, team, size):
+    sub = submit(world, user, team, "dev", 14)
+    Submission.objects.filter(pk=sub.pk).update(size=size)
+    return sub
+
+
+def _done(job):
+    Job.objects.filter(pk=job.pk).update(status=Job.DONE, finished=dt.datetime.now(dt.timezone.utc))
+
+
+def test_a_team_with_many_runs_cannot_starve_another(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    big = [_queued(world, "alice", "Team A", 10 ** 8 + k) for k in range(5)]
+    first = queue.claim()
+    assert first.submission == big[0]
+    tiny = _queued(world, "bob", "Team B", 100)             # arrives while A's first runs
+    second = queue.claim()
+    assert second.submission == tiny                        # A is busy: B goes first
+    _done(first)
+    _done(second)
+    # neither team busy: A was served before B's claim, so A is next ...
+    third = queue.claim()
+    assert third.submission.team.name == "Team A"
+    # ... and within a team the smallest file goes first
+    assert third.submission == big[1]
+    later = _queued(world, "bob", "Team B", 10 ** 9)
+    _done(third)
+    assert queue.claim().submission == later               # B was served longer ago
+
+
+def test_within_a_team_smaller_files_are_scored_first(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    large = _queued(world, "alice", "Team A", 10 ** 8)
+    small = _queued(world, "alice", "Team A", 10 ** 3)
+    assert queue.claim().submission == small
+    assert queue.claim().submission == large
+
+
+def test_the_small_lane_takes_only_small_files(world, settings):
+    settings.SMALL_JOB_BYTES = 2 ** 20
+    _queued(world, "alice", "Team A", 10 ** 8)
+    assert queue.claim(small_only=True) is None
+    tiny = _queued(world, "bob", "Team B", 10 ** 3)
+    assert queue.claim(small_only=True).submission == tiny
+
+
+def test_a_bomb_under_the_unpacked_limit_is_refused_by_its_ratio(world, settings, tmp_path):
+    # 300 MB of zeros packs to ~0.3 MB: refused at the first header, nothing unpacked
+    import tarfile
+    path = tmp_path / "bomb.tgz"
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        info = tarfile.TarInfo("query1.tsv")
+        info.size = 300 * 2 ** 20
+        with open("/dev/zero", "rb") as zeros:
+            tar.addfile(info, zeros)
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("bomb.tgz", path.read_bytes()))
+    assert e.value.problems == ["bomb.tgz: archive: unpacks to more than 200 times its packed "
+                                "size (the server's limit for archives over 256 MB unpacked)"]

@@ -105,8 +105,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                              "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
-        from .submissions.queue import worker_loop
+        from .submissions.queue import start_small_lane, worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
+        start_small_lane()
         worker_loop()
         return 0
     if c == "load-bundle":

@@ -95,6 +95,8 @@ LEASE_SECONDS = float(os.environ.get("SHAREVAL_LEASE_SECONDS", "30"))
 HEARTBEAT_SECONDS = float(os.environ.get("SHAREVAL_HEARTBEAT_SECONDS", str(LEASE_SECONDS / 3)))
 MAX_ATTEMPTS = int(os.environ.get("SHAREVAL_MAX_ATTEMPTS", "3"))
 SCORING_TIMEOUT = float(os.environ.get("SHAREVAL_SCORING_TIMEOUT", "3600"))
+# Uploads up to this size are also scored by a lane of their own (0: no lane).
+SMALL_JOB_BYTES = int(float(os.environ.get("SHAREVAL_SMALL_JOB_KB", "1024")) * 2**10)
 # Diagnostic knob: sleep this long (seconds) before scoring, so a test or an
 # operator can kill a worker mid-job and watch the job be re-queued.
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
