@@ -272,7 +272,9 @@ def test_non_finite_metric_values_are_stored_as_strings_and_scored(world, monkey
     assert metrics["mqwv_threshold"] == "Infinity" and metrics["low"] == "-Infinity"
     assert metrics["accuracy"] == pytest.approx(0.7)
     from shareval.platform.submissions.present import submission_payload
-    json.dumps(submission_payload(sub, world["users"]["alice"]), allow_nan=False)
+    shown = submission_payload(sub, world["users"]["alice"])
+    json.dumps(shown, allow_nan=False)
+    assert shown["score"]["metrics"]["mqwv_threshold"] == "Infinity"     # shown, as text
 
 
 def test_json_safe_turns_every_non_finite_float_into_a_string():
