@@ -218,6 +218,7 @@ def main() -> int:
     ap.add_argument("--member-mb", type=int, default=500)
     ap.add_argument("--at-once", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
+    ap.add_argument("--bombs-only", action="store_true", help="step 1 only")
     a = ap.parse_args()
     from shareval.client import submit
     home = Path(tempfile.mkdtemp(prefix="shareval-bench-uploads-"))
@@ -225,7 +226,7 @@ def main() -> int:
     env.update(SHAREVAL_HOME=str(home / "home"), SHAREVAL_LOG="WARNING",
                SHAREVAL_SECRET_KEY="bench-uploads")
     t0 = time.perf_counter()
-    qrels, run = trec_files(home, a.run_mb)
+    qrels, run = trec_files(home, 1 if a.bombs_only else a.run_mb)
     bomb = tar_bomb(home / "bomb.tgz", a.bomb_members, a.member_mb)
     print(f"inputs in {time.perf_counter() - t0:.0f} s: run {run.stat().st_size / 2**20:.0f} MB, "
           f"tar bomb {bomb.stat().st_size / 2**20:.1f} MB packed, "
@@ -273,6 +274,11 @@ def main() -> int:
         rows.append((f"tar bomb x{a.bombs}: largest child peak RSS", f"{pk.child_mb():.0f} MB"))
         rows.append((f"tar bomb x{a.bombs}: time to the answer",
                      f"{max(t for _, t, _ in res):.1f} s"))
+
+        if a.bombs_only:
+            for k, v in rows:
+                print(f"{k:<62}{v}")
+            return 0
 
         # 2. one large valid run: the CLI, then the server
         cli_s, cli_mb, rc = cli_validate(qrels, run, env)
