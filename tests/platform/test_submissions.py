@@ -334,6 +334,7 @@ def test_an_archive_bomb_is_refused_from_its_headers(world, settings):
 @pytest.mark.parametrize("knob, value, message", [
     ("VALIDATION_MEMORY_MB", 30, "run.tsv: file: validation needed more than 30 MB of memory"),
     ("VALIDATION_WALL_SECONDS", 0.05, "run.tsv: file: validation did not finish within 0 s"),
+    ("VALIDATION_CPU_SECONDS", 1, "run.tsv: file: validation needed more than 1 s of CPU time"),
 ])
 def test_validation_over_its_limits_is_a_clear_rejection(world, settings, knob, value, message):
     setattr(settings, knob, value)
