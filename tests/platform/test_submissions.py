@@ -439,3 +439,17 @@ def test_a_bomb_under_the_unpacked_limit_is_refused_by_its_ratio(world, settings
                        Upload("bomb.tgz", path.read_bytes()))
     assert e.value.problems == ["bomb.tgz: archive: unpacks to more than 200 times its packed "
                                 "size (the server's limit for archives over 256 MB unpacked)"]
+
+
+def test_a_team_behind_a_pile_of_hundreds_is_still_seen(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    a, ds = world["teams"]["Team A"], world["ds"]["dev"]
+    version, digest = queue.scorer_key(submit(world, "alice", "Team A", "dev", 14))
+    subs = Submission.objects.bulk_create(
+        [Submission(team=a, dataset=ds, stored_name=f"x{k}", original_name="r.tsv", size=10 ** 8,
+                    state=Submission.QUEUED) for k in range(600)])
+    Job.objects.bulk_create([Job(submission=s, scorer_version=version, reference_digest=digest)
+                             for s in subs])
+    tiny = _queued(world, "bob", "Team B", 100)
+    assert queue.claim().submission.team == a               # A's smallest (its first run)
+    assert queue.claim().submission == tiny                 # A is busy: B, not A's 601st

@@ -79,19 +79,15 @@ def _claimable(now):
     return Q(status=Job.QUEUED) | Q(status=Job.RUNNING, lease_until__lt=now)
 
 
-CANDIDATES = 500          # claimable jobs looked at per claim
-
-
-def fair_order(now, small_only: bool = False) -> list[int]:
-    """Claimable job ids, the fairest first (see the module's docstring)."""
+def fair_order(now, small_only: bool = False, teams_tried: int = 5) -> list[int]:
+    """Claimable job ids, the fairest first (see the module's docstring): the two
+    smallest of each of the ``teams_tried`` teams that come first."""
     jobs = Job.objects.filter(_claimable(now))
     if small_only:
         jobs = jobs.filter(submission__size__lte=settings.SMALL_JOB_BYTES)
-    cands = list(jobs.order_by("created", "id").values_list(
-        "pk", "submission__team_id", "submission__size", "created")[:CANDIDATES])
-    if not cands:
+    teams = set(jobs.values_list("submission__team_id", flat=True).distinct())
+    if not teams:
         return []
-    teams = {c[1] for c in cands}
     busy: dict[int, int] = {}
     for team in Job.objects.filter(status=Job.RUNNING, lease_until__gte=now,
                                    submission__team_id__in=teams) \
@@ -102,14 +98,18 @@ def fair_order(now, small_only: bool = False) -> list[int]:
                   .values("submission__team_id").annotate(last=Max("heartbeat"))
                   .values_list("submission__team_id", "last"))
     never = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
-    cands.sort(key=lambda c: (busy.get(c[1], 0), served.get(c[1]) or never, c[2], c[3], c[0]))
-    return [c[0] for c in cands]
+    ranked = sorted(teams, key=lambda t: (busy.get(t, 0), served.get(t) or never, t))
+    out: list[int] = []
+    for team in ranked[:teams_tried]:
+        out += jobs.filter(submission__team_id=team).order_by(
+            "submission__size", "created", "id").values_list("pk", flat=True)[:2]
+    return out
 
 
 def claim(job_id: int | None = None, small_only: bool = False) -> Job | None:
     """Claim one job (a given one, or the fairest claimable); None if none is free."""
     now = timezone.now()
-    ids = [job_id] if job_id is not None else fair_order(now, small_only)[:5]
+    ids = [job_id] if job_id is not None else fair_order(now, small_only)
     for pk in ids:
         job = _take(pk, Q(status=Job.QUEUED), now)
         if job is not None:
