@@ -128,5 +128,7 @@ def test_submission_service_has_no_second_copy_of_the_listing_text():
     """The web pages list problems with errors.listing, not a text of their own."""
     from importlib.util import find_spec
     from pathlib import Path
-    source = Path(find_spec("shareval.platform.submissions.service").origin).read_text()
-    assert "more problems" not in source and "e.lines()" in source
+    def source(module):
+        return Path(find_spec(f"shareval.platform.submissions.{module}").origin).read_text()
+    assert "more problems" not in source("service") + source("isolate")
+    assert "e.lines()" in source("isolate")           # the child sends the listing's lines
