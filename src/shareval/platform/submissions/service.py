@@ -177,8 +177,8 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
                                             state=Submission.REJECTED, problems=problems,
                                             created=now)
             SubmissionEvent.objects.create(submission=sub, state=Submission.REJECTED,
-                                           message=f"{len(problems)} problems; not counted "
-                                                   f"against the quota")
+                                           message="did not pass validation; not counted "
+                                                   "against the quota")
         raise SubmissionError(400, "the file did not pass validation", problems, submission=sub)
     try:
         with transaction.atomic():
