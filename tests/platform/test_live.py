@@ -156,7 +156,9 @@ def test_request_bodies_are_refused_from_the_headers(tmp_path):
 
 def test_one_teams_pile_of_runs_does_not_starve_another_team(stack, tmp_path):
     # issue 20.6: 5 large runs of one team made another team's tiny run wait 303 s
-    stack.env["SHAREVAL_SCORING_DELAY"] = "4"
+    # long enough that A's runs are still queued when B's arrives, even when uploads
+    # are slow on a loaded machine (each is validated in a child process)
+    stack.env["SHAREVAL_SCORING_DELAY"] = "10"
     tokens = setup_world(stack, tmp_path, baseline=False)
     stack.start()
     f = tmp_path / "run.tsv"
@@ -165,7 +167,7 @@ def test_one_teams_pile_of_runs_does_not_starve_another_team(stack, tmp_path):
         a = list(ex.map(lambda _: client_submit(stack.url, tokens["alice"], f, "tiny", "dev",
                                                 "labels")[1]["id"], range(5)))
     b = client_submit(stack.url, tokens["bob"], f, "tiny", "dev", "labels")[1]["id"]
-    done = {sid: stack.wait_state(sid, tok, timeout=180)
+    done = {sid: stack.wait_state(sid, tok, timeout=300)
             for sid, tok in [(s, tokens["alice"]) for s in a] + [(b, tokens["bob"])]}
 
     def at(sid, state):
