@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
                                            "intervals from judgments")
     ep.add_argument("judgments", metavar="JUDGMENTS", help="CSV, TSV or JSONL")
     ep.add_argument("--method", choices=["design", "importance"], default="design")
+    ep.add_argument("--weights", choices=["heuristic", "size", "uniform"], default="heuristic",
+                    help="importance mixture weights w_ij: heuristic (default, Chaganty et al. "
+                         "2017: ~ n_j sum_x p_i(x) p_j(x)), size (~ n_j) or uniform")
     ep.add_argument("--confidence", type=float, default=0.95)
     ep.add_argument("--bootstrap", type=int, default=1000, help="replicates (0: none)")
     ep.add_argument("--seed", type=int, default=0)
@@ -187,10 +190,14 @@ def build_parser() -> argparse.ArgumentParser:
     smp = acmds.add_parser("simulate", help="bias, coverage and interval widths of the "
                                             "estimators on synthetic ground truth")
     smp.add_argument("--sims", type=int, default=1000)
-    smp.add_argument("--n", type=int, default=60, help="draws per system (60)")
+    smp.add_argument("--n", type=int, default=60,
+                     help="mean draws per system (60): system s of S draws n (0.5 + s/(S-1))")
     smp.add_argument("--docs", type=int, default=30, help="recall documents per simulation")
     smp.add_argument("--systems", type=int, default=6)
     smp.add_argument("--world-docs", type=int, default=300)
+    smp.add_argument("--coverage", type=float, default=1.0,
+                     help="share of the documents each system covers (1: all; below 1 each "
+                          "system has its own band, so outputs overlap unevenly)")
     smp.add_argument("--seed", type=int, default=0)
     _output_options(smp)
 

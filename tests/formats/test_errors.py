@@ -16,11 +16,11 @@ def test_json_records_know_their_lines(tmp_path):
     assert [(line, v) for line, _, v in recs] == [(2, {"a": 1}), (4, {"a": 2})]
 
 
-def test_json_syntax_error_has_line(tmp_path):
+def test_json_syntax_error_has_line_and_column(tmp_path):
     p = write(tmp_path / "a.json", '[\n  {"a": 1},\n  {"a": }\n]')
     probs = Problems()
     list(iter_records(p, probs, "array"))
-    assert str(probs.items[0]).startswith(f"{p}:3: json:")
+    assert [str(x) for x in probs.items] == [f"{p}:3:9: json: Expecting value"]
 
 
 def test_duplicate_object_keys_are_problems(tmp_path):
@@ -89,3 +89,37 @@ def test_missing_file_and_bad_encoding(tmp_path):
     probs = Problems()
     assert read_citations(bad, probs, submission=True) is None
     assert "not valid UTF-8" in str(probs.items[0])
+
+
+def test_fatal_problem_replaces_its_files_problems_and_stops_later_ones():
+    probs = Problems()
+    probs.add("a.json", 2, "x", "bad value")
+    probs.add("b.json", 1, "y", "bad value")          # another file: kept
+    probs.fatal("a.json", 5, "json", "Expecting value", column=3)
+    probs.add("a.json", 6, "x", "a consequence")
+    probs.summarize("a.json", "uuid", ["u1", "u2"], "{n} missing", "{n} missing")
+    probs.fatal("a.json", 9, "json", "a second syntax error")
+    assert probs.has_fatal and probs.total == 2
+    assert [str(p) for p in probs.items] == ["b.json:1: y: bad value",
+                                             "a.json:5:3: json: Expecting value"]
+
+
+def test_fatal_problem_is_listed_past_the_cap():
+    probs = Problems(cap=2)
+    for k in range(5):
+        probs.add("a.tsv", k + 1, "x", "bad")
+    probs.fatal("b.tsv", None, "file", "does not exist")
+    with pytest.raises(InvalidInput) as e:
+        probs.raise_if_any()
+    assert e.value.lines() == ["a.tsv:1: x: bad", "a.tsv:2: x: bad", "b.tsv: file: does not exist",
+                               "... and 3 more problems (only the first 3 are listed)"]
+
+
+def test_submission_service_has_no_second_copy_of_the_listing_text():
+    """The web pages list problems with errors.listing, not a text of their own."""
+    from importlib.util import find_spec
+    from pathlib import Path
+    def source(module):
+        return Path(find_spec(f"shareval.platform.submissions.{module}").origin).read_text()
+    assert "more problems" not in source("service") + source("isolate")
+    assert "e.lines()" in source("isolate")           # the child sends the listing's lines

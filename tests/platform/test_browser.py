@@ -118,6 +118,8 @@ def test_organizer_bundle_two_teams_leaderboard_and_blind_release(browser, stack
     anon.goto(stack.url + "/c/tiny/leaderboard/eval/eval/")
     assert anon.locator("#scores-hidden").count() == 1
     assert not shows_number(anon.content(), "0.85")
+    assert anon.locator("#leaderboard tbody tr td:nth-child(1)").all_inner_texts() == [""]
+    assert "latest scored run" in anon.inner_text("#board-rule")
     org.goto(stack.url + "/c/tiny/organize/")
     org.click("#release-eval-top")
     org.wait_for_selector("text=top-level results released")

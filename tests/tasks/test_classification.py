@@ -23,6 +23,6 @@ def test_coverage_problems(tmp_path):
     with pytest.raises(InvalidInput) as e:
         get("classification").score(ref, sub)
     msgs = [str(p) for p in e.value.problems]
-    assert any(":4: item: duplicate item '1'" in m for m in msgs)
-    assert any(":3: item: unknown item '3'" in m for m in msgs)
-    assert any("no prediction for item '2'" in m for m in msgs)
+    assert msgs == [f"{sub}:4: item: duplicate item '1' (first at line 2)",
+                    f"{sub}:3: item: 1 item is not in the reference: '3'",
+                    f"{sub}: item: 1 item has no prediction: '2'"]

@@ -33,7 +33,7 @@ def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, b
     if problems:
         return None
     if not files:
-        problems.add(path, None, "archive", "contains no files")
+        problems.fatal(path, None, "archive", "contains no files")
         return None
     return files
 
@@ -46,7 +46,7 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
     try:
         tar = tarfile.open(path, mode="r|gz")
     except (tarfile.TarError, OSError, EOFError) as e:
-        problems.add(path, None, "archive", f"not a readable .tgz archive ({e})")
+        problems.fatal(path, None, "archive", f"not a readable .tgz archive ({e})")
         return
     with tar:
         try:
@@ -73,8 +73,8 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                     continue
                 count += 1
                 if count > limits.max_files:
-                    problems.add(path, None, "archive",
-                                 f"more than {limits.max_files} files (limit)")
+                    problems.fatal(path, None, "archive",
+                                   f"more than {limits.max_files} files (limit)")
                     return
                 data = _read_member(tar, member, limits.max_member_bytes)
                 if data is None:
@@ -83,8 +83,8 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                     return
                 total += len(data)
                 if total > limits.max_bytes:
-                    problems.add(path, None, "archive",
-                                 f"unpacks to more than {limits.max_bytes} bytes (limit)")
+                    problems.fatal(path, None, "archive",
+                                   f"unpacks to more than {limits.max_bytes} bytes (limit)")
                     return
                 norm = norm.removeprefix("./")
                 if norm in seen:
@@ -93,7 +93,7 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                 seen.add(norm)
                 yield norm, data
         except (tarfile.TarError, OSError, EOFError, zlib_error) as e:
-            problems.add(path, None, "archive", f"corrupt archive ({e})")
+            problems.fatal(path, None, "archive", f"corrupt archive ({e})")
 
 
 def _read_member(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int) -> bytes | None:
@@ -129,7 +129,7 @@ def iter_folder(path, problems: Problems, limits: Limits = Limits()):
         count += 1
         total += p.stat().st_size
         if count > limits.max_files or total > limits.max_bytes:
-            problems.add(root, None, "submission", "exceeds the size or file-count limit")
+            problems.fatal(root, None, "submission", "exceeds the size or file-count limit")
             return
         yield rel, p.read_bytes()
 

@@ -34,6 +34,12 @@ class _Cursor:
     def line(self, pos: int | None = None) -> int:
         return bisect.bisect_left(self._newlines, self.pos if pos is None else pos) + 1
 
+    def where(self, pos: int | None = None) -> tuple[int, int]:
+        """(line, column), both 1-based, of ``pos`` (default: the cursor)."""
+        pos = self.pos if pos is None else pos
+        i = bisect.bisect_left(self._newlines, pos)
+        return i + 1, pos - (self._newlines[i - 1] + 1 if i else 0) + 1
+
     def value(self) -> Any:
         obj, end = _decoder.raw_decode(self.text, self.pos)
         self.pos = end
@@ -45,8 +51,8 @@ def iter_records(path: str | Path, problems: Problems, expect: str
     """Yield ``(line, key, value)`` for each element of the top-level container.
 
     ``expect`` is ``"array"`` (key is the index) or ``"object"`` (key is the
-    member name). Syntax errors are added to ``problems`` with their line.
-    Returns None when the file cannot be read at all.
+    member name). A syntax error or the wrong top-level container is a fatal
+    problem with its line and column. Returns None when the file cannot be read.
     """
     text = read_text(path, problems)
     if text is None:
@@ -60,7 +66,9 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
     cur.skip_ws()
     if cur.peek() != open_:
         kind = "a JSON array of records" if expect == "array" else "a JSON object"
-        problems.add(path, cur.line(), "json", f"expected {kind} starting with '{open_}'")
+        found = {"[": "an array", "{": "an object", "": "nothing"}.get(cur.peek(),
+                                                                      repr(cur.peek()))
+        _syntax(problems, path, cur, f"expected {kind} starting with '{open_}', found {found}")
         return
     cur.pos += 1
     index = 0
@@ -72,7 +80,7 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
             break
         if index:
             if cur.peek() != ",":
-                problems.add(path, cur.line(), "json", f"expected ',' or '{close}'")
+                _syntax(problems, path, cur, f"expected ',' or '{close}'")
                 return
             cur.pos += 1
             cur.skip_ws()
@@ -80,12 +88,12 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
         try:
             if expect == "object":
                 if cur.peek() != '"':
-                    problems.add(path, line, "json", "expected a quoted member name")
+                    _syntax(problems, path, cur, "expected a quoted member name")
                     return
                 key = cur.value()
                 cur.skip_ws()
                 if cur.peek() != ":":
-                    problems.add(path, cur.line(), "json", "expected ':' after member name")
+                    _syntax(problems, path, cur, "expected ':' after member name")
                     return
                 cur.pos += 1
                 cur.skip_ws()
@@ -100,27 +108,33 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
                 key = index
                 value = cur.value()
         except json.JSONDecodeError as e:
-            problems.add(path, cur.line(e.pos), "json", e.msg)
+            _syntax(problems, path, cur, e.msg, e.pos)
             return
         except RecursionError:
-            problems.add(path, line, "json", "nesting too deep")
+            problems.fatal(path, line, "json", "nesting too deep")
             return
         yield line, key, value
         index += 1
     cur.skip_ws()
     if cur.pos < len(text):
-        problems.add(path, cur.line(), "json", "unexpected content after the top-level value")
+        _syntax(problems, path, cur, "unexpected content after the top-level value")
+
+
+def _syntax(problems: Problems, path, cur: _Cursor, message: str, pos: int | None = None):
+    """A JSON syntax or layout error: fatal, at its line and column."""
+    line, column = cur.where(pos)
+    problems.fatal(path, line, "json", message, column=column)
 
 
 def load_plain(path: str | Path, problems: Problems) -> Any:
-    """Whole-file JSON with the syntax error's line on failure."""
+    """Whole-file JSON; a syntax error is fatal, with its line and column."""
     text = read_text(path, problems)
     if text is None:
         return None
     try:
         return json.loads(text)
     except json.JSONDecodeError as e:
-        problems.add(path, e.lineno, "json", e.msg)
+        problems.fatal(path, e.lineno, "json", e.msg, column=e.colno)
         return None
 
 
@@ -143,7 +157,7 @@ def json_object_line(name, lineno: int, line: str, problems: Problems) -> dict |
     try:
         obj = json.loads(line)
     except json.JSONDecodeError as e:
-        problems.add(name, lineno, "json", f"not JSON: {e.msg}")
+        problems.add(name, lineno, "json", f"not JSON: {e.msg}", column=e.colno)
         return None
     if not isinstance(obj, dict):
         problems.add(name, lineno, "json", "each line must be a JSON object")

@@ -19,7 +19,7 @@ from .table import read_table
 class Labels:
     path: str
     labels: dict[str, str]
-    lines: dict[str, int]
+    lines: dict[str, int]             # every item in the file, valid label or not
     warnings: list[str] = field(default_factory=list)
 
 
@@ -32,11 +32,11 @@ def read_labels(path: str | Path, problems: Problems) -> Labels | None:
         if records is None:
             return None
         for line, key, value in records:
+            lines.setdefault(key, line)
             if isinstance(value, bool) or not isinstance(value, (str, int)):
                 problems.add(path, line, str(key), "label must be a string or an integer")
                 continue
             labels[key] = str(value)
-            lines[key] = line
     else:
         table = read_table(path, problems, ("item", "label"),
                            aliases={"item": ("id", "uuid", "doc_id"), "label": ("class", "y")})
@@ -47,14 +47,14 @@ def read_labels(path: str | Path, problems: Problems) -> Labels | None:
             if not item:
                 problems.add(path, line, "item", "empty item id")
                 continue
-            if not label:
-                problems.add(path, line, "label", "empty label")
-                continue
             if item in lines:
                 problems.add(path, line, "item", f"duplicate item {item!r} (first at line {lines[item]})")
                 continue
-            labels[item] = label
             lines[item] = line
+            if not label:
+                problems.add(path, line, "label", "empty label")
+                continue
+            labels[item] = label
     if not labels and not problems:
         problems.add(path, None, "file", "no labelled items")
     return Labels(str(path), labels, lines)

@@ -261,7 +261,7 @@ def read_output_lines(name, data: bytes, pack: Pack, problems: Problems, columns
     if lines and lines[-1] == b"":
         lines.pop()
     if not lines:
-        problems.add(name, None, "file", "empty")
+        problems.fatal(name, None, "file", "empty")
         return None
     shape = "DocID<TAB>Y|N<TAB>confidence" + ("<TAB>metadata" if columns == 4 else "")
     for i, raw in enumerate(lines, 1):
@@ -279,8 +279,11 @@ def read_output_lines(name, data: bytes, pack: Pack, problems: Problems, columns
             continue
         parts = line.split("\t")
         if len(parts) != columns:
-            problems.add(name, i, "line", f"expected {columns} tab-separated fields ({shape}), "
-                                          f"found {len(parts)}")
+            report = problems.fatal if i == 1 else problems.add   # the first line: wrong layout
+            report(name, i, "line", f"expected {columns} tab-separated fields ({shape}), "
+                                    f"found {len(parts)}")
+            if i == 1:
+                return None
             ok = False
             continue
         doc, dec, conf = parts[0], parts[1], parts[2]
@@ -318,10 +321,10 @@ def read_output_lines(name, data: bytes, pack: Pack, problems: Problems, columns
     missing = np.flatnonzero(expected_docs & ~listed)
     if missing.size:
         ok = False
-        shown = ", ".join(pack.doc_ids[k] for k in missing[:5])
-        problems.add(name, None, "DocID", f"{missing.size} collection documents missing "
-                                          f"(one line per document is required): {shown}"
-                                          + (" ..." if missing.size > 5 else ""))
+        why = " (one line per document is required)"
+        problems.summarize(name, "DocID", [pack.doc_ids[k] for k in missing],
+                           "{n} collection document is missing" + why,
+                           "{n} collection documents are missing" + why)
     if not ok:
         return None
     return OutputFile(name, decision, ticks, listed, meta)

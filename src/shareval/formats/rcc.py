@@ -21,6 +21,9 @@ from .errors import Problems
 from .jsonfile import iter_records, load_plain
 
 
+CITATIONS_LAYOUT = "data_set_citations records {publication_id, data_set_id, score, mention_list}"
+
+
 @dataclass
 class Citation:
     publication_id: str
@@ -54,11 +57,18 @@ def _score(value) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
-def _records(path: Path, problems: Problems):
+def _records(path: Path, problems: Problems, layout: str, key: str | None):
+    """Records of a JSON array. The first record shows the layout: when it is not
+    an object, or lacks ``key``, the file is of another kind (fatal, reported alone)."""
     it = iter_records(path, problems, "array")
     if it is None:
         return
     for line, index, rec in it:
+        if index == 0 and (not isinstance(rec, dict) or (key is not None and key not in rec)):
+            found = f"a record without {key!r}" if isinstance(rec, dict) else \
+                f"a JSON {type(rec).__name__}"
+            problems.fatal(path, line, "[0]", f"expected {layout}, found {found}")
+            return
         if not isinstance(rec, dict):
             problems.add(path, line, f"[{index}]", "expected a JSON object")
             continue
@@ -103,7 +113,7 @@ def read_citations(path: str | Path, problems: Problems, submission: bool) -> Ci
         if pubs_path.exists():
             publications = read_publications(pubs_path, problems)
     out: list[Citation] = []
-    for line, rec in _records(path, problems):
+    for line, rec in _records(path, problems, CITATIONS_LAYOUT, "data_set_id"):
         common = _common(path, line, rec, problems, None, need_score=submission)
         ds = _id(rec.get("data_set_id"))
         if ds is None:
@@ -130,7 +140,7 @@ def read_publications(path: Path, problems: Problems) -> list[str] | None:
     if data is None:
         return None
     if not isinstance(data, list):
-        problems.add(path, 1, "json", "expected a list of publication records")
+        problems.fatal(path, 1, "json", "expected a list of publication records")
         return None
     ids = []
     for i, rec in enumerate(data):
@@ -160,7 +170,8 @@ class Mentions:
 def read_mentions(path: str | Path, problems: Problems) -> Mentions | None:
     path = Path(path)
     out = []
-    for line, rec in _records(path, problems):
+    for line, rec in _records(path, problems, "data_set_mentions records {publication_id, "
+                              "mention, score}", "mention"):
         common = _common(path, line, rec, problems, "mention", need_score=False)
         if common is not None:
             out.append(Mention(common[0], common[2], common[1], line))
@@ -185,13 +196,17 @@ def read_values(path: str | Path, problems: Problems) -> Values | None:
     path = Path(path)
     kind = None
     out = []
-    for line, rec in _records(path, problems):
+    for line, rec in _records(path, problems, "research_fields or methods records "
+                              "{publication_id, research_field|method, score}", None):
         present = [k for k in FIELD_KINDS if k in rec]
         if kind is None and present:
             kind = present[0]
-        if kind is None or kind not in rec:
+        if kind is None:                       # the first record decides the file's kind
+            problems.fatal(path, line, "record", "expected a 'research_field' or a 'method' "
+                                                 "field")
+            return None
+        if kind not in rec:
             problems.add(path, line, "record",
-                         "expected a 'research_field' or a 'method' field" if kind is None else
                          f"missing {kind!r} (this file holds {FIELD_KINDS[kind]})")
             continue
         common = _common(path, line, rec, problems, kind, need_score=False)

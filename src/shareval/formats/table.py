@@ -24,7 +24,8 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
     """Return (header, [(line, row)]) with rows keyed by canonical column names.
 
     ``aliases`` maps a canonical name to alternative header spellings.
-    Missing required columns and ragged rows are problems.
+    Ragged rows are problems; an empty file or a header without the required
+    columns (the wrong layout) is fatal: no row is read.
     """
     text = read_text(path, problems)
     if text is None:
@@ -37,17 +38,17 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
     try:
         header = next(reader)
     except StopIteration:
-        problems.add(path, 1, "header", "file is empty")
+        problems.fatal(path, 1, "header", "file is empty")
         return None
     except csv.Error as e:
-        problems.add(path, 1, "header", str(e))
+        problems.fatal(path, 1, "header", str(e))
         return None
     header = [h.strip() for h in header]
     canon = _canonical(header, aliases or {})
     missing = [c for c in required if c not in canon.values()]
     if missing:
-        problems.add(path, 1, "header",
-                     f"missing column(s) {', '.join(missing)}; found: {', '.join(header) or '(none)'}")
+        found = ", ".join(header) or "(none)"
+        problems.fatal(path, 1, "header", f"missing column(s) {', '.join(missing)}; found: {found}")
         return None
     rows: list[tuple[int, dict]] = []
     try:

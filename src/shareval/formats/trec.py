@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..metrics.ranking import Encoded
-from .errors import Problems
+from .errors import Problems, locate_not_utf8
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
@@ -75,7 +75,8 @@ def read_run(path, problems: Problems) -> TrecTable | None:
 
 def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     if not path.is_file():
-        problems.add(path, None, "file", "does not exist" if not path.exists() else "is not a file")
+        problems.fatal(path, None, "file",
+                       "does not exist" if not path.exists() else "is not a file")
         return None
     if path.stat().st_size >= SMALL_FILE_BYTES:
         from . import trec_arrow
@@ -97,13 +98,13 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     first_line: dict[tuple[int, int], int] = {}
     extra: list[int] = []
     ok = True
+    seen_data = False
     try:
         f = open(path, encoding="utf-8")
     except OSError as e:
-        problems.add(path, None, "file", f"cannot be read ({e.strerror})")
+        problems.fatal(path, None, "file", f"cannot be read ({e.strerror})")
         return None
     with f:
-        lineno = 0
         try:
             for lineno, line in enumerate(f, 1):
                 if problems.full:
@@ -111,10 +112,14 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 parts = line.split()
                 if not parts or parts[0].startswith("#"):
                     continue
+                first, seen_data = not seen_data, True
                 if len(parts) != width and not (kind == "run" and len(parts) > width):
-                    problems.add(path, lineno, "line",
-                                 f"expected {width} whitespace-separated columns "
-                                 f"({' '.join(names)}), found {len(parts)}")
+                    # on the first line: the wrong layout (a qrels for a run, JSON, ...)
+                    report = problems.fatal if first else problems.add
+                    report(path, lineno, "line", f"expected {width} whitespace-separated "
+                                                 f"columns ({' '.join(names)}), found {len(parts)}")
+                    if first:
+                        return None
                     ok = False
                     continue
                 if len(parts) > width:
@@ -150,8 +155,8 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 q_codes.append(qc)
                 d_codes.append(dc)
                 values.append(v)
-        except UnicodeDecodeError:
-            problems.add(path, lineno + 1, "encoding", "not valid UTF-8")
+        except UnicodeDecodeError:              # decoded by blocks: find the byte again
+            locate_not_utf8(problems, path)
             return None
     if not q_codes and ok:
         problems.add(path, None, "file", f"no {kind} lines found")

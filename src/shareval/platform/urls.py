@@ -28,6 +28,7 @@ urlpatterns = [
          name="public-file"),
     path("c/<slug:c>/organize/", comp_views.organize, name="organize"),
     path("c/<slug:c>/organize/release/<slug:p>/", comp_views.release, name="release"),
+    path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),
     path("c/<slug:c>/organize/rescore/<slug:t>/", comp_views.rescore, name="rescore"),
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
     path("judging/", judging_views.my_campaigns, name="my-campaigns"),

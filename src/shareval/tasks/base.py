@@ -144,10 +144,14 @@ def preview(items, n: int = 5) -> str:
 
 
 def load_checked(reader, path, *args, check=None):
-    """``reader(path, problems, *args)``, then ``check(obj, problems)``; raise all problems."""
+    """``reader(path, problems, *args)``, then ``check(obj, problems)``; raise all problems.
+
+    The check (ids and coverage against the reference) is skipped after a fatal
+    problem: a file read only in part would show every unread id as missing.
+    """
     problems = Problems()
     obj = reader(path, problems, *args)
-    if obj is not None and check is not None:
+    if obj is not None and check is not None and not problems.has_fatal:
         check(obj, problems)
     problems.raise_if_any()
     return obj

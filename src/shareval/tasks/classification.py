@@ -11,14 +11,15 @@ from .base import Task, UnitStats, load_checked, weighted_mean
 
 
 def check_coverage(ref_items, sub: Labels, problems: Problems, what: str = "item") -> None:
-    """Every reference item predicted exactly once; no unknown items."""
+    """Every reference item predicted exactly once; no unknown items. Each fault is
+    one summarized problem; an item with an invalid label is neither unknown nor missing."""
     ref_set = set(ref_items)
-    for item, line in sub.lines.items():
-        if item not in ref_set:
-            problems.add(sub.path, line, what, f"unknown {what} {item!r} (not in the reference)")
-    for item in ref_items:
-        if item not in sub.labels:
-            problems.add(sub.path, None, what, f"no prediction for {what} {item!r}")
+    unknown = [i for i in sub.labels if i not in ref_set]
+    problems.summarize(sub.path, what, unknown, f"{{n}} {what} is not in the reference",
+                       f"{{n}} {what}s are not in the reference",
+                       lines=[sub.lines[i] for i in unknown])
+    problems.summarize(sub.path, what, [i for i in ref_items if i not in sub.lines],
+                       f"{{n}} {what} has no prediction", f"{{n}} {what}s have no prediction")
 
 
 @register

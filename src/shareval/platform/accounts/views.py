@@ -7,7 +7,6 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from .models import ApiToken
@@ -45,7 +44,7 @@ def tokens(request):
 def revoke_token(request, pk):
     tok = get_object_or_404(ApiToken, pk=pk, user=request.user)
     if tok.revoked is None:
-        tok.revoked = timezone.now()
-        tok.save(update_fields=["revoked"])
-        messages.success(request, f"Token {tok.name} revoked.")
+        n = tok.revoke()
+        messages.success(request, f"Token {tok.name} revoked" +
+                         (f", with {n - 1} tokens created from it." if n > 1 else "."))
     return redirect("tokens")

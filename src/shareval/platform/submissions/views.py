@@ -77,6 +77,7 @@ def submission(request, s):
         "sub": sub, "p": p, "score": score, "comp": sub.dataset.phase.competition,
         "organizer": sub.dataset.phase.competition.is_organizer(request.user),
         "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
+        "frozen": access.frozen(sub.dataset.phase),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}),
         "comparison": score.get("comparison")})
 
@@ -116,15 +117,11 @@ def _cell(v):
 @require_POST
 def submission_action(request, s, action):
     sub = visible_submission(request, s)
-    if sub.team != sub.dataset.phase.competition.team_of(request.user):
-        raise Http404("no such submission")
+    if action not in ("primary", "cancel"):
+        raise Http404("no such action")
     try:
-        if action == "primary":
-            service.make_primary(sub)
-        elif action == "cancel":
-            service.cancel(sub)
-        else:
-            raise Http404("no such action")
+        change = service.make_primary if action == "primary" else service.cancel
+        change(sub, request.user, reason=request.POST.get("reason", ""))
     except service.SubmissionError as e:
         messages.error(request, e.message)
     return redirect("submission", s=sub.pk)
