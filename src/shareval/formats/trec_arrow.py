@@ -1,8 +1,9 @@
 """The pyarrow reader for large TREC files (imported only for files of 256 KB or more).
 
-Ids are read as dictionary columns, so the CSV reader's threads intern them
-while parsing and only int32 codes plus one copy of each distinct id are kept:
-a 10-million-line run needs a few hundred MB, not several GB of strings.
+Ids are read as plain string columns (the CSV reader's threads parse them
+fastest that way; per-block dictionaries cost twice as much with their
+unification) and then dictionary-encoded in one pass, so only int32 codes
+plus one copy of each distinct id are kept past reading.
 
 Arrays cross between numpy and pyarrow through their buffers: pyarrow's
 ``to_numpy`` and ``pa.array`` import pandas (0.2 s or more) to check types.
@@ -19,7 +20,7 @@ import pyarrow.csv as pacsv
 from ..metrics.ranking import Encoded
 from .trec import QRELS_FIELDS, RUN_FIELDS, TrecTable
 
-_IDS = pa.dictionary(pa.int32(), pa.string())
+_IDS = pa.string()
 _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
           "relevance": pa.int64(), "rank": pa.int64(), "score": pa.float64()}
 
@@ -56,17 +57,19 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
         return None
     if t.num_rows == 0:
         return None
+    cols = {n: t[n] for n in t.column_names}
+    del t                       # each string column is freed once encoded
     if kind == "run":
-        value = _numpy(t["score"])
+        value = _numpy(cols.pop("score"))
         if not np.all(np.isfinite(value)):
             return None
-        tags = _codes(t["run_tag"])[1].to_pylist()
+        tags = pc.unique(cols.pop("run_tag")).to_pylist()
     else:
-        value = _numpy(t["relevance"])
+        value = _numpy(cols.pop("relevance"))
         tags = []
-    q_codes, q_dict = _codes(t["query_id"])
-    d_codes, d_dict = _codes(t["doc_id"])
-    del t
+    cols.pop("rank", None)      # parsed as an integer for validation only
+    q_codes, q_dict = _codes(cols.pop("query_id"))
+    d_codes, d_dict = _codes(cols.pop("doc_id"))
     table = TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags)
     # a comment line parsed as data (the CSV reader has no comments; a comment with
     # another column count fails above), an empty id (two adjacent delimiters) or a
@@ -120,8 +123,8 @@ def _numpy(col: pa.ChunkedArray) -> np.ndarray:
 
 
 def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
-    """int32 codes into one dictionary shared by all chunks."""
-    col = col.unify_dictionaries()
+    """int32 codes into one dictionary shared by all chunks (order of first appearance)."""
+    col = pc.dictionary_encode(col)
     if col.num_chunks == 0:
         return np.zeros(0, dtype=np.int32), _strings([])
     codes = _numpy(pa.chunked_array([c.indices for c in col.chunks], pa.int32()))
