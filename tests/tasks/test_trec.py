@@ -135,6 +135,27 @@ def test_default_equals_pytrec_eval_with_trec_eval_c_averaging(data):
             assert res.breakdowns["per_query"][q][m] == pytest.approx(values[t], abs=1e-9), (q, m)
 
 
+@pytest.mark.parametrize("arrow_kinds", [("qrels", "run"), ("run",), ("qrels",)])
+@settings(max_examples=60, deadline=None)
+@given(data=collections())
+def test_pyarrow_reader_equals_pytrec_eval_alone_or_mixed_with_the_line_reader(arrow_kinds, data):
+    """The pyarrow join maps qrels documents onto the run's codes (documents only
+    judged get codes after them); ties and documents judged but not retrieved included."""
+    from shareval.formats import trec_arrow
+    qrels, run = data
+    fast = trec_arrow.read_fast
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+        mp.setattr(trec_arrow, "read_fast",
+                   lambda path, kind: fast(path, kind) if kind in arrow_kinds else None)
+        res = get("trec").score(*files(tmp, qrels, run), measures=",".join(MEASURES))
+    per_query, means = _pytrec_c_averages(qrels, run)
+    for m, t in TREC_NAMES.items():
+        assert res.metrics[m] == pytest.approx(means[m], abs=1e-9), m
+        for q, values in per_query.items():
+            assert res.breakdowns["per_query"][q][m] == pytest.approx(values[t], abs=1e-9), (q, m)
+
+
 @settings(max_examples=100, deadline=None)
 @given(collections())
 def test_exclude_empty_averages_only_queries_with_a_relevant_document(data):

@@ -11,6 +11,7 @@ Arrays cross between numpy and pyarrow through their buffers: pyarrow's
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -165,14 +166,34 @@ def _byte_order_rank(dictionary: pa.Array) -> np.ndarray:
     return rank
 
 
+def _docs_joined(qrels_dict, run_dict) -> tuple[np.ndarray, int, Callable[[], np.ndarray]]:
+    """Run document codes stay; the qrels' are mapped onto them (new codes after them
+    for documents the run lacks). Returns (code of each qrels entry, number of codes,
+    byte order rank of every code). Hashes the qrels' dictionary, usually the smaller.
+    """
+    qrels_dict, run_dict = _as_arrow(qrels_dict), _as_arrow(run_dict)
+    found = pc.index_in(run_dict, value_set=qrels_dict)
+    in_run = _bools(found.is_valid())
+    qrels_code = np.full(len(qrels_dict), -1, dtype=np.int64)
+    qrels_code[_to_numpy(found)[in_run]] = np.flatnonzero(in_run)
+    only_qrels = np.flatnonzero(qrels_code < 0)
+    qrels_code[only_qrels] = len(run_dict) + np.arange(only_qrels.size)
+
+    def tiebreak():
+        both = pa.concat_arrays([run_dict, qrels_dict.take(_from_numpy(only_qrels))])
+        return _byte_order_rank(both)
+
+    return qrels_code, len(run_dict) + only_qrels.size, tiebreak
+
+
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     """``trec.encode`` for tables with pyarrow dictionaries (a hash join on (query, doc))."""
     qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
-    da, db, ddict = _unify(qrels.d_dict, run.d_dict)
-    run_q, run_d = qb[run.q_codes], db[run.d_codes]
-    qrels_q, qrels_d = qa[qrels.q_codes], da[qrels.d_codes]
+    qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict)
+    run_q, run_d = qb[run.q_codes], run.d_codes
+    qrels_q, qrels_d = qa[qrels.q_codes], qrels_doc_code[qrels.d_codes]
     rel = qrels.value.astype(np.int64, copy=False)
-    n = np.int64(max(len(ddict), 1))
+    n = np.int64(max(n_docs, 1))
     value_set = _from_numpy(qrels_q * n + qrels_d)
 
     def judge(rows):
@@ -190,6 +211,6 @@ def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
         pos = np.clip(_to_numpy(idx), 0, rel.size - 1)
         return np.where(_bools(found), rel[pos], 0)
 
-    enc = Encoded(len(qdict), len(ddict), run_q, run_d, run.value.astype(np.float64, copy=False),
-                  qrels_q, qrels_d, rel, lambda: _byte_order_rank(ddict), judge=judge)
+    enc = Encoded(len(qdict), n_docs, run_q, run_d, run.value.astype(np.float64, copy=False),
+                  qrels_q, qrels_d, rel, tiebreak, judge=judge)
     return enc, qdict.to_pylist()
