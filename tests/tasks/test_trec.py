@@ -344,3 +344,19 @@ def test_large_json_results_hold_the_same_data(tmp_path, monkeypatch):
     large = report.result_json(res)
     assert large != small and json.loads(large) == json.loads(small) == res.to_dict()
     assert '      "q1": {"map": 1.0,' in large
+
+
+def test_large_run_read_beside_the_qrels_reports_the_qrels_problems_first(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)     # the run is read in a thread
+    good_q, good_r = files(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
+    (tmp_path / "bad_qrels").write_text("q1 0 a 1\nq1 0 b x\n")
+    (tmp_path / "bad_run").write_text("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 nan t\n")
+    with pytest.raises(InvalidInput) as e:
+        get("trec").score(tmp_path / "bad_qrels", tmp_path / "bad_run")
+    assert [str(p) for p in e.value.problems] == [
+        f"{tmp_path / 'bad_qrels'}:2: relevance: not an integer: 'x'"]
+    with pytest.raises(InvalidInput) as e:
+        get("trec").score(good_q, tmp_path / "bad_run")
+    assert [str(p) for p in e.value.problems] == [
+        f"{tmp_path / 'bad_run'}:2: score: not a finite number: 'nan'"]
+    assert get("trec").score(good_q, good_r, measures="map").metrics == {"map": 1.0}

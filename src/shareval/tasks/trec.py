@@ -7,8 +7,12 @@ latter out, as shareval did before 0.2 and as SV-Ident's Task 2 does.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import numpy as np
 
+from ..formats import trec as trec_format
 from ..formats.errors import InvalidInput, Problem
 from ..formats.trec import encode, read_qrels, read_run
 from ..metrics.ranking import (DEFAULT_MEASURES, SCORE_PRECISIONS, evaluate_encoded,
@@ -47,6 +51,13 @@ def parse_measures(text: str | list | tuple) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def _large(path) -> bool:
+    try:
+        return Path(path).stat().st_size >= trec_format.SMALL_FILE_BYTES
+    except OSError:
+        return False
+
+
 @register
 class TrecTask(Task):
     name = "trec"
@@ -76,6 +87,22 @@ class TrecTask(Task):
         "comment_lines": "lines starting with '#' are skipped in qrels and runs (trec_eval 10.0)",
         "extra_run_columns": "columns after run_tag are ignored, with a warning (trec_eval)",
     }
+
+    def score(self, reference, submission, **options):
+        """As ``Task.score``; a large run is read in a second thread while the qrels is
+        read (the pyarrow reader releases the GIL). The qrels' problems come first."""
+        if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
+                and _large(submission)):
+            return super().score(reference, submission, **options)
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(self.submission, submission)
+            try:
+                ref = self.reference(reference)
+            except BaseException:
+                pending.cancel()
+                raise
+            sub = pending.result()
+        return super().score(ref, sub, **options)
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
