@@ -190,30 +190,14 @@ def _docs_joined(qrels_dict, run_dict) -> tuple[np.ndarray, int, Callable[[], np
 
 
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
-    """``trec.encode`` for tables with pyarrow dictionaries (a hash join on (query, doc))."""
+    """``trec.encode`` for tables with pyarrow dictionaries."""
     qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
     qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict)
     run_q, run_d = qb[run.q_codes], run.d_codes
     qrels_q, qrels_d = qa[qrels.q_codes], qrels_doc_code[qrels.d_codes]
     rel = qrels.value.astype(np.int64, copy=False)
-    n = np.int64(max(n_docs, 1))
-    value_set = _from_numpy(qrels_q * n + qrels_d)
-
-    def judge(rows):
-        """Judgments of the given run rows: fast whatever the order of the rows."""
-        if rel.size == 0:
-            return np.zeros(run_q.size if rows is None else rows.size, dtype=np.int64)
-        rq = run_q if rows is None else run_q[rows]
-        rd = run_d if rows is None else run_d[rows]
-        keys = rq * n
-        keys += rd
-        idx = pc.index_in(_from_numpy(keys), value_set=value_set)
-        del keys
-        found = idx.is_valid()
-        # null slots of idx hold arbitrary values: clip before indexing, then mask
-        pos = np.clip(_to_numpy(idx), 0, rel.size - 1)
-        return np.where(_bools(found), rel[pos], 0)
-
+    # judgments are joined by ranking.judgments_of (sorted qrels keys and a binary
+    # search): faster than an arrow hash join on these sizes, measured
     enc = Encoded(len(qdict), n_docs, run_q, run_d, run.value.astype(np.float64, copy=False),
-                  qrels_q, qrels_d, rel, tiebreak, judge=judge)
+                  qrels_q, qrels_d, rel, tiebreak)
     return enc, qdict.to_pylist()
