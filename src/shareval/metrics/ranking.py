@@ -129,22 +129,38 @@ def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
     return out
 
 
+JOIN_BLOCK = 1 << 20        # run rows joined at a time: bounds the temporaries' memory
+
+
 def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
-    """Judgment of the given run rows (all rows when None); 0 where unjudged."""
+    """Judgment of the given run rows (all rows when None); 0 where unjudged.
+
+    A binary search of each (query, document) key among the sorted qrels keys,
+    by blocks of rows so that a ten-million-line run needs no key-sized temporaries.
+    """
     if e.judge is not None:
         return e.judge(rows)
-    run_q = e.run_q if rows is None else e.run_q[rows]
-    run_doc = e.run_doc if rows is None else e.run_doc[rows]
+    n_rows = e.run_q.size if rows is None else rows.size
+    out = np.zeros(n_rows, dtype=np.int64)
+    if e.qrels_q.size == 0:
+        return out
     n_docs = np.int64(max(e.n_docs, 1))
     qkey = e.qrels_q.astype(np.int64) * n_docs + e.qrels_doc
-    rkey = run_q.astype(np.int64) * n_docs + run_doc
-    if qkey.size == 0:
-        return np.zeros(rkey.size, dtype=np.int64)
+    # qrels grouped by query (the usual layout) are sorted runs that timsort merges fast
     order = np.argsort(qkey, kind="stable")
-    skey = qkey[order]
-    pos = np.searchsorted(skey, rkey)
-    np.minimum(pos, skey.size - 1, out=pos)
-    return np.where(skey[pos] == rkey, e.qrels_rel[order][pos], 0)
+    skey, srel = qkey[order], e.qrels_rel[order]
+    del qkey, order
+    last = skey.size - 1
+    for start in range(0, n_rows, JOIN_BLOCK):
+        block = slice(start, start + JOIN_BLOCK)
+        sel = block if rows is None else rows[block]
+        key = e.run_q[sel].astype(np.int64)
+        key *= n_docs
+        key += e.run_doc[sel]
+        pos = np.searchsorted(skey, key)
+        np.minimum(pos, last, out=pos)
+        out[block] = np.where(skey[pos] == key, srel[pos], 0)
+    return out
 
 
 def _depth_needed(parsed, num_rel: np.ndarray) -> int | None:
