@@ -7,7 +7,6 @@ latter out, as shareval did before 0.2 and as SV-Ident's Task 2 does.
 """
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +93,7 @@ class TrecTask(Task):
         if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
                 and _large(submission)):
             return super().score(reference, submission, **options)
+        from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(self.submission, submission)
             try:
