@@ -8,7 +8,7 @@ them silently); a qrels line with more than four columns is an error.
 Small files (< 256 KB) are read line by line in Python (no pyarrow import, so scoring a
 small run takes a fraction of a second). Large well-formed files (one space or
 one tab between columns, no comments) are read by pyarrow's multi-threaded CSV
-reader with ids dictionary-encoded while parsing, so only integer codes are
+reader and their ids dictionary-encoded right after, so only integer codes are
 kept. Anything the fast reader rejects, and any file with duplicates or
 non-finite scores, is re-read line by line so that every problem is reported
 with its line number.
