@@ -109,22 +109,28 @@ def _one_thread():
     set_threads(1)
 
 
+def _rcc_catalog(opts: dict, embeddings: bool):
+    """The catalog, prepared from the cache when it holds it (``rcc_cache``)."""
+    from . import rcc, rcc_cache
+    return rcc_cache.prepare(opts["catalog"], rcc.MODEL_PATH, embeddings, opts.get("cache_dir"),
+                             use_cache=not opts.get("no_cache"))
+
+
 def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
     from . import fields, rcc
     workers = 1 if opts.get("workers") is None else opts["workers"]
     if workers < 1:
         raise RequestError(f"--workers: expected 1 or more, found {workers}")
-    catalog = rcc.Catalog.load(opts["catalog"])
     taxonomy = fields.read_taxonomy(opts["taxonomy"]) if opts.get("taxonomy") else None
     files = sorted(p for p in inp.iterdir() if p.suffix.lower() in RCC_SUFFIXES and p.is_file())
     if not files:
         raise RequestError(f"{inp}: no publications (*.pdf, *.txt or *.json files)")
-    out.mkdir(parents=True, exist_ok=True)
     embeddings = not opts.get("no_embeddings")
+    # model, catalog and its embeddings before forking, so the workers share them
     rcc.model()
-    if embeddings and workers > 1:
-        from .embed import embed
-        catalog.vectors(embed)      # before forking, so the workers share model and vectors
+    prepared = _rcc_catalog(opts, embeddings)
+    catalog = prepared.catalog
+    out.mkdir(parents=True, exist_ok=True)
     _RCC_JOB.update(catalog=catalog, taxonomy=taxonomy, threshold=opts.get("threshold"),
                     mention_threshold=opts.get("mention_threshold"), embeddings=embeddings)
     citations, mentions, fields_out, methods, new = [], [], [], [], []
@@ -162,14 +168,14 @@ def _rcc_run(inp: Path, out: Path, opts: dict) -> dict:
                 _write_json(out / name, value)
                 written.append(name)
     return {"publications": len(files) - len(failed), "citations": len(citations),
-            "mentions": len(mentions), "files": written, "unreadable": failed}
+            "mentions": len(mentions), "files": written, "unreadable": failed,
+            "catalog_cache": prepared.status}
 
 
 def _rcc_service(opts: dict) -> dict:
     from . import fields, rcc
-    from .embed import embed
-    catalog = rcc.Catalog.load(opts["catalog"])
-    catalog.vectors(embed)          # at start-up, not during the first request
+    rcc.model()
+    catalog = _rcc_catalog(opts, True).catalog     # at start-up, not in the first request
     taxonomy = fields.read_taxonomy(opts["taxonomy"]) if opts.get("taxonomy") else None
 
     def cite(body):
@@ -443,6 +449,13 @@ MATERIAL_API = {
 }
 
 
+RCC_CACHE_OPTIONS = (
+    Opt("cache_dir", "folder of prepared catalogs (default: $SHAREVAL_CACHE_DIR, else "
+                     "$XDG_CACHE_HOME/shareval or ~/.cache/shareval)"),
+    Opt("no_cache", "prepare the catalog afresh and store nothing", bool),
+)
+
+
 SYSTEMS: dict[str, System] = {s.name: s for s in (
     System("rcc", "Rich Context: dataset citations and mentions (+ fields and methods with a "
                   "taxonomy)", ("rcc-citations", "rcc-mentions", "rcc-fields-methods"),
@@ -458,9 +471,11 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                             "model's; 0 keeps every candidate form)", float),
                         Opt("no_embeddings", "skip the embedding-similarity feature", bool),
                         Opt("workers", "processes (default 1; one per core is fastest)", int,
-                            default=1)),
+                            default=1),
+                        *RCC_CACHE_OPTIONS),
            serve_options=(Opt("catalog", "dataset catalog JSON", required=True),
-                          Opt("taxonomy", "fields/methods taxonomy JSON")),
+                          Opt("taxonomy", "fields/methods taxonomy JSON"),
+                          *RCC_CACHE_OPTIONS),
            api=RCC_API),
     System("svident", "SV-Ident: variable detection and zero-shot disambiguation",
            ("svident-detection", "svident-disambiguation"),
