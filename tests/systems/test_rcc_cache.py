@@ -110,12 +110,20 @@ def _short_vectors(path, arrays):
     arrays["vectors"] = np.zeros((1, 512), np.float32)
 
 
+def _wide_spans(path, arrays):
+    arrays["title_years"] = np.zeros((len(CATALOG), 3), np.int64)
+
+
+def _narrow_vectors(path, arrays):
+    arrays["vectors"] = np.zeros((len(CATALOG), 3), np.float32)
+
+
 def _pickled(path, arrays):
     arrays["sizes"] = np.array([{"x": 1}], dtype=object)
 
 
 @pytest.mark.parametrize("damage", [_bad_key, _entry_out_of_range, _offsets, _counts,
-                                    _short_vectors, _pickled])
+                                    _short_vectors, _wide_spans, _narrow_vectors, _pickled])
 def test_a_stored_file_that_does_not_add_up_is_rebuilt(files, damage):
     cat, _, folder = files
     path = _prepare(cat, folder).path

@@ -221,11 +221,12 @@ def _catalog(arrays, key: dict) -> Catalog:
         main_titles=_nested_in(arrays, "main_titles"))
     per_entry = (cat.strings, cat.title_tokens, cat.entry_tokens, cat.years, cat.sizes,
                  cat.title_years, cat.main_titles)
-    if any(len(v) != n for v in per_entry) or not n:
+    if any(len(v) != n for v in per_entry) or not n or \
+            arrays["title_years"].shape != (n, 2) or arrays["has_title_years"].shape != (n,):
         raise CacheError("per-entry lists of different lengths")
     if "vectors" in arrays.files:
         vectors = arrays["vectors"]
-        if vectors.dtype != np.float32 or vectors.ndim != 2 or len(vectors) != n:
+        if vectors.dtype != np.float32 or vectors.shape != (n, 512):
             raise CacheError("vectors: wrong shape")
         cat._vectors = vectors
     return cat
@@ -246,7 +247,7 @@ def write(path: Path, key: dict, catalog: Catalog) -> None:
     """Store atomically (a temporary file renamed over ``path``); a folder that cannot be
     written only costs the next run the preparation again."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)   # the user's alone
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     except OSError:
         return
