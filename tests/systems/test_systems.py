@@ -254,7 +254,7 @@ def test_a_bag_of_trees_averages_the_members_log_odds():
 
 def test_shipped_model_ranks_the_cited_dataset_first(catalog):
     # a five-entry catalog without known mentions is far from the training catalog, so the
-    # absolute scores are low (docs/systems.md); the ranking is what must hold
+    # absolute scores are low (docs/systems.md, "Limits"); the ranking is what must hold
     citations, mentions = rcc.find_citations(PAPER, catalog, 5, threshold=0.0)
     found = {c["data_set_id"]: c for c in citations}
     assert citations[0]["data_set_id"] == "103" and found["103"]["publication_id"] == 5
