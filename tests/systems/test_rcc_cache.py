@@ -274,3 +274,19 @@ def test_the_shared_catalog_from_the_cache_predicts_as_a_fresh_one(shared_data, 
         text = read_document(t)
         assert rcc.find_citations(text, cached.catalog, t.stem, use_embeddings=False) == \
             rcc.find_citations(text, fresh, t.stem, use_embeddings=False)
+
+
+def test_preparing_shows_progress_and_reading_does_not(files, monkeypatch):
+    from shareval.systems import rcc_catalog
+    shown = []
+
+    def spy(items, total=None, what=""):
+        shown.append((what, total))
+        return items
+    monkeypatch.setattr(rcc_cache, "progress", spy)
+    monkeypatch.setattr(rcc_catalog, "progress", spy)
+    cat, _, folder = files
+    _prepare(cat, folder, embeddings=True)
+    assert shown == [("indexing the catalog", len(CATALOG)), ("embedding the catalog", 1)]
+    shown.clear()
+    assert _prepare(cat, folder, embeddings=True).status == "used" and shown == []
