@@ -244,6 +244,12 @@ def test_a_catalog_that_is_not_json_names_the_file(tmp_path, cli):
     (tmp_path / "pubs" / "1.txt").write_text("text")
     code, _, err = cli("run", "rcc", tmp_path / "pubs", tmp_path / "o", "--catalog", bad, "-q")
     assert code == 2 and f"{bad}:2: catalog: not JSON" in err
+    bad.write_text('{"1": 5}')
+    code, _, err = cli("run", "rcc", tmp_path / "pubs", tmp_path / "o", "--catalog", bad, "-q")
+    assert code == 2 and f"{bad}: catalog entry '1': expected a string" in err
+    bad.write_text("[]")
+    code, _, err = cli("run", "rcc", tmp_path / "pubs", tmp_path / "o", "--catalog", bad, "-q")
+    assert code == 2 and f"{bad}: the catalog has no entries" in err
 
 
 def test_serve_system_reuses_the_prepared_catalog(files, monkeypatch):

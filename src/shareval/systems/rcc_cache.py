@@ -129,7 +129,10 @@ def _build(raw: bytes, path) -> Catalog:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}:{exc.lineno}: catalog: not JSON ({exc.msg}, column "
                          f"{exc.colno})") from None
-    return Catalog.from_value(value, show_progress=True)
+    try:
+        return Catalog.from_value(value, show_progress=True)
+    except ValueError as exc:            # an entry of the wrong kind, or none at all
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def _embed(catalog: Catalog) -> None:
