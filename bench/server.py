@@ -12,7 +12,8 @@ SQLite + in-process worker. Steps, all in one run:
    the leaderboard reads exactly what scoring would have stored);
 2. ``shareval server run`` as a subprocess (waitress, 8 threads);
 3. GET the leaderboard page (HTML) and its API (JSON) ``--requests`` times
-   each, sequentially; p50/p95/max latency; the ratio to a trivial endpoint
+   each, sequentially, with scores shown and then hidden (the dataset switched
+   to ``feedback: false``); p50/p95/max latency; the ratio to a trivial endpoint
    (``/api/competitions/``) measured the same way shows the leaderboard's own cost;
 4. ``--uploads`` uploads at once, one per team, through the REST API
    (``shareval.client.submit``): errors, wall time, uploads/s, and the time
@@ -143,12 +144,18 @@ def main() -> int:
             except OSError:
                 time.sleep(0.1)
         rows = []
-        for label, path in (("trivial endpoint /api/competitions/", "/api/competitions/"),
-                            ("leaderboard page (HTML)", "/c/bench/leaderboard/dev/dev/"),
-                            ("leaderboard API (JSON)", "/api/competitions/bench/leaderboard/dev/dev/")):
+        from shareval.platform.competitions.models import Dataset
+        page, api = "/c/bench/leaderboard/dev/dev/", "/api/competitions/bench/leaderboard/dev/dev/"
+        for label, path, feedback in (
+                ("trivial endpoint /api/competitions/", "/api/competitions/", True),
+                ("leaderboard page (HTML)", page, True), ("leaderboard API (JSON)", api, True),
+                # the same board with scores hidden (feedback: false), as before a release
+                ("hidden-score page (HTML)", page, False), ("hidden-score API (JSON)", api, False)):
+            Dataset.objects.update(feedback=feedback)
             latencies(base + path, 5)                       # warm-up
             xs = latencies(base + path, a.requests)
             rows.append((label, statistics.median(xs), pct(xs, 0.95), max(xs)))
+        Dataset.objects.update(feedback=True)
         triv = rows[0][1]
         print(f"\nLatency over {a.requests} sequential requests "
               f"({a.teams} teams x {a.runs} submissions = {a.teams * a.runs} scores):")

@@ -107,8 +107,9 @@ def test_importance_estimate_is_exactly_unbiased_by_enumeration():
 
 
 def test_importance_matches_brute_force_through_the_library():
+    """Size weights: one mixture q = sum_j n_j/n U(X_j) for every target."""
     rows = draw_sample([A, B], 3, "joint", seed=4)
-    table, _ = estimate_all(_judgments(rows), "importance", bootstrap=0)
+    table, _ = estimate_all(_judgments(rows), "importance", bootstrap=0, weights="size")
     draws = [(r.item, j) for r in rows for j in r.drawn_by]
     n = {j: sum(1 for _, k in draws if k == j) for j in ("A", "B")}
     outs = {"A": A.items, "B": B.items}
@@ -152,18 +153,22 @@ def test_cli_sample_then_estimate(tmp_path, capsys):
                  "-o", str(s)]) == 0
     lines = s.read_text().splitlines()
     assert lines[0] == "# sizes: A=4,B=8"
-    rows = list(csv.DictReader(lines[1:], delimiter="\t"))
+    assert lines[1] == "# overlaps: A+B=2"                    # d1|a and d2|c
+    rows = list(csv.DictReader(lines[2:], delimiter="\t"))
     j = tmp_path / "j.jsonl"
     with open(j, "w") as f:
-        f.write(lines[0] + "\n")
+        f.write(lines[0] + "\n" + lines[1] + "\n")
         for r in rows:
             f.write(json.dumps({**r, "judge": "j1", "answer": "yes" if TRUTH[r["item"]] else "no"})
                     + "\n")
     out = tmp_path / "e.json"
-    for method in ("design", "importance"):
-        assert main(["assess", "estimate", str(j), "--method", method, "--format", "json",
-                     "-o", str(out)]) == 0
+    for method, weights in (("design", "heuristic"), ("importance", "heuristic"),
+                            ("importance", "size"), ("importance", "uniform")):
+        assert main(["assess", "estimate", str(j), "--method", method, "--weights", weights,
+                     "--format", "json", "-o", str(out)]) == 0
         res = json.loads(out.read_text())
+        assert res["conventions"].get("weights") == (weights if method == "importance"
+                                                     else None)
         assert res["breakdowns"]["precision"]["B"]["estimate"] == pytest.approx(5 / 8)
         assert res["breakdowns"]["recall"]["A"]["estimate"] == pytest.approx(0.5)
     bad = tmp_path / "bad.csv"

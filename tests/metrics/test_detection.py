@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from sklearn.metrics import roc_auc_score
 
-from shareval.metrics.detection import (aqwv, oracle_qwv, query_values, roc_auc, sweep,
-                                        per_query_counts)
+from shareval.metrics.detection import (aqwv, document_weighted_value, oracle_qwv,
+                                        query_values, roc_auc, sweep, per_query_counts)
 
 BETA = 20.0
 
@@ -192,3 +192,62 @@ def test_grid_statistics_equal_the_pair_functions(pack, chunk):
     expected_auc = roc_auc(rel, conf)
     assert (np.isnan(g.roc_auc) and np.isnan(expected_auc)) or \
         g.roc_auc == pytest.approx(expected_auc, abs=1e-12)
+
+
+def brute_adwv(n_docs, q, rel, dec, beta):
+    """Document-weighted value: one count per (query, document) pair, pooled."""
+    pairs = list(zip(q, rel, dec))
+    relevant = [p for p in pairs if p[1]]
+    if not relevant:
+        return None
+    nonrel = [p for p in pairs if not p[1]]
+    p_miss = sum(1 for p in relevant if not p[2]) / len(relevant)
+    p_fa = sum(1 for p in nonrel if p[2]) / len(nonrel) if nonrel else 0.0
+    return 1 - (p_miss + beta * p_fa)
+
+
+@settings(max_examples=400, deadline=None)
+@given(packs(), st.sampled_from([0.0, 20.0, 59.9]))
+def test_document_weighted_value_equals_brute_force(pack, beta):
+    n_q, n_docs, q, rel, dec, conf = pack
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    hits, fas = per_query_counts(q, rel, dec, n_q)
+    got = document_weighted_value(n_rel, n_total, hits, fas, beta)
+    want = brute_adwv(n_docs, q, rel, dec, beta)
+    if want is None:
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(want, abs=1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.integers(2, 6), st.data())
+def test_document_weighted_equals_query_weighted_when_queries_are_alike(n_q, n_docs, data):
+    """Equal N_relevant (> 0) in every query: pooling and averaging agree."""
+    k = data.draw(st.integers(1, n_docs - 1))
+    q = np.repeat(np.arange(n_q), n_docs)
+    rel = np.tile(np.arange(n_docs) < k, n_q)
+    dec = np.array(data.draw(st.lists(st.booleans(), min_size=q.size, max_size=q.size)))
+    n_rel, n_total = counts(n_q, n_docs, q, rel)
+    hits, fas = per_query_counts(q, rel, dec, n_q)
+    adwv = document_weighted_value(n_rel, n_total, hits, fas, BETA)
+    assert adwv == pytest.approx(aqwv(q, rel, dec, n_rel, n_total, BETA, "primary"), abs=1e-9)
+    assert adwv == pytest.approx(aqwv(q, rel, dec, n_rel, n_total, BETA, "all"), abs=1e-9)
+
+
+def test_document_weighted_worked_example():
+    """Query 1: 1 relevant of 10 docs, found, no false alarm (QV 1); query 2:
+    9 relevant of 10, none found (QV 0). Query-weighted: 0.5. Document-weighted:
+    P_miss = 9/10 pooled, P_FA = 0: 0.1 -- the big query dominates."""
+    n_rel, n_total = np.array([1, 9]), np.array([10, 10])
+    hits, fas = np.array([1, 0]), np.array([0, 0])
+    assert document_weighted_value(n_rel, n_total, hits, fas, BETA) == pytest.approx(0.1)
+    # one false alarm in query 2 (its only non-relevant document): pooled P_FA = 1/10
+    assert document_weighted_value(n_rel, n_total, hits, np.array([0, 1]), BETA) == \
+        pytest.approx(1 - (0.9 + BETA / 10))
+    # fractional E2E credit and no relevant pair at all
+    assert document_weighted_value([2], [4], [0.5], [1 / 3], BETA) == \
+        pytest.approx(1 - (0.75 + BETA * (1 / 3) / 2))
+    assert np.isnan(document_weighted_value([0, 0], [3, 3], [0, 0], [1, 0], BETA))
+    with pytest.raises(ValueError, match="same length"):
+        document_weighted_value([1], [3, 3], [0], [0], BETA)

@@ -104,3 +104,106 @@ def test_reload_with_new_reference_lets_rescoring_keep_both_versions(world, tmp_
     assert [s.current for s in scores] == [False, True]
     assert scores[0].result["metrics"]["accuracy"] == pytest.approx(0.7)
     assert scores[1].result["metrics"]["accuracy"] == pytest.approx(0.65)
+
+
+def _edit(root, change):
+    b = yaml.safe_load((root / "bundle.yaml").read_text())
+    change(b)
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
+    return root
+
+
+@pytest.mark.parametrize("where,bad", [
+    (lambda b: b["phases"][0]["datasets"][0], "../../../../canary"),
+    (lambda b: b["phases"][0]["datasets"][0], ".."),
+    (lambda b: b["phases"][1], "../eval"),
+    (lambda b: b["tasks"][0], "Labels"),
+    (lambda b: b, "-tiny"),
+    (lambda b: b, "a" * 51),
+])
+def test_every_slug_is_validated_and_nothing_is_written_outside_home(db, tmp_path, where, bad):
+    from django.conf import settings
+    root = make_bundle(tmp_path / "b")
+
+    def change(b):
+        where(b)["slug"] = bad
+        for ph in b["phases"]:
+            for d in ph["datasets"]:
+                if bad == "Labels":
+                    d["task"] = bad
+    _edit(root, change)
+    with pytest.raises(InvalidInput) as e:
+        load_bundle(root)
+    assert ".slug" in e.value.render() and "is not a slug" in e.value.render()
+    assert all(p.line for p in e.value.problems)
+    # where ../../../../canary from PRIVATE_DIR/tiny/dev/ or PUBLIC_DIR/tiny/dev/ would land
+    assert not (settings.HOME.parent / "canary").exists()
+    assert not (settings.HOME / "canary").exists()
+    assert not Competition.objects.exists()
+
+
+def test_a_staff_user_cannot_take_over_anothers_competition(world, tmp_path, client):
+    from django.contrib.auth import get_user_model
+    comp, org = world["comp"], world["org"]
+    ref = world["ds"]["dev"].reference_file
+    ref_before = ref.read_bytes()
+    mallory = get_user_model().objects.create_user("mallory", password="m-pass-123",
+                                                   is_staff=True)
+    root = make_bundle(tmp_path / "evil", slug=comp.slug, baseline=False)
+    (root / "gold-dev.tsv").write_text(run_with_accuracy(0))      # a different reference
+    _edit(root, lambda b: b.update(title="Taken", organizers=["mallory"]))
+    with pytest.raises(InvalidInput) as e:
+        load_bundle(root, mallory)
+    assert "not one of its organizers" in e.value.render()
+    # through the organizer page too
+    archive = tmp_path / "evil.tgz"
+    with tarfile.open(archive, "w:gz") as t:
+        t.add(root, arcname="evil")
+    client.force_login(mallory)
+    with open(archive, "rb") as fh:
+        r = client.post("/organize/new/", {"bundle": fh})
+    assert r.status_code == 200 and b"not one of its organizers" in r.content
+    comp.refresh_from_db()
+    assert comp.title != "Taken" and list(comp.organizers.all()) == [org]
+    assert ref.read_bytes() == ref_before
+    assert client.get(f"/c/{comp.slug}/organize/").status_code == 404
+    # its organizer (and the operator's command line, organizer=None) may still update it
+    load_bundle(_edit(root, lambda b: b.update(organizers=[])), org)
+    comp.refresh_from_db()
+    assert comp.title == "Taken" and list(comp.organizers.all()) == [org]
+
+
+def test_a_symlink_in_home_cannot_make_the_loader_write_or_delete_outside(db, tmp_path):
+    from django.conf import settings
+
+    from shareval.platform.competitions.bundle import inside
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("precious")
+    private = settings.PRIVATE_DIR
+    private.mkdir(parents=True, exist_ok=True)
+    (private / "linked").symlink_to(victim, target_is_directory=True)
+    try:
+        with pytest.raises(InvalidInput) as e:
+            load_bundle(make_bundle(tmp_path / "b", slug="linked", baseline=False))
+        assert "leaves its folder" in e.value.render()
+        assert (victim / "keep.txt").read_text() == "precious"
+        assert [p.name for p in victim.iterdir()] == ["keep.txt"]
+    finally:
+        (private / "linked").unlink()
+    assert not Competition.objects.exists()
+    for rel in ("..", ".", "../x", "a/../../x", "/etc/passwd"):
+        with pytest.raises(InvalidInput):
+            inside(private, rel)
+    assert inside(private, "a/b.tsv") == private.resolve() / "a" / "b.tsv"
+
+
+def test_team_approval_is_read_from_the_bundle(db, tmp_path):
+    root = make_bundle(tmp_path / "b", baseline=False)
+    comp, _ = load_bundle(root)
+    assert comp.team_approval is False
+    comp, _ = load_bundle(_edit(root, lambda b: b.update(team_approval=True)))
+    assert comp.team_approval is True
+    with pytest.raises(InvalidInput) as e:
+        read_bundle(_edit(root, lambda b: b.update(team_approval="yes")))
+    assert "bundle.team_approval" in e.value.render()

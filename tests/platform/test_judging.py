@@ -137,6 +137,12 @@ def test_adjudication_audit_trail_and_exports(judged):
     j = read_judgments(p, problems)
     assert not problems.items
     table, _ = estimate_all(j, bootstrap=0)
+    # the export carries sizes and overlaps, so the importance estimator's default
+    # (heuristic) weights work on it too
+    assert j.overlaps == {tuple(sorted(k.split("+"))): v
+                          for k, v in camp.config["overlaps"].items()}
+    imp, _ = estimate_all(j, "importance", bootstrap=0)
+    assert all(np.isfinite(imp[t]["precision"]) for t in ("Team A", "Team B"))
     res = results.team_results(camp)
     for team in ("Team A", "Team B"):
         assert res[team]["estimate"] == pytest.approx(table[team]["precision"])
@@ -244,3 +250,129 @@ def test_summary_relevance_exports_e2e_judgments(judged, tmp_path):
                      ("query1", "doc2"): [True, False]}
     res = results.team_results(camp)["Team A"]
     assert res["estimate"] == pytest.approx(4 / 6) and res["n"] == 3
+
+
+def _ctx(html: str) -> dict:
+    import re
+    m = re.search(r'<script id="ctx" type="application/json">(.*?)</script>', html, re.S)
+    return json.loads(m.group(1))
+
+
+@pytest.mark.parametrize("action", ["create", "join"])
+def test_a_judge_who_creates_or_joins_a_team_loses_judge_access(judged, client, action):
+    camp, j0 = judged["camp"], judged["judges"][0]
+    client.force_login(j0)
+    assert client.get(f"/judging/{camp.pk}/").status_code == 200
+    a = Assignment.objects.get(item__campaign=camp, judge=j0)
+    assert f'id="campaign-{camp.pk}"' in client.get("/judging/").content.decode()
+    name = "Judges United" if action == "create" else "Team A"     # join: a pending request
+    r = client.post(f"/c/{judged['comp'].slug}/team/", {"action": action, "name": name})
+    assert r.status_code == 302
+    assert client.get(f"/judging/{camp.pk}/").status_code == 404
+    r = client.post(f"/judging/{camp.pk}/", {"assignment": a.pk, "answer": json.dumps(
+        _truthful(a.item)), "started": "0"})
+    assert r.status_code == 404
+    assert f'id="campaign-{camp.pk}"' not in client.get("/judging/").content.decode()
+    assert not camp.judges.filter(pk=j0.pk).exists()
+    assert Assignment.objects.get(pk=a.pk).status == Assignment.EXPIRED    # back to the pool
+    assert service.next_assignment(camp, judged["judges"][1]).item_id == a.item_id
+
+
+def test_judge_eligibility_is_checked_on_every_request(judged, client):
+    from shareval.platform.competitions.models import Membership
+    camp, j1 = judged["camp"], judged["judges"][1]
+    client.force_login(j1)
+    assert client.get(f"/judging/{camp.pk}/").status_code == 200
+    # a membership written without signals (bulk, raw SQL, an older release's data)
+    Membership.objects.bulk_create([Membership(team=judged["teams"]["Team B"], user=j1,
+                                               status=Membership.APPROVED)])
+    assert camp.judges.filter(pk=j1.pk).exists()
+    assert client.get(f"/judging/{camp.pk}/").status_code == 404
+    assert not service.may_judge(camp, j1) and service.may_judge(camp, judged["judges"][2])
+
+
+def test_membership_in_another_competition_or_a_baseline_team_keeps_access(judged, client):
+    from shareval.platform.competitions.models import Membership, Team
+    camp, j2 = judged["camp"], judged["judges"][2]
+    baseline = Team.objects.get(competition=judged["comp"], is_baseline=True)
+    Membership.objects.create(team=baseline, user=j2, status=Membership.APPROVED)
+    assert camp.judges.filter(pk=j2.pk).exists() and service.may_judge(camp, j2)
+
+
+@pytest.mark.parametrize("design", [Campaign.CHAIN, Campaign.SIDE_BY_SIDE])
+def test_the_judging_page_sends_only_the_item_being_judged(world, client, design):
+    w = world
+    runs = [subs.submit(w["users"]["alice"], w["teams"]["Team A"], w["ds"]["eval"],
+                        Upload("a.tsv", run_with_accuracy(15))),
+            subs.submit(w["users"]["bob"], w["teams"]["Team B"], w["ds"]["eval"],
+                        Upload("b.tsv", run_with_accuracy(9)))]
+    queue.drain()
+    judge = get_user_model().objects.create_user("j", password="x-pass-123")
+    camp = Campaign.objects.create(dataset=w["ds"]["eval"], slug="blind", title="Blind",
+                                   design=design, judges_per_item=1, config=CHAINS)
+    camp.judges.set([judge])
+    build.build_from_runs(camp, n=4, seed=3)
+    client.force_login(judge)
+    html = client.get(f"/judging/{camp.pk}/").content.decode()
+    a = Assignment.objects.get(item__campaign=camp, judge=judge)
+    from shareval.platform.judging.views import judge_context
+    assert _ctx(html) == json.loads(json.dumps(judge_context(camp, a.item)))
+    assert set(_ctx(html)) <= {"text", "doc", "doc_url", "systems", "chain"}
+    for s in runs:                                   # no run file, no team name
+        text = s.path.read_text()
+        assert text not in html and s.team.name not in html and s.original_name not in html
+        lines = [ln.replace("\t", " ") for ln in text.splitlines()[1:]]
+        shown = [ln for ln in lines if ln in html]
+        assert len(shown) <= 1, shown                # at most this item's own line
+    for other in camp.items.exclude(pk=a.item_id):
+        assert f"Publication {other.doc}" not in html and \
+            json.dumps(other.payload.get("text")) not in html
+
+
+def test_runs_that_are_not_one_item_per_line_cannot_fill_a_campaign(tmp_path):
+    doc = tmp_path / "run.json"
+    doc.write_text(json.dumps({f"u{i}": i % 2 for i in range(50)}))
+    with pytest.raises(ValueError, match="items file"):
+        build.run_units("svident-detection", doc)
+    long = tmp_path / "run.tsv"
+    long.write_text("i01\t" + "x" * 600 + "\n")
+    with pytest.raises(ValueError, match="at most 500"):
+        build.run_units("classification", long)
+    ok = tmp_path / "ok.tsv"
+    ok.write_text("item\tlabel\ni01\tpos\n")
+    assert build.run_units("classification", ok)["i01|pos"] == ("i01", "i01 pos")
+
+
+def test_judgments_csv_escapes_formulas_and_assess_estimate_reads_the_names_back(
+        world, tmp_path):
+    import csv
+    import io
+
+    from shareval.platform.competitions.models import Membership, Team
+    w = world
+    evil = '=HYPERLINK("http://evil.example")'      # no comma: the format splits on them
+    team = Team.objects.create(competition=w["comp"], name=evil, lead=w["users"]["dave"])
+    Membership.objects.create(team=team, user=w["users"]["dave"], status=Membership.APPROVED)
+    subs.submit(w["users"]["dave"], team, w["ds"]["dev"], Upload("e.tsv", run_with_accuracy(11)))
+    queue.drain()
+    judge = get_user_model().objects.create_user("j", password="x-pass-123")
+    camp = Campaign.objects.create(dataset=w["ds"]["dev"], slug="c", title="C",
+                                   design=Campaign.CHAIN, judges_per_item=1, config=CHAINS)
+    camp.judges.set([judge])
+    build.build_from_runs(camp, n=20, seed=0)
+    while (a := service.next_assignment(camp, judge)) is not None:
+        assert service.submit(a, {"answers": {"relation": "no"}})
+    text = results.estimate_csv(camp)
+    sizes_line, body = text.split("\n", 1)
+    assert not any(part.startswith("=") for part in sizes_line.split(","))
+    cells = [c for row in csv.reader(io.StringIO(body)) for c in row]
+    assert any(evil in c for c in cells)
+    assert not any(c.startswith(("=", "+", "@", "-")) for c in cells)
+    p = tmp_path / "judgments.csv"
+    p.write_text(text)
+    problems = Problems()
+    j = read_judgments(p, problems)
+    assert not problems.items
+    assert j.sizes[evil] == camp.config["sizes"][evil]
+    assert any(evil in r.submissions for r in j.records)
+    assert evil in results.team_results(camp)

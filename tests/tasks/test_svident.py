@@ -1,4 +1,6 @@
-"""SV-Ident: per-document sklearn F1-macro, Eq. 3 averaging, strict uuids, real data."""
+"""SV-Ident: per-unit sklearn F1-macro, Eq. 3 averaging, strict uuids, real data.
+
+Parity with the official scripts' rules is in test_svident_official.py."""
 import csv
 import json
 import random
@@ -86,6 +88,18 @@ def test_trec_run_submission(tmp_path):
         f"{bad}:2: uuid: 1 uuid is not in the reference: 'zz'"]
 
 
+def test_disambiguation_keeps_sentences_without_variables_out_unlike_trec(tmp_path):
+    """SV-Ident's official Task 2 scoring evaluates only sentences with a relevant
+    variable; trec's default (trec_eval -c: every judged query counts 0) must not leak in."""
+    rows = [["s", "1", "a", "R", "d1", "u1", "en"], ["s", "1", "unk", "R", "d1", "u2", "en"],
+            ["s", "0", "", "R", "d1", "u3", "en"]]
+    ref = reference(tmp_path, rows)
+    run = write(tmp_path / "run.txt", "u1 Q0 a 1 2.0 sys\nu2 Q0 b 1 2.0 sys\nu3 Q0 c 1 1.0 sys\n")
+    r = get("svident-disambiguation").score(ref, run)
+    assert r.metrics["map@10"] == 1.0 and r.counts["sentences_evaluated"] == 1
+    assert "exclude_empty" not in r.conventions and "queries" in r.conventions
+
+
 # ---------------------------------------------------------------------------- real data
 
 def read_rows(path):
@@ -100,14 +114,15 @@ def test_real_train_gold_against_itself_and_perturbed(shared_data, tmp_path):
     sub = write(tmp_path / "gold.json", json.dumps(gold))
     r = get("svident-detection").score(ref, sub)
     assert r.metrics == {"f1_macro": 1.0, "precision_macro": 1.0, "recall_macro": 1.0}
-    assert r.counts == {"sentences": 3823, "documents": 30, "languages": 2}
+    # documents 12715 and 39802 have sentences in German and English: two units each
+    assert r.counts == {"sentences": 3823, "documents": 30, "units": 32, "languages": 2}
     rng = random.Random(0)
     pred = {u: (1 - y if rng.random() < 0.2 else y) for u, y in gold.items()}
     r = get("svident-detection").score(ref, write(tmp_path / "p.json", json.dumps(pred)))
     docs, langs = defaultdict(list), {}
     for row in rows:
-        docs[row["doc_id"]].append(row["uuid"])
-        langs[row["doc_id"]] = row["lang"]
+        docs[row["doc_id"], row["lang"]].append(row["uuid"])
+        langs[row["doc_id"], row["lang"]] = row["lang"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         per_doc = {d: f1_score([gold[u] for u in us], [pred[u] for u in us], average="macro")
@@ -127,7 +142,7 @@ def test_real_trial_disambiguation_equals_pytrec_eval(shared_data, tmp_path):
     rng = random.Random(1)
     qrels, run = {}, {}
     for r in rows:
-        gold = [v[:-4] for v in r["variable"].split(",") if v.endswith("-Yes")]
+        gold = [v[:-4] for v in r["variable"].split(",") if v.lower().endswith("-yes")]
         if gold:
             qrels[r["uuid"]] = {v: 1 for v in gold}
             run[r["uuid"]] = {v: rng.random() for v in rng.sample(vocab, 30) + gold[:2]}

@@ -42,15 +42,22 @@ ESTIMATE_CONVENTIONS = {
                           "for equal weights); normal_: the linearized variance "
                           "(with-replacement approximation); boot_: percentile bootstrap "
                           "over items",
-    "precision (importance)": "Chaganty et al. 2017: mean(p_i/q * y) over all draws, q the "
-                              "mixture of the submissions' uniform distributions weighted by "
-                              "their draw counts; interval from within-stratum variances",
+    "precision (importance)": "Chaganty et al. 2017: sum_j w_ij mean_j(p_i/q_i * y) over the "
+                              "draws of each submission j, q_i = sum_j w_ij p_j the mixture of "
+                              "the submissions' uniform distributions; w_ij per 'weights' "
+                              "(see 'weightings'); "
+                              "normal interval from sum_j w_ij^2 s_j^2 / n_j",
+    "weightings": "heuristic (default; the paper's and its authors' choice): w_ij ~ n_j "
+                  "sum_x p_i(x) p_j(x) = n_j |X_i & X_j| / (|X_i| |X_j|), from the "
+                  "'# overlaps:' line; size: w_ij ~ n_j; uniform: w_ij ~ 1 for each "
+                  "submission with draws; rows sum to 1",
     "entity_precision": "P_e = P^r P^s P^o, the product of the relation, subject and object "
                         "questions' precisions (spec 002); percentile bootstrap interval",
     "recall": "share of the true items of the exhaustively annotated documents that the "
               "submission output; Wilson interval; _boot_: bootstrap over documents",
-    "recall_importance": "pool recall x the submission's importance-weighted share of the "
-                         "correct pool (Chaganty et al.); point estimate",
+    "recall_importance": "pool recall x |X_i| P_i / (correct items of the pool), the pool "
+                         "total estimated with weights ~ n_j (uniform: equal) so that every "
+                         "drawn output counts (Chaganty et al.); point estimate",
     "f1": "2PR/(P+R); interval: bootstrap of items and documents together",
     "several judges": "an item's value is the mean of its judges' answers (a 1-1 tie is 0.5); "
                       "with question chains a judge's answer is yes only if every question "
@@ -63,13 +70,14 @@ def sample_command(args, console) -> int:
     import sys
 
     from .outputs import parse_columns, read_outputs
-    from .sample import draw_sample, sizes_comment, write_sample
+    from .sample import draw_sample, overlaps_comment, sizes_comment, write_sample
     outs = read_outputs(args.outputs, parse_columns(args.key), args.doc_column)
     try:
         rows = draw_sample(outs, args.n, args.design, args.docs, args.seed)
     except ValueError as e:
         raise InvalidInput([Problem("<arguments>", None, "assess sample", str(e))]) from None
-    write_sample(rows, args.output, sys.stdout, sizes=sizes_comment(outs))
+    write_sample(rows, args.output, sys.stdout,
+                 sizes=sizes_comment(outs) + "\n" + overlaps_comment(outs))
     if args.output:
         p = sum(r.drawn_for == "precision" for r in rows)
         console.print(f"{args.output}: {p} precision rows, {len(rows) - p} recall rows "
@@ -85,12 +93,15 @@ def estimate_result(args) -> Result:
     j = read_judgments(args.judgments, problems)
     problems.raise_if_any()
     try:
-        table, warnings = estimate_all(j, args.method, args.confidence, args.bootstrap, args.seed)
+        table, warnings = estimate_all(j, args.method, args.confidence, args.bootstrap, args.seed,
+                                       args.weights)
     except ValueError as e:
         raise InvalidInput([Problem(str(args.judgments), None, "estimate", str(e))]) from None
     conv = dict(ESTIMATE_CONVENTIONS)
     conv.update({"confidence": args.confidence, "bootstrap": args.bootstrap, "seed": args.seed,
                  "method": args.method})
+    if args.method == "importance":
+        conv["weights"] = args.weights
     return Result("assess-estimate", f"assess-estimate/1 (shareval {__version__})", conv,
                   {"submissions": float(len(table)), "judgments": float(len(j.records))},
                   breakdowns=split_table(table),
@@ -127,22 +138,34 @@ def split_table(table: dict[str, dict]) -> dict[str, dict[str, dict]]:
 
 def simulate_result(args) -> Result:
     from .simulate import make_world, run_simulations
-    world = make_world(args.seed, docs=args.world_docs, systems=args.systems)
+    try:
+        world = make_world(args.seed, docs=args.world_docs, systems=args.systems,
+                           coverage=args.coverage)
+    except ValueError as e:
+        raise InvalidInput([Problem("<arguments>", None, "assess simulate", str(e))]) from None
     res = run_simulations(world, args.sims, args.n, args.docs, args.seed + 1)
     table = {f"{k[0]} {k[1]}": {"bias": v.bias, "worst |bias|/SE": v.worst_bias_se,
                                 "coverage": v.coverage, "median width": v.median_width}
              for k, v in res.items()}
-    ratio = res[("joint", "precision")].median_width / res[("uniform", "precision")].median_width
-    iratio = (res[("joint/importance", "precision")].median_width
-              / res[("uniform", "precision")].median_width)
+    base = res[("uniform", "precision")].median_width
+    widths = {f"{k[0]}/uniform precision width": v.median_width / base
+              for k, v in res.items() if k[1] == "precision" and k[0] != "uniform"}
+    imp = {k[0].split("-")[-1]: v.median_width for k, v in res.items()
+           if k[1] == "precision" and k[0].startswith("joint/importance-")}
     return Result("assess-simulate", f"assess-simulate/1 (shareval {__version__})",
                   {"world": "synthetic documents with true/false candidates; systems with "
-                            "recall 0.35..0.75 sharing item difficulty (overlapping outputs)",
+                            "recall 0.35..0.75 sharing item difficulty (overlapping outputs); "
+                            "coverage < 1: each system outputs only from its own band of that "
+                            "share of the documents",
+                   "draws": "system s of S draws n (0.5 + s/(S-1)) items (mean n)",
                    "truth": "precision and recall computed on the full synthetic world",
                    "bias": "mean over simulations and systems of estimate - truth",
-                   "coverage": "share of 95% intervals that hold the truth"},
-                  {"joint/uniform precision width": ratio,
-                   "importance/uniform precision width": iratio},
+                   "coverage": "share of 95% intervals that hold the truth",
+                   "importance-W": "Chaganty et al.'s estimator with mixture weights W "
+                                   "(heuristic, size, uniform; assess estimate --weights)"},
+                  widths,
                   breakdowns={"estimators": table},
-                  counts={"simulations": args.sims, "systems": args.systems,
+                  counts={"narrowest importance weighting": min(imp, key=imp.get),
+                          "coverage": args.coverage, "simulations": args.sims,
+                          "systems": args.systems,
                           "draws per system": args.n, "recall documents": args.docs})

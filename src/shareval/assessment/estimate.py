@@ -5,10 +5,12 @@ Two estimators of precision, both unbiased under their design:
 * ``design`` (default): the Hajek ratio sum(y / pi) / sum(1 / pi) over the
   judged items the submission contains, pi being each item's inclusion
   probability (``assess sample``: uniform or joint design).
-* ``importance``: Chaganty et al. (2017): every draw from every
-  submission's output is a draw from the mixture q = sum_j n_j/n U(X_j);
-  P_i = mean(p_i / q * y) with p_i = 1/|X_i| on X_i. Needs the drawn_by
-  column and output sizes.
+* ``importance``: Chaganty et al. (2017): the draws from each submission j
+  (n_j of them, from p_j uniform on X_j) are pooled through a mixture
+  q_i = sum_j w_ij p_j per target i; P_i = sum_j w_ij mean_j(p_i / q_i * y).
+  ``weights`` picks w_ij (metrics.estimation.importance_weights):
+  ``heuristic`` (default, the paper's), ``size`` (n_j / n) or ``uniform``.
+  Needs the drawn_by column, output sizes and, for ``heuristic``, overlaps.
 
 Entity-level precision is P_e = P^r P^s P^o (spec 002): the product of the
 precisions of the ``relation``, ``subject`` and ``object`` questions.
@@ -16,7 +18,9 @@ Recall is the share of the true items of the exhaustively annotated
 documents (``drawn_for = recall``: pool items judged, plus items annotators
 added) that the submission output (spec 002, R_m). With ``importance``,
 recall is also given as pool recall times the submission's importance-
-weighted share of the correct pool (Chaganty et al.).
+weighted share of the correct pool (Chaganty et al.): |X_i| P_i over the
+pool's correct total, estimated with weights ~ n_j (what the heuristic gives
+for a target uniform on the pool; ``uniform`` keeps equal weights).
 """
 from __future__ import annotations
 
@@ -24,8 +28,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..metrics.estimation import (effective_size, mixture_importance, percentile_interval,
-                                  weighted_proportion, wilson_interval)
+from ..metrics.estimation import (WEIGHTINGS, effective_size, importance_weights,
+                                  mixture_importance, percentile_interval, weighted_proportion,
+                                  wilson_interval)
 from .judgments import Judgments
 
 ENTITY_QUESTIONS = ("relation", "subject", "object")
@@ -85,10 +90,16 @@ def _hajek(y, w):
 
 
 def estimate_all(j: Judgments, method: str = "design", confidence: float = 0.95,
-                 bootstrap: int = 1000, seed: int = 0) -> tuple[dict[str, dict], list[str]]:
-    """Per submission: metrics with intervals. Returns (table, warnings)."""
+                 bootstrap: int = 1000, seed: int = 0, weights: str = "heuristic"
+                 ) -> tuple[dict[str, dict], list[str]]:
+    """Per submission: metrics with intervals. Returns (table, warnings).
+
+    ``weights`` chooses the importance estimator's mixture weights (unused by
+    ``design``)."""
     if method not in ("design", "importance"):
         raise ValueError("method must be 'design' or 'importance'")
+    if weights not in WEIGHTINGS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}")
     rng = np.random.default_rng(seed)
     units = units_of(j)
     prec = [u for u in units if u.drawn_for == "precision"]
@@ -110,7 +121,7 @@ def estimate_all(j: Judgments, method: str = "design", confidence: float = 0.95,
     if rec:
         in_pool = np.array([bool(u.submissions) for u in rec], dtype=float)
         pool_recall = float(np.sum(rt * in_pool) / np.sum(rt)) if rt.sum() else float("nan")
-    imp = _importance_setup(prec, j.sizes, warnings) if method == "importance" else None
+    imp = _importance_setup(prec, j, weights) if method == "importance" else None
 
     for s in names:
         row: dict = {}
@@ -192,34 +203,73 @@ def _wilson_frac(p: float, n: float, confidence: float) -> tuple[float, float]:
 @dataclass
 class _Importance:
     y: np.ndarray              # value of each draw
-    stratum: np.ndarray        # index of the submission whose draw it was
-    q: np.ndarray              # mixture probability of the drawn item
-    member: dict[str, np.ndarray]
-    sizes: dict[str, int]
-    counts: dict[str, int]
+    stratum: np.ndarray        # index (into names) of the submission whose draw it was
+    member: np.ndarray         # draws x names: is the drawn item in that output
+    names: list[str]
+    sizes: np.ndarray          # |X_j| per name
+    counts: np.ndarray         # draws n_j per name
+    w: np.ndarray              # names x names: w_ij
+    pool_w: np.ndarray         # per name: the weights estimating the correct pool
 
 
-def _importance_setup(prec: list[Unit], sizes: dict[str, int], warnings: list[str]):
-    draws = [(u, j) for u in prec for j in u.drawn_by]
+def _shared(names: list[str], sizes: np.ndarray, j: Judgments, weights: str) -> np.ndarray:
+    """|X_a & X_b| from the overlaps line (the diagonal is |X_a|)."""
+    m = len(names)
+    shared = np.diag(sizes.astype(float))
+    if weights != "heuristic" or m < 2:
+        return shared
+    if j.overlaps is None:
+        raise ValueError("heuristic weights need how many items each pair of outputs shares: "
+                         "a '# overlaps: A+B=COUNT,...' line (assess sample writes it); or "
+                         "choose --weights size")
+    for a in range(m):
+        for b in range(a + 1, m):
+            shared[a, b] = shared[b, a] = j.overlaps.get(tuple(sorted((names[a], names[b]))), 0)
+    return shared
+
+
+def _importance_setup(prec: list[Unit], j: Judgments, weights: str):
+    draws = [(u, d) for u in prec for d in u.drawn_by]
     if prec and not draws:
         raise ValueError("the importance estimator needs the drawn_by column (assess sample "
                          "writes it)")
-    strata = sorted({j for _, j in draws})
-    missing = [j for j in strata if j not in sizes] + \
+    sizes = j.sizes
+    missing = [d for _, d in draws if d not in sizes] + \
         [s for u in prec for s in u.submissions if s not in sizes]
     if missing:
         raise ValueError(f"output sizes missing for {sorted(set(missing))}: add a "
                          f"'# sizes: NAME=COUNT,...' line (assess sample writes it)")
-    n = len(draws)
-    counts = {j: sum(1 for _, k in draws if k == j) for j in strata}
-    q = np.array([sum(counts[k] / n / sizes[k] for k in u.submissions if k in counts)
-                  for u, _ in draws])
+    names = sorted(sizes)
+    idx = {s: i for i, s in enumerate(names)}
+    size = np.array([sizes[s] for s in names], dtype=float)
+    if np.any(size <= 0):
+        raise ValueError("every output size on the sizes line must be positive")
+    member = np.array([[s in u.submissions for s in names] for u, _ in draws],
+                      dtype=float).reshape(len(draws), len(names))
+    shared = _shared(names, size, j, weights if draws else "size")
+    # items judged in both outputs are a lower bound on what they share
+    units = {u.item: u for u, _ in draws}
+    both = np.zeros_like(shared)
+    for u in units.values():
+        k = [idx[s] for s in u.submissions]
+        both[np.ix_(k, k)] += 1
+    over = np.argwhere(both > shared)
+    for a, b in over:
+        if a == b:
+            raise ValueError(f"the sizes line says {names[a]} has {int(size[a])} items, but "
+                             f"{int(both[a, a])} judged items are in it")
+    if weights == "heuristic" and over.size:
+        a, b = over[0]
+        raise ValueError(f"the overlaps line says {names[a]} and {names[b]} share "
+                         f"{int(shared[a, b])} items, but {int(both[a, b])} judged items are in "
+                         f"both")
+    stratum = np.array([idx[d] for _, d in draws], dtype=int)
+    counts = np.bincount(stratum, minlength=len(names)).astype(float)
+    w = importance_weights(shared, size, counts, weights)
+    pool = (counts > 0).astype(float) if weights == "uniform" else counts
+    pool_w = pool / pool.sum() if pool.sum() else pool
     y = np.array([u.correct() for u, _ in draws])
-    sidx = {j: i for i, j in enumerate(strata)}
-    stratum = np.array([sidx[j] for _, j in draws])
-    member = {s: np.array([s in u.submissions for u, _ in draws], dtype=float)
-              for s in sizes}
-    return _Importance(y, stratum, q, member, sizes, counts)
+    return _Importance(y, stratum, member, names, size, counts, w, pool_w)
 
 
 def _strata_bootstrap(stratum: np.ndarray, rng, b: int) -> np.ndarray:
@@ -231,27 +281,49 @@ def _strata_bootstrap(stratum: np.ndarray, rng, b: int) -> np.ndarray:
     return np.concatenate(cols, axis=1)
 
 
+def _per_draw(imp: _Importance, w_row: np.ndarray, target: np.ndarray):
+    """(g, c): g = p_i / q_i * y on draws of weighted strata (0 elsewhere) and
+    c = w_ij / n_j, so that the estimate is sum(c * g)."""
+    q = imp.member @ (w_row / imp.sizes)
+    on = w_row[imp.stratum] > 0
+    g = np.zeros_like(imp.y)
+    g[on] = target[on] / q[on] * imp.y[on]
+    c = w_row[imp.stratum] / imp.counts[imp.stratum]
+    return g, c
+
+
 def _importance_precision(imp: _Importance, s, rng, bootstrap, confidence, warnings):
-    if imp is None or imp.y.size == 0 or s not in imp.member:
+    if imp is None or imp.y.size == 0 or s not in imp.names:
         return float("nan"), float("nan"), float("nan"), None
-    if imp.counts.get(s, 0) == 0:
+    i = imp.names.index(s)
+    if imp.counts[i] == 0:
         warnings.append(f"{s}: no draws of its own; items only it output are never seen, so "
                         f"its importance estimate is biased (draw from it: assess sample)")
-    target = imp.member[s] / imp.sizes[s]
-    est, lo, hi, _ = mixture_importance(imp.y, target, imp.q, imp.stratum, confidence)
+    w_row = imp.w[i]
+    if np.any(np.isnan(w_row)):
+        return float("nan"), float("nan"), float("nan"), None
+    target = imp.member[:, i] / imp.sizes[i]
+    q = imp.member @ (w_row / imp.sizes)
+    est, lo, hi, _ = mixture_importance(imp.y, target, np.where(q > 0, q, 1.0), imp.stratum,
+                                        confidence, dict(enumerate(w_row)))
     boot = None
     if bootstrap:
+        g, c = _per_draw(imp, w_row, target)
         idx = _strata_bootstrap(imp.stratum, rng, bootstrap)
-        boot = np.mean((target / imp.q * imp.y)[idx], axis=1)
+        boot = np.sum((c * g)[idx], axis=1)
     return est, lo, hi, boot
 
 
 def _importance_recall(imp: _Importance, s, pool_recall: float, row: dict, confidence) -> None:
-    """Pool recall x (correct items of s) / (correct items of the pool), both sums
-    estimated as mean(f / q) over the mixture draws."""
-    if imp is None or imp.y.size == 0 or s not in imp.member:
+    """Pool recall x (correct items of s) / (correct items of the pool): the
+    numerator is |X_s| P_s, the denominator sum_j w_j mean_j(y / q) with the
+    pool weights (q = sum_j w_j p_j covers every drawn output)."""
+    if imp is None or imp.y.size == 0 or s not in imp.names:
         return
-    pool = np.mean(imp.y / imp.q)
-    mine = np.mean(imp.member[s] * imp.y / imp.q)
+    i = imp.names.index(s)
+    prec = row.get("precision", float("nan"))
+    g, c = _per_draw(imp, imp.pool_w, np.ones_like(imp.y))
+    pool = float(np.sum(c * g))
+    mine = imp.sizes[i] * prec
     row["pool_recall"] = pool_recall
     row["recall_importance"] = pool_recall * mine / pool if pool > 0 else float("nan")

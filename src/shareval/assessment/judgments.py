@@ -7,7 +7,12 @@ empty for an item a recall annotator found that nobody submitted),
 not judged), ``inclusion_probability`` (needed on precision rows), and
 optionally ``judge``, ``question`` (default ``correct``), ``doc``,
 ``drawn_for`` (``precision`` by default, or ``recall``) and ``drawn_by``.
-A ``# sizes: A=120,B=80`` line gives output sizes for the importance estimator.
+A ``# sizes: A=120,B=80`` line gives output sizes for the importance estimator,
+and a ``# overlaps: A+B=40`` line the number of items two outputs share (pairs
+not listed share none), which its ``heuristic`` weights need.
+In CSV and TSV files, an apostrophe before a cell that starts like a spreadsheet
+formula (``'=x``, written by shareval's exports so spreadsheets do not run it)
+is dropped.
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pathlib import Path
 
 from ..formats.errors import Problems
 from ..formats.jsonfile import json_object_line
+from ..formats.spreadsheet import unescape_formula
 
 YES = {"yes", "y", "1", "true", "correct", "relevant"}
 NO = {"no", "n", "0", "false", "incorrect", "not relevant", "irrelevant"}
@@ -42,6 +48,8 @@ class Judgment:
 class Judgments:
     records: list[Judgment] = field(default_factory=list)
     sizes: dict[str, int] = field(default_factory=dict)
+    # |X_a & X_b| keyed by the sorted pair; None when the file has no overlaps line
+    overlaps: dict[tuple[str, str], int] | None = None
 
 
 def parse_answer(text) -> float | None:
@@ -72,6 +80,8 @@ def _rows(path: Path, text: str, problems: Problems):
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.startswith("# sizes:"):
             yield "sizes", lineno, line[len("# sizes:"):]
+        elif line.startswith("# overlaps:"):
+            yield "overlaps", lineno, line[len("# overlaps:"):]
         elif line.strip() and not line.startswith("#"):
             body.append((lineno, line))
     if path.suffix.lower() in (".jsonl", ".json"):
@@ -99,7 +109,7 @@ def _rows(path: Path, text: str, problems: Problems):
         if len(cells) != len(header):
             problems.add(path, lineno, "columns", f"{len(cells)} fields, header has {len(header)}")
             continue
-        yield "row", lineno, dict(zip(header, cells))
+        yield "row", lineno, dict(zip(header, map(unescape_formula, cells)))
 
 
 def read_judgments(path: str | Path, problems: Problems) -> Judgments:
@@ -113,11 +123,14 @@ def read_judgments(path: str | Path, problems: Problems) -> Judgments:
     for kind, lineno, row in _rows(path, text, problems):
         if kind == "sizes":
             for part in row.split(","):
-                name, _, n = part.strip().rpartition("=")
+                name, _, n = unescape_formula(part.strip()).rpartition("=")
                 try:
                     out.sizes[name] = int(n)
                 except ValueError:
                     problems.add(path, lineno, "sizes", f"{part.strip()!r} is not NAME=COUNT")
+            continue
+        if kind == "overlaps":
+            _overlaps(path, lineno, row, out, problems)
             continue
         item = str(row.get("item") or "").strip()
         if not item:
@@ -159,3 +172,30 @@ def read_judgments(path: str | Path, problems: Problems) -> Judgments:
             answer, pi, str(row.get("doc") or item.split("|")[0]), drawn_for,
             _names(row.get("drawn_by")), lineno))
     return out
+
+
+def _overlaps(path: Path, lineno: int, text: str, out: Judgments, problems: Problems) -> None:
+    """``A+B=40,...``: checked against the sizes line, which must come first."""
+    if out.overlaps is None:
+        out.overlaps = {}
+    for part in (unescape_formula(p.strip()) for p in text.split(",")):
+        if not part:
+            continue
+        pair, _, n = part.rpartition("=")
+        # a name may hold '+': take the split whose two sides are both known names
+        splits = [(pair[:k], pair[k + 1:]) for k, c in enumerate(pair) if c == "+"]
+        a, b = next(((x, y) for x, y in splits if x in out.sizes and y in out.sizes),
+                    (None, None))
+        if a is None or a == b:
+            problems.add(path, lineno, "overlaps", f"{part!r} is not NAME+NAME=COUNT with two "
+                                                   f"names of the sizes line")
+            continue
+        try:
+            count = int(n)
+            if not 0 <= count <= min(out.sizes[a], out.sizes[b]):
+                raise ValueError
+        except ValueError:
+            problems.add(path, lineno, "overlaps", f"{part!r}: the count must be a whole number "
+                                                   f"from 0 to the smaller output's size")
+            continue
+        out.overlaps[tuple(sorted((a, b)))] = count

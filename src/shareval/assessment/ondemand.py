@@ -5,7 +5,9 @@ submission's precision is estimated by importance sampling from the mixture
 of all submissions' uniform distributions, so items it shares with earlier
 submissions are already judged; it gets fresh draws of its own, in batches,
 only until the interval is as narrow as asked. Only draws of items nobody
-judged before cost a judgment.
+judged before cost a judgment. The mixture weights w_ij are the paper's
+heuristic by default (``weights``: heuristic, size or uniform; see
+metrics.estimation.importance_weights).
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..metrics.estimation import mixture_importance, z_value
+from ..metrics.estimation import WEIGHTINGS, importance_weights, mixture_importance, z_value
 
 
 @dataclass
@@ -28,12 +30,16 @@ class Evaluation:
 
 
 class OnDemand:
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, weights: str = "heuristic"):
+        if weights not in WEIGHTINGS:
+            raise ValueError(f"weights must be one of {', '.join(WEIGHTINGS)}")
         self.rng = np.random.default_rng(seed)
+        self.weights = weights
         self.outputs: dict[str, frozenset] = {}
         self.order: dict[str, list] = {}
         self.draws: list[tuple[Hashable, str]] = []
         self.labels: dict[Hashable, float] = {}
+        self.shared: dict[tuple[str, str], int] = {}      # |X_a & X_b|, both orders
 
     def _sample(self, name: str, k: int, judge) -> tuple[list, int]:
         """k uniform draws from ``name``'s output, judged where not judged before."""
@@ -52,24 +58,43 @@ class OnDemand:
         m = np.array([[x in self.outputs[j] for j in names] for x in xs], dtype=float)
         return names, m.reshape(len(xs), len(names))
 
-    def _q(self, names, member: np.ndarray, counts: dict[str, int]) -> np.ndarray:
-        n = sum(counts.values())
-        w = np.array([counts.get(j, 0) / n / len(self.outputs[j]) for j in names])
-        return member @ w
+    def _add(self, name: str, items: list) -> None:
+        out = frozenset(items)
+        for other, o in self.outputs.items():
+            self.shared[name, other] = self.shared[other, name] = len(out & o)
+        self.shared[name, name] = len(out)
+        self.outputs[name] = out
+        self.order[name] = items
+
+    def _weights(self, name: str, names: list[str], counts: dict[str, int]) -> np.ndarray:
+        """w_{name, j} for j in names, given draw counts."""
+        shared = np.array([[self.shared[a, b] for b in names] for a in names])
+        sizes = [len(self.outputs[j]) for j in names]
+        w = importance_weights(shared, sizes, [counts.get(j, 0) for j in names], self.weights)
+        return w[names.index(name)]
+
+    def _q(self, names, member: np.ndarray, w_row: np.ndarray) -> np.ndarray:
+        sizes = np.array([len(self.outputs[j]) for j in names], dtype=float)
+        return member @ (w_row / sizes)
 
     def _variance(self, name: str, g_parts, n_own: int) -> float:
-        """Predicted variance of the estimate for ``name`` after n_own own draws,
-        using the existing draws and the pilot's spread for the new stratum."""
+        """Predicted variance sum_j w_j^2 s_j^2 / n_j of the estimate for ``name``
+        after n_own own draws, the pilot's spread standing in for its stratum."""
         names, member, base, y, target, strata = g_parts
         counts = dict(base)
         counts[name] = counts.get(name, 0) + n_own
-        g = target / self._q(names, member, counts) * y
+        w_row = self._weights(name, names, counts)
+        q = self._q(names, member, w_row)
         var = 0.0
-        for j, c in counts.items():
-            gj = g[strata == ("\0pilot" if j == name else j)]
-            if gj.size > 1 and c:
-                var += c * gj.var(ddof=1)
-        return var / sum(counts.values()) ** 2
+        for k, j in enumerate(names):
+            c = counts.get(j, 0)
+            if not c or w_row[k] == 0:
+                continue
+            on = strata == ("\0pilot" if j == name else j)
+            gj = target[on] / q[on] * y[on]
+            if gj.size > 1:
+                var += w_row[k] ** 2 * gj.var(ddof=1) / c
+        return var
 
     def precision(self, name: str, confidence: float = 0.95) -> tuple[float, float, float, float]:
         """(estimate, low, high, se) from every draw so far."""
@@ -84,7 +109,10 @@ class OnDemand:
         y = np.array([self.labels[x] for x in xs])
         strata = np.array([j for _, j in self.draws])
         names, member = self._membership(xs)
-        return mixture_importance(y, target, self._q(names, member, counts), strata, confidence)
+        w_row = self._weights(name, names, counts)
+        q = self._q(names, member, w_row)
+        return mixture_importance(y, target, np.where(q > 0, q, 1.0), strata, confidence,
+                                  dict(zip(names, w_row)))
 
     def evaluate(self, name: str, items: Iterable[Hashable], judge: Callable[[Hashable], float],
                  half_width: float = 0.05, confidence: float = 0.95, pilot: int = 50,
@@ -101,8 +129,7 @@ class OnDemand:
         items = sorted(set(items), key=repr)
         if not items:
             raise ValueError(f"{name}: an empty output has no precision")
-        self.outputs[name] = frozenset(items)
-        self.order[name] = items
+        self._add(name, items)
         trial, new = self._sample(name, pilot, judge)
         base: dict[str, int] = {}
         for _, j in self.draws:

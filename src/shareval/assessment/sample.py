@@ -17,7 +17,8 @@ submission touched; every pooled item in them is listed with
 ``drawn_for = recall`` so judges annotate those documents exhaustively.
 ``drawn_by`` names the submissions whose draw picked the item (the strata
 of Chaganty et al.'s importance estimator); a first ``# sizes:`` line
-gives every output's size |X_j|.
+gives every output's size |X_j| and an ``# overlaps:`` line the items each
+pair of outputs shares, |X_i & X_j|, for its heuristic weights.
 """
 from __future__ import annotations
 
@@ -49,11 +50,13 @@ def _draw(out: Output, n: int, rng) -> list[str]:
     return [keys[i] for i in sorted(idx)]
 
 
-def draw_sample(outputs: list[Output], n: int, design: str = "joint", docs: int = 0,
-                seed: int = 0) -> list[Row]:
+def draw_sample(outputs: list[Output], n: int | dict[str, int], design: str = "joint",
+                docs: int = 0, seed: int = 0) -> list[Row]:
+    """``n``: items drawn per submission, or a mapping name -> n_j."""
     if design not in ("uniform", "joint"):
         raise ValueError("design must be 'uniform' or 'joint'")
-    if n < 0 or docs < 0:
+    per = n if isinstance(n, dict) else {o.name: n for o in outputs}
+    if min(per.values(), default=0) < 0 or docs < 0:
         raise ValueError("sample sizes must be >= 0")
     rng = np.random.default_rng(seed)
     contains: dict[str, list[str]] = {}
@@ -62,9 +65,9 @@ def draw_sample(outputs: list[Output], n: int, design: str = "joint", docs: int 
         for k, d in o.items.items():
             contains.setdefault(k, []).append(o.name)
             doc_of.setdefault(k, d)
-    frac = {o.name: (min(n, len(o)) / len(o) if len(o) else 0.0) for o in outputs}
+    frac = {o.name: (min(per[o.name], len(o)) / len(o) if len(o) else 0.0) for o in outputs}
     rows: list[Row] = []
-    drawn = {o.name: _draw(o, n, rng) for o in outputs}
+    drawn = {o.name: _draw(o, per[o.name], rng) for o in outputs}
     if design == "uniform":
         for o in outputs:
             rows += [Row(k, doc_of[k], [o.name], frac[o.name], "precision", [o.name])
@@ -94,12 +97,30 @@ def sizes_comment(outputs: list[Output]) -> str:
     return "# sizes: " + ",".join(f"{o.name}={len(o)}" for o in outputs)
 
 
+def pair_overlaps(outputs: list[Output]) -> dict[str, int]:
+    """{"A+B": |X_A & X_B|} for every pair of outputs sharing items."""
+    out = {}
+    for i, a in enumerate(outputs):
+        keys = set(a.items)
+        for b in outputs[i + 1:]:
+            n = len(keys.intersection(b.items))
+            if n:
+                out[f"{a.name}+{b.name}"] = n
+    return out
+
+
+def overlaps_comment(outputs: list[Output]) -> str:
+    """The '# overlaps:' line the heuristic importance weights need."""
+    return "# overlaps: " + ",".join(f"{k}={v}" for k, v in pair_overlaps(outputs).items())
+
+
 def write_sample(rows: list[Row], path: str | Path | None, stream=None,
                  sizes: str | None = None) -> None:
+    """``sizes``: the header comment lines (sizes, overlaps) written before the rows."""
     f = open(path, "w", encoding="utf-8", newline="") if path else stream
     try:
-        if sizes:
-            f.write(sizes + "\n")
+        for line in sizes.splitlines() if sizes else ():
+            f.write(line + "\n")
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(COLUMNS)
         for r in rows:

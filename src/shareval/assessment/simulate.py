@@ -13,10 +13,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..metrics.estimation import WEIGHTINGS
+from ..progress import progress
 from .estimate import estimate_all
 from .judgments import Judgment, Judgments
 from .outputs import Output
-from .sample import draw_sample
+from .sample import draw_sample, pair_overlaps
 
 
 @dataclass
@@ -32,7 +34,13 @@ class World:
         return sum(self.truth[k] for k in o.items) / len(self.true_items)
 
 
-def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float = 8.0) -> World:
+def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float = 8.0,
+               coverage: float = 1.0) -> World:
+    """``coverage`` < 1: system s outputs only from its own band of that share of
+    the documents (bands start s/S apart and wrap), so outputs overlap unevenly:
+    neighbours much, distant systems little or not at all."""
+    if not 0 < coverage <= 1:
+        raise ValueError("coverage must be in (0, 1]")
     rng = np.random.default_rng(seed)
     truth: dict[str, bool] = {}
     doc_of: dict[str, str] = {}
@@ -49,10 +57,12 @@ def make_world(seed: int = 0, docs: int = 300, systems: int = 6, per_doc: float 
         recall = 0.35 + 0.4 * s / max(1, systems - 1)        # 0.35 .. 0.75
         eager = 0.15 + 0.25 * rng.random()                   # share of false items taken
         items = {}
+        start = s * docs // systems
         for k in keys:
             noise = 0.15 * rng.standard_normal()
             take = ease[k] + noise < (recall if truth[k] else eager)
-            if take:
+            in_band = (int(doc_of[k][1:]) - start) % docs < coverage * docs
+            if take and in_band:
                 items[k] = doc_of[k]
         outputs.append(Output(f"sys{s}", items))
     return World(outputs, truth, {k for k, v in truth.items() if v})
@@ -71,7 +81,8 @@ def judgments_for(world: World, rows, outputs) -> Judgments:
         if d in rdocs and k not in pooled:
             recs.append(Judgment(k, (), "j1", "correct", 1.0, 1.0, d, "recall", (), 0))
     sizes = {o.name: len(o) for o in outputs}
-    return Judgments(recs, sizes)
+    overlaps = {tuple(sorted(k.split("+"))): v for k, v in pair_overlaps(outputs).items()}
+    return Judgments(recs, sizes, overlaps)
 
 
 @dataclass
@@ -86,17 +97,25 @@ class Summary:
 
 def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                     seed: int = 1) -> dict[tuple[str, str], Summary]:
+    """``n``: mean draws per system; system s of S draws n (0.5 + s / (S - 1)),
+    so draw counts differ (as for submissions evaluated at different times) and
+    the size and uniform importance weightings differ.
+    A progress bar counts the simulations on a terminal."""
     truth_p = {o.name: world.precision(o) for o in world.outputs}
+    S = len(world.outputs)
+    per = {o.name: int(round(n * (0.5 + s / max(1, S - 1)))) if S > 1 else n
+           for s, o in enumerate(world.outputs)}
     truth_r = {o.name: world.recall(o) for o in world.outputs}
     rec: dict[tuple[str, str, str], list] = {}
-    for i in range(sims):
+    for i in progress(range(sims), total=sims, what="simulating"):
         for design in ("uniform", "joint"):
-            rows = draw_sample(world.outputs, n, design, docs, seed=seed * 100_003 + i)
+            rows = draw_sample(world.outputs, per, design, docs, seed=seed * 100_003 + i)
             j = judgments_for(world, rows, world.outputs)
-            methods = ["design"] + (["importance"] if design == "joint" else [])
-            for method in methods:
-                table, _ = estimate_all(j, method, bootstrap=0)
-                label = f"{design}/{method}" if method == "importance" else design
+            methods = [("design", None)] + ([("importance", w) for w in WEIGHTINGS]
+                                            if design == "joint" else [])
+            for method, weights in methods:
+                table, _ = estimate_all(j, method, bootstrap=0, weights=weights or "heuristic")
+                label = f"{design}/importance-{weights}" if weights else design
                 for s, row in table.items():
                     for metric, truth in (("precision", truth_p[s]), ("recall", truth_r[s])):
                         if metric == "recall" and design == "joint":
@@ -104,7 +123,7 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                         rec.setdefault((label, metric, s), []).append(
                             (row[metric] - truth, row[f"{metric}_low"] <= truth <= row[f"{metric}_high"],
                              row[f"{metric}_high"] - row[f"{metric}_low"]))
-                    if method == "importance":
+                    if weights:
                         rec.setdefault((label, "recall_importance", s), []).append(
                             (row["recall_importance"] - truth_r[s], np.nan, np.nan))
     out = {}

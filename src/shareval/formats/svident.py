@@ -3,9 +3,11 @@
 Reference: the shared task's TSV (``sentence, is_variable, variable,
 research_data, doc_id, uuid, lang``; variables ';'-separated, ``unk`` = not
 disambiguated), optionally with a ``mention_type`` column
-(explicit/implicit/mixed). The earlier trial data (``doc_id, context_id,
+(explicit/implicit/mixed). The earlier trial data (``doc_id, [context_id,]
 text, is_variable, variable, uuid``; variables like ``293-Yes,288-No``) is
 read too; its language comes from the file name (``en.tsv``, ``de.tsv``).
+The layout is told by the variable column's content, not by its columns:
+the trial test files have no ``context_id``, and ``-yes`` occurs in lower case.
 
 Submissions: detection as JSON ``{uuid: 0|1}`` or TSV ``uuid<TAB>is_variable``;
 disambiguation as JSON ``{uuid: {variable_id: score}}`` (or a ranked list of
@@ -14,6 +16,7 @@ ids) or a TREC run whose query ids are sentence uuids.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +26,10 @@ from .table import iter_lines, read_table
 from .trec import read_run
 
 LANGS_FROM_NAME = {"en", "de"}
+TRIAL_ITEM = re.compile(r"^([^;,]+?)\s*-\s*(yes|no)$", re.IGNORECASE)
+# trial cells of sentences without variables
+TRIAL_MARKERS = {"no", "noskip"}
+TRIAL, SHARED_TASK = "trial", "shared task"
 
 
 @dataclass
@@ -42,6 +49,7 @@ class SvReference:
     sentences: dict[str, Sentence]
     has_mention_type: bool
     warnings: list[str] = field(default_factory=list)
+    layout: str = SHARED_TASK
 
 
 def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
@@ -52,7 +60,8 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
         return None
     header, rows = table
     cols = {h.lower() for h in header}
-    trial = "context_id" in cols
+    layout = _layout(path, rows, problems)
+    trial = layout == TRIAL
     lang_default = path.stem.lower() if path.stem.lower() in LANGS_FROM_NAME else None
     if "lang" not in cols and lang_default is None:
         problems.fatal(path, 1, "header", "missing column lang (or name the file en.tsv / de.tsv)")
@@ -85,7 +94,48 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
         sentences[uuid] = Sentence(uuid, doc, lang, int(flag), variables, mtype, line)
     if not sentences and not problems:
         problems.add(path, None, "file", "no sentences")
-    return SvReference(str(path), sentences, has_type)
+    return SvReference(str(path), sentences, has_type, layout=layout)
+
+
+def _trial_items(cell: str) -> list[tuple[str, bool]] | None:
+    """[(id, mentioned)] when every ','-item ends in -Yes/-No (any case), else None."""
+    out = []
+    for item in cell.split(","):
+        m = TRIAL_ITEM.match(item.strip())
+        if m is None:
+            return None
+        out.append((m.group(1).strip(), m.group(2).lower() == "yes"))
+    return out
+
+
+def _layout(path: Path, rows: list[tuple[int, dict]], problems: Problems) -> str:
+    """TRIAL when the variable cells are trial items (``311-yes,286-No``) or markers.
+
+    A file mixing both kinds is a problem on the lines of the smaller kind
+    (reading it either way would score some sentences against the wrong ids);
+    the rest is then read in the larger kind's layout, to report all problems.
+    """
+    trial_lines, shared_lines, markers = [], [], False
+    for line, row in rows:
+        cell = (row.get("variable") or "").strip()
+        if not cell or cell.lower() == "unk":
+            continue
+        if cell.lower() in TRIAL_MARKERS:
+            markers = True
+        elif _trial_items(cell) is not None:
+            trial_lines.append(line)
+        else:
+            shared_lines.append(line)
+    if trial_lines and shared_lines:
+        kinds = [(trial_lines, "trial ID-Yes/ID-No items"),
+                 (shared_lines, "ids without -Yes/-No")]
+        (few, kind), (many, other) = sorted(kinds, key=lambda k: len(k[0]))
+        for line in few:
+            problems.add(path, line, "variable",
+                         f"{kind} here, but {other} on {len(many)} other lines (first: line "
+                         f"{many[0]}); a file must use one layout")
+        return TRIAL if many is trial_lines else SHARED_TASK
+    return TRIAL if trial_lines or (markers and not shared_lines) else SHARED_TASK
 
 
 def _variables(text: str) -> list[str]:
@@ -98,13 +148,11 @@ def _variables(text: str) -> list[str]:
 
 
 def _trial_variables(text: str) -> list[str]:
-    out = []
-    for v in text.split(","):
-        v = v.strip()
-        if v.endswith("-Yes"):
-            vid = v[: -len("-Yes")]
-            if vid not in out:
-                out.append(vid)
+    """The ids marked -Yes (mentioned, any letter case); -No ids are not relevant."""
+    out: list[str] = []
+    for vid, mentioned in _trial_items(text.strip()) or []:
+        if mentioned and vid not in out:
+            out.append(vid)
     return out
 
 

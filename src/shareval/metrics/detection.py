@@ -25,6 +25,11 @@ variant (plan section 2.1 and 8.3.1):
 With that form, the best global threshold (MQWV) is the best prefix of all
 pairs sorted by confidence, and the per-query oracle picks the best prefix of
 each query independently.
+
+``document_weighted_value`` is the plan's document-weighted AQWV (footnotes 5
+and 25, "Actual Document Weighted Value"): every (query, document) pair
+counts once instead of every query, so P_miss and P_FA are pooled over all
+queries before Eq. 1 is applied.
 """
 from __future__ import annotations
 
@@ -98,6 +103,33 @@ def query_values(n_rel, n_total, hits, fas, beta: float):
     p_miss = np.divide(n_rel - hits, n_rel, out=np.zeros_like(n_rel), where=n_rel > 0)
     p_fa = np.divide(fas, n_nonrel, out=np.zeros_like(n_nonrel), where=n_nonrel > 0)
     return p_miss, p_fa, 1.0 - (p_miss + beta * p_fa)
+
+
+def document_weighted_value(n_rel, n_total, hits, fas, beta: float) -> float:
+    """Actual Document Weighted Value: 1 - (P_miss + beta P_FA) with
+
+        P_miss = sum_q (N_rel - hits) / sum_q N_rel,
+        P_FA = sum_q false alarms / sum_q (N_total - N_rel).
+
+    ``hits`` and ``fas`` may be fractional (E2E credit). NaN when no query has a
+    relevant document (P_miss is undefined, as for the primary AQWV); P_FA = 0
+    when there is no non-relevant pair.
+
+    >>> document_weighted_value([2, 0, 1], [6, 6, 6], [1, 0, 0], [1, 0, 0], 20.0)
+    -1.0
+    """
+    n_rel = np.asarray(n_rel, dtype=float)
+    n_nonrel = np.asarray(n_total, dtype=float) - n_rel
+    hits = np.asarray(hits, dtype=float)
+    fas = np.asarray(fas, dtype=float)
+    if not (n_rel.shape == n_nonrel.shape == hits.shape == fas.shape):
+        raise ValueError("n_rel, n_total, hits and fas must have the same length")
+    rel, nonrel = n_rel.sum(), n_nonrel.sum()
+    if rel <= 0:
+        return float("nan")
+    p_miss = (rel - hits.sum()) / rel
+    p_fa = fas.sum() / nonrel if nonrel > 0 else 0.0
+    return float(1.0 - (p_miss + beta * p_fa))
 
 
 def aqwv(q, relevant, decision, n_rel, n_total, beta: float, variant: str = "primary") -> float:

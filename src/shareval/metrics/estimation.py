@@ -57,15 +57,59 @@ def weighted_proportion(correct, inclusion, confidence: float = 0.95):
     return est, max(0.0, est - z * se), min(1.0, est + z * se)
 
 
-def mixture_importance(values, target, proposal, stratum, confidence: float = 0.95):
-    """Multiple-importance-sampling mean (the balance heuristic).
+WEIGHTINGS = ("heuristic", "size", "uniform")
+
+
+def importance_weights(shared, sizes, counts, weighting: str = "heuristic") -> np.ndarray:
+    """Mixture weights w_ij of Chaganty et al. (2017), one row per target i.
+
+    ``shared[i, j]`` is |X_i & X_j| (the diagonal holds |X_i|), ``sizes[i]`` is
+    |X_i| and ``counts[j]`` the draws n_j from submission j's output, p_j being
+    uniform on X_j. Rows are normalized to sum to 1:
+
+    * ``heuristic`` (the paper's and its authors' default):
+      w_ij ~ n_j sum_x p_i(x) p_j(x) = n_j |X_i & X_j| / (|X_i| |X_j|);
+    * ``size``: w_ij ~ n_j, one mixture for every target;
+    * ``uniform``: w_ij ~ 1 for every submission with at least one draw
+      (a stratum without draws cannot carry weight: its mean is undefined).
+
+    A row without positive weight (nothing drawn that overlaps X_i) is NaN.
+    """
+    shared = np.asarray(shared, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    n = np.asarray(counts, dtype=float)
+    m = sizes.size
+    if shared.shape != (m, m) or n.shape != (m,):
+        raise ValueError("shared must be m x m and sizes, counts of length m")
+    if np.any(sizes <= 0):
+        raise ValueError("output sizes must be positive")
+    if weighting == "heuristic":
+        w = shared / np.outer(sizes, sizes) * n[None, :]
+    elif weighting == "size":
+        w = np.broadcast_to(n, (m, m)).astype(float)
+    elif weighting == "uniform":
+        w = np.broadcast_to((n > 0).astype(float), (m, m)).astype(float)
+    else:
+        raise ValueError(f"weighting must be one of {', '.join(WEIGHTINGS)}")
+    z = w.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(z > 0, w / z, np.nan)
+
+
+def mixture_importance(values, target, proposal, stratum, confidence: float = 0.95,
+                       weights=None):
+    """Multiple-importance-sampling mean (Chaganty et al. 2017, Eq. for pi_i).
 
     Each draw k came from stratum ``stratum[k]`` (a submission's uniform
     distribution over its output); ``target[k]`` is p_i(x_k), the probability
     of the item under the submission being estimated, and ``proposal[k]`` is
-    q(x_k) = sum_j (n_j / n) p_j(x_k), the mixture of all strata. The estimate
-    mean(target / proposal * values) is unbiased when q > 0 wherever p_i > 0.
-    The standard error adds the within-stratum variances (strata are drawn
+    q_i(x_k) = sum_j w_ij p_j(x_k). ``weights`` maps each stratum label to
+    w_ij (default n_j / n, the balance heuristic). The estimate
+
+        sum_j w_ij mean_{x in stratum j} p_i(x) / q_i(x) f(x)
+
+    is unbiased when q_i > 0 wherever p_i f > 0. Strata of weight 0 are left
+    out. The variance is sum_j w_ij^2 s_j^2 / n_j (strata are drawn
     independently). Returns (estimate, low, high, se); NaN for no draws.
     """
     f = np.asarray(values, dtype=float)
@@ -76,18 +120,26 @@ def mixture_importance(values, target, proposal, stratum, confidence: float = 0.
         raise ValueError("values, target, proposal and stratum must have the same length")
     if f.size == 0:
         return float("nan"), float("nan"), float("nan"), float("nan")
-    if np.any(q <= 0):
-        raise ValueError("the proposal must be positive at every draw")
-    g = p / q * f
-    n = g.size
-    est = float(g.mean())
-    var = 0.0
-    for j in np.unique(s):
-        gj = g[s == j]
+    labels = np.unique(s)
+    if weights is None:
+        weights = {j: np.count_nonzero(s == j) / s.size for j in labels}
+    if any(weights.get(j, 0) != weights.get(j, 0) for j in labels):
+        return float("nan"), float("nan"), float("nan"), float("nan")
+    est, var = 0.0, 0.0
+    for j in labels:
+        wj = float(weights.get(j, 0.0))
+        if wj == 0:
+            continue
+        on = s == j
+        if np.any(q[on] <= 0):
+            raise ValueError("the proposal must be positive at every draw of a weighted stratum")
+        gj = p[on] / q[on] * f[on]
+        est += wj * gj.mean()
         if gj.size > 1:
-            var += gj.size * gj.var(ddof=1)
-    se = float(np.sqrt(var) / n)
+            var += wj * wj * gj.var(ddof=1) / gj.size
+    se = float(np.sqrt(var))
     z = z_value(confidence)
+    est = float(est)
     return est, max(0.0, est - z * se), min(1.0, est + z * se), se
 
 

@@ -63,15 +63,41 @@ def migrate(verbosity: int = 0) -> None:
     call_command("migrate", interactive=False, verbosity=verbosity)
 
 
-def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
-    from waitress import serve as waitress_serve
+def collect_static() -> None:
+    """Copy the admin's and apps' static files into HOME/static for WhiteNoise."""
+    from django.core.management import call_command
+    call_command("collectstatic", interactive=False, verbosity=0)
 
+
+def proxy_options() -> dict:
+    """HTTPS mode: believe the scheme and client address sent by the proxy, and only it."""
+    from django.conf import settings
+    if not settings.HTTPS:
+        return {}
+    return {"trusted_proxy": settings.TRUSTED_PROXY, "trusted_proxy_count": 1,
+            "trusted_proxy_headers": {"x-forwarded-proto", "x-forwarded-for"}}
+
+
+def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
+    import tempfile
+
+    collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
+
+    from django.conf import settings
+
+    from .bodylimit import MARGIN, waitress_server
     from .submissions.queue import start_inprocess_worker
     from .wsgi import application
+    # request bodies and uploads are spooled inside the data folder, not the
+    # system's temporary folder
+    tmp = settings.HOME / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    tempfile.tempdir = str(tmp)
     if worker:
         start_inprocess_worker()
-    waitress_serve(application, host=host, port=port, threads=threads,
-                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True)
+    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
+                    max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
+                    **proxy_options()).run()
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:
@@ -97,8 +123,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                              "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
-        from .submissions.queue import worker_loop
+        from .submissions.queue import start_small_lane, worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
+        start_small_lane()
         worker_loop()
         return 0
     if c == "load-bundle":

@@ -6,15 +6,24 @@ SHAREVAL_DATABASE_URL  postgres://user:pass@host:port/db (default: SQLite in HOM
 SHAREVAL_BROKER_URL    redis://host:port/n: score with Celery workers (default:
                        an in-process worker thread)
 SHAREVAL_SECRET_KEY    required when SHAREVAL_DEBUG is not set
-SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200)
+SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200); validation limits below
+SHAREVAL_HTTPS         1: served over HTTPS behind a reverse proxy that sets
+                       X-Forwarded-Proto and X-Forwarded-For: secure cookies,
+                       HSTS, redirect to HTTPS, client IP from the proxy
+SHAREVAL_TRUSTED_PROXY the proxy's address in HTTPS mode (default 127.0.0.1)
+SHAREVAL_HSTS_SECONDS  HSTS max-age in HTTPS mode (default 31536000, one year)
+SHAREVAL_LOGIN_FAILURE_LIMIT   wrong passwords before a lock-out (default 5)
+SHAREVAL_LOGIN_COOLOFF_MINUTES how long a lock-out lasts (default 15)
 """
 from __future__ import annotations
 
+import datetime as dt
 import os
 import secrets
 from pathlib import Path
 
 import dj_database_url
+from csp.constants import NONCE
 
 HOME = Path(os.environ.get("SHAREVAL_HOME", "shareval-home")).resolve()
 HOME.mkdir(parents=True, exist_ok=True)
@@ -43,7 +52,10 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "django.contrib.staticfiles",
     "rest_framework",
+    "axes",
+    "csp",
     "shareval.platform.accounts",
     "shareval.platform.competitions",
     "shareval.platform.submissions",
@@ -51,13 +63,18 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shareval.platform.bodylimit.BodyLimitMiddleware",    # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "shareval.platform.errors.MethodNotAllowedPage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",          # last, as django-axes requires
 ]
 
 ROOT_URLCONF = "shareval.platform.urls"
@@ -70,6 +87,7 @@ TEMPLATES = [{
         "django.template.context_processors.request",
         "django.contrib.auth.context_processors.auth",
         "django.contrib.messages.context_processors.messages",
+        "csp.context_processors.nonce",
     ]},
 }]
 
@@ -94,11 +112,24 @@ LEASE_SECONDS = float(os.environ.get("SHAREVAL_LEASE_SECONDS", "30"))
 HEARTBEAT_SECONDS = float(os.environ.get("SHAREVAL_HEARTBEAT_SECONDS", str(LEASE_SECONDS / 3)))
 MAX_ATTEMPTS = int(os.environ.get("SHAREVAL_MAX_ATTEMPTS", "3"))
 SCORING_TIMEOUT = float(os.environ.get("SHAREVAL_SCORING_TIMEOUT", "3600"))
+# Uploads up to this size are also scored by a lane of their own (0: no lane).
+SMALL_JOB_BYTES = int(float(os.environ.get("SHAREVAL_SMALL_JOB_KB", "1024")) * 2**10)
 # Diagnostic knob: sleep this long (seconds) before scoring, so a test or an
 # operator can kill a worker mid-job and watch the job be re-queued.
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
 
 MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
+# Validation runs in a child process with these limits (submissions/isolate.py);
+# the memory is what validation may add to the child's start-up address space
+# (a 199 MB TREC run needs about 1.8 GB, on the command line too).
+VALIDATION_MEMORY_MB = int(os.environ.get("SHAREVAL_VALIDATION_MEMORY_MB", "3072"))
+VALIDATION_CPU_SECONDS = int(os.environ.get("SHAREVAL_VALIDATION_CPU_SECONDS", "300"))
+VALIDATION_WALL_SECONDS = float(os.environ.get("SHAREVAL_VALIDATION_WALL_SECONDS", "600"))
+VALIDATION_SLOTS = int(os.environ.get("SHAREVAL_VALIDATION_SLOTS", "2"))
+MAX_UNPACKED_MB = int(os.environ.get("SHAREVAL_MAX_UNPACKED_MB", "1024"))
+# Rejected uploads do not count against a quota, but at most this many per team
+# and hour are validated; further uploads are refused (429) until the hour passes.
+MAX_REJECTED_PER_HOUR = int(os.environ.get("SHAREVAL_MAX_REJECTED_PER_HOUR", "20"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 2**20
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 2**20
 FILE_UPLOAD_PERMISSIONS = 0o600
@@ -109,6 +140,17 @@ AUTH_PASSWORD_VALIDATORS = [
      "OPTIONS": {"min_length": 8}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Login lock-out (django-axes): after LIMIT wrong passwords for one username from
+# one client IP, that pair is refused, right password included, for COOLOFF.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend",
+                           "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = int(os.environ.get("SHAREVAL_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = dt.timedelta(minutes=float(os.environ.get("SHAREVAL_LOGIN_COOLOFF_MINUTES",
+                                                              "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "shareval/locked.html"
+AXES_VERBOSE = False
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"
@@ -117,6 +159,26 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False   # the submit form's fetch() reads it
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+# Scripts and styles only from this server or inline with the per-response nonce
+# (templates write nonce="{{ CSP_NONCE }}"); no plugins, no framing, no foreign forms.
+CONTENT_SECURITY_POLICY = {"DIRECTIVES": {
+    "default-src": ["'self'"], "script-src": ["'self'", NONCE], "style-src": ["'self'", NONCE],
+    "img-src": ["'self'", "data:"], "object-src": ["'none'"], "base-uri": ["'self'"],
+    "form-action": ["'self'"], "frame-ancestors": ["'none'"]}}
+
+HTTPS = os.environ.get("SHAREVAL_HTTPS", "") not in ("", "0")
+TRUSTED_PROXY = os.environ.get("SHAREVAL_TRUSTED_PROXY", "127.0.0.1")
+if HTTPS:
+    # The proxy in front terminates TLS. waitress (`shareval server run`) takes
+    # X-Forwarded-Proto/-For from TRUSTED_PROXY only and drops them from anyone
+    # else, so REMOTE_ADDR is the real client (the lock-out counts per client).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = int(os.environ.get("SHAREVAL_HSTS_SECONDS", "31536000"))
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = True
+    CONTENT_SECURITY_POLICY["DIRECTIVES"]["upgrade-insecure-requests"] = True
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
@@ -135,6 +197,9 @@ USE_TZ = True
 USE_I18N = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 STATIC_URL = "static/"
+STATIC_ROOT = HOME / "static"          # `shareval server run` collects into it; WhiteNoise serves
+STATIC_ROOT.mkdir(exist_ok=True)
+WHITENOISE_USE_FINDERS = DEBUG
 LOGGING = {
     "version": 1, "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},

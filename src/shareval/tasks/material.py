@@ -224,6 +224,10 @@ class MaterialClir(_MaterialTask):
         "aqwv_all": "Eq. 2 over all queries; a query without relevant documents has P_miss = 0 "
                     "(and QV = 1 when it retrieves nothing; plan 8.3.1)",
         "aqwv_with_relevant": "Eq. 2 over queries with relevant documents only",
+        "adwv": "document-weighted AQWV (plan footnotes 5 and 25; secondary): Eq. 1 with "
+                "P_miss = all misses / all relevant pairs and P_FA = all false alarms / all "
+                "non-relevant pairs, pooled over queries, so each (query, document) pair "
+                "counts once; NaN when no query has a relevant document",
         "mqwv": "best single global threshold on confidence (retrieve cf >= t), primary variant",
         "oracle_qwv": "best threshold per query, primary variant",
         "roc_auc": "pooled over all (query, document) pairs, ties count half",
@@ -247,7 +251,8 @@ class MaterialClir(_MaterialTask):
         has_rel = n_rel > 0
         v = det.variants_from_query_values(p_miss, p_fa, has_rel, beta)
         metrics = {"aqwv": v["primary"], "aqwv_all": v["all"],
-                   "aqwv_with_relevant": v["with_relevant"]}
+                   "aqwv_with_relevant": v["with_relevant"],
+                   "adwv": det.document_weighted_value(n_rel, n_total, hits, fas, beta)}
         warnings = []
         if not has_rel.any():
             warnings.append("no query has a relevant document: the primary AQWV and MQWV are "
@@ -407,6 +412,9 @@ class MaterialE2E(MaterialClir):
                "into X4; aqwv uses the binary rule, aqwv_raw the share of 'relevant' votes "
                "(fractional X1/X2, X3/X4); both averaged over queries as the CLIR variants",
         "unjudged": "a Y document without judgments counts as judged not relevant (warned)",
+        "adwv": "document-weighted AQWV (plan footnotes 5 and 25; secondary) of the E2E "
+                "credits: P_miss and P_FA pooled over all (query, document) pairs; adwv uses "
+                "the binary rule, adwv_raw the share of 'relevant' votes",
         "clir_aqwv_at_e2e_beta": "the primary CLIR AQWV of the same decisions with the E2E "
                                  "beta: what E2E AQWV would be if every summary convinced the "
                                  "judges",
@@ -550,12 +558,14 @@ class MaterialE2E(MaterialClir):
             fas = np.sum(np.where(~rel & y, credit, 0.0), axis=1)
             p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
             results[mode] = (det.variants_from_query_values(p_miss, p_fa, n_rel > 0, beta),
-                             hits, fas, qv, p_miss, p_fa)
+                             hits, fas, qv, p_miss, p_fa,
+                             det.document_weighted_value(n_rel, n_total, hits, fas, beta))
         vb, vr = results["binary"][0], results["raw"][0]
         metrics = {"aqwv": vb["primary"], "aqwv_all": vb["all"],
                    "aqwv_with_relevant": vb["with_relevant"],
                    "aqwv_raw": vr["primary"], "aqwv_raw_all": vr["all"],
                    "aqwv_raw_with_relevant": vr["with_relevant"],
+                   "adwv": results["binary"][6], "adwv_raw": results["raw"][6],
                    "clir_aqwv_at_e2e_beta": clir.metrics["aqwv"]}
         per_query = {}
         for k, qid in enumerate(sub.ids):

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
+from ..formats.errors import InvalidInput, Problem
 from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
 from ..metrics.classification import prf_from_counts, safe_div
 from . import register
@@ -169,9 +170,20 @@ def _natural(s: str):
 
 # ---------------------------------------------------------------------------
 # Dataset mentions: strings per publication
+#
+# Partial matching follows the Coleridge Initiative "Show US the Data" (Kaggle
+# 2021) evaluation page: ground truths cleaned with its clean_text (lower case,
+# then every run of characters other than A-Z a-z 0-9 becomes a space), and
+# predictions too, as participants were told to clean them; token
+# Jaccard on whitespace tokens, predictions sorted alphabetically, each ground
+# truth (in sorted order) matched to the best remaining prediction, ties to the
+# first in that order, a match >= 0.5 a true positive, micro F0.5 over all
+# publications. "unicode" cleaning is shareval's earlier, script-aware variant.
 
 _SPACE = re.compile(r"\s+")
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
+_NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+KAGGLE_SEPARATOR = "|"           # Kaggle's PredictionString joins predictions with it
 
 
 def normalize_exact(text: str) -> str:
@@ -179,9 +191,32 @@ def normalize_exact(text: str) -> str:
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
+def clean_kaggle(text: str) -> str:
+    """Kaggle 2021's clean_text: ``ß``, ``ü``, ``ﬁ`` become separators. Not stripped:
+    its leading space (``(ADNI)`` -> `` adni ``) places a string in Kaggle's sort order."""
+    return _NOT_ASCII_ALNUM.sub(" ", text.lower())
+
+
+def clean_unicode(text: str) -> str:
+    """NFKC, case-folded, runs of Unicode letters and digits joined by single spaces."""
+    return " ".join(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+
+
+CLEANINGS = {"kaggle": clean_kaggle, "unicode": clean_unicode}
+CLEANING_RULES = {
+    "kaggle": "Kaggle 2021 clean_text: lower case, every run of characters other than "
+              "A-Z a-z 0-9 becomes one space (so ß, ü and the ligature ﬁ separate words); "
+              "cleaned strings sorted as clean_text gives them; gold strings with the same "
+              "words after cleaning count once; predictions are split at '|' and each "
+              "counts, even when equal after cleaning",
+    "unicode": "NFKC, case-folded, tokens are runs of Unicode letters and digits; gold "
+               "strings are deduplicated after cleaning, each prediction record counts",
+}
+
+
 def tokens(text: str) -> frozenset:
-    """Token set for Jaccard: case-folded alphanumeric runs (Kaggle's clean_text, Unicode-aware)."""
-    return frozenset(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
+    """Token set of the unicode cleaning (used by the reference systems' features)."""
+    return frozenset(clean_unicode(text).split())
 
 
 def jaccard(a: frozenset, b: frozenset) -> float:
@@ -190,56 +225,89 @@ def jaccard(a: frozenset, b: frozenset) -> float:
     return len(a & b) / len(a | b)
 
 
-def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5) -> tuple[int, int, int]:
+def _cleaner(cleaning: str):
+    if cleaning not in CLEANINGS:
+        raise InvalidInput([Problem("<arguments>", None, "cleaning",
+                                    f"unknown cleaning {cleaning!r} (use one of "
+                                    f"{', '.join(CLEANINGS)})")])
+    return CLEANINGS[cleaning]
+
+
+def _greedy(predicted: list[str], gold: list[str], threshold: float, cleaning: str):
+    """Matched (gold words, prediction) pairs, how many predictions, how many gold."""
+    clean = _cleaner(cleaning)
+    preds = sorted(((clean(p), p) for p in predicted), key=lambda cp: cp[0])
+    spelled: dict[str, str] = {}             # gold words -> its first cleaned spelling
+    for c in map(clean, gold):
+        words = " ".join(c.split())
+        if words:
+            spelled[words] = min(spelled.get(words, c), c)
+    golds = sorted(spelled, key=spelled.__getitem__)
+    if not preds or not golds:
+        return [], len(preds), len(golds)
+    ptoks = [frozenset(c.split()) for c, _ in preds]
+    sim = np.array([[jaccard(frozenset(g.split()), t) for t in ptoks] for g in golds])
+    taken = np.zeros(len(preds), bool)
+    pairs = []
+    for gi, g in enumerate(golds):
+        row = np.where(taken, -1.0, sim[gi])
+        k = int(np.argmax(row))              # first maximum: the alphabetically first
+        if row[k] >= threshold:
+            taken[k] = True
+            pairs.append((g, preds[k][1]))
+    return pairs, len(preds), len(golds)
+
+
+def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5,
+                  cleaning: str = "kaggle") -> tuple[int, int, int]:
     """(tp, fp, fn) with the Coleridge Initiative (Kaggle 2021) matching rule.
 
-    Ground truths are processed in alphabetical order; each is matched to the
-    unmatched prediction of highest token Jaccard (ties: alphabetically first
-    prediction); a match counts as a true positive when its Jaccard is at least
-    ``threshold``. Unmatched predictions are false positives, unmatched ground
-    truths false negatives.
+    Strings are cleaned (``cleaning``: "kaggle" or "unicode"); gold strings with the
+    same words after cleaning count once, empty ones not at all; every prediction
+    counts. Ground truths are processed in sorted order; each is matched to the unmatched
+    prediction of highest token Jaccard (ties: the first in sorted order of the
+    cleaned predictions); a match counts as a true positive when its Jaccard is at
+    least ``threshold``, otherwise the prediction stays unmatched. Unmatched
+    predictions are false positives, unmatched ground truths false negatives.
     """
-    tp = len(partial_matches(predicted, gold, threshold))
-    return tp, len(set(predicted)) - tp, len(set(gold)) - tp
+    pairs, n_pred, n_gold = _greedy(predicted, gold, threshold, cleaning)
+    return len(pairs), n_pred - len(pairs), n_gold - len(pairs)
 
 
-def partial_matches(predicted: list[str], gold: list[str], threshold: float = 0.5) -> dict[str, str]:
-    """``{gold: prediction}`` for the true positives of ``match_partial``."""
-    preds = sorted(set(predicted))
-    ptoks = [tokens(p) for p in preds]
-    free = list(range(len(preds)))
-    out = {}
-    for g in sorted(set(gold)):
-        gt = tokens(g)
-        best, best_j = None, -1.0
-        for i in free:
-            j = jaccard(ptoks[i], gt)
-            if j > best_j:
-                best, best_j = i, j
-        if best is not None and best_j >= threshold:
-            free.remove(best)
-            out[g] = preds[best]
-    return out
+def partial_matches(predicted: list[str], gold: list[str], threshold: float = 0.5,
+                    cleaning: str = "kaggle") -> dict[str, str]:
+    """``{gold words: prediction}`` for the true positives of ``match_partial``."""
+    return dict(_greedy(predicted, gold, threshold, cleaning)[0])
+
+
+def kaggle_predictions(mention: str) -> list[str]:
+    """The predictions one mention record makes in a Kaggle PredictionString."""
+    return mention.split(KAGGLE_SEPARATOR)
 
 
 @register
 class RccMentions(Task):
     name = "rcc-mentions"
+    version = "2"
     description = ("Rich Context: dataset mention strings per publication, matched exactly "
-                   "(normalised) and partially (token Jaccard >= 0.5).")
+                   "(normalised) and partially (Kaggle 2021 rule, token Jaccard >= 0.5).")
     primary_metric = "partial_f1"
     options = (Option("min_score", float, None, "keep only mentions with score >= X"),
-               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard"))
+               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard"),
+               Option("cleaning", str, "kaggle", "partial-match cleaning: kaggle (the "
+                      "competition's ASCII clean_text) or unicode (NFKC, any script)"))
     conventions = {
         "gold": "per publication, the union of mention_list over its reference citations",
         "exact": "NFKC, case-folded, whitespace-collapsed strings; set intersection",
-        "partial": "Coleridge Initiative 2021 rule: ground truths in alphabetical order, each "
-                   "matched one-to-one to the unmatched prediction of highest token Jaccard "
-                   "(ties: alphabetical); a match >= threshold is a true positive",
-        "duplicates": "strings equal after normalisation count once per publication",
+        "partial": "Coleridge Initiative (Kaggle 2021) rule: cleaned ground truths in sorted "
+                   "order, each matched one-to-one to the unmatched cleaned prediction of "
+                   "highest token Jaccard (ties: first in sorted order); a match >= threshold "
+                   "is a true positive, otherwise the prediction stays unmatched",
+        "duplicates": "exact: strings equal after normalisation count once per publication; "
+                      "partial: see cleaning",
         "averaging": "micro over all publications (tp, fp, fn summed); per publication in "
                      "the breakdown",
-        "f0_5": "partial F-beta with beta 0.5, the Kaggle 2021 ranking metric, for reference",
+        "f0_5": "partial F-beta with beta 0.5, the Kaggle 2021 ranking metric",
         "zero_division": "0",
     }
 
@@ -248,26 +316,34 @@ class RccMentions(Task):
     def load_submission(self, path, reference=None):
         return load_checked(read_mentions, path)
 
-    def _per_publication(self, ref: Citations, sub: Mentions, min_score, threshold):
+    def _per_publication(self, ref: Citations, sub: Mentions, min_score, threshold, cleaning):
+        clean = _cleaner(cleaning)
         gold: dict[str, set] = defaultdict(set)
+        raw_gold: dict[str, list] = defaultdict(list)
+        unmatchable = 0
         for c in ref.records:
             for m in c.mentions:
                 if m.strip():
                     gold[c.publication_id].add(normalize_exact(m))
+                    raw_gold[c.publication_id].append(m)
+                    unmatchable += not clean(m).split()
         pred: dict[str, set] = defaultdict(set)
+        raw_pred: dict[str, list] = defaultdict(list)
         for m in sub.records:
             if min_score is None or m.score >= min_score:
                 pred[m.publication_id].add(normalize_exact(m.mention))
+                raw_pred[m.publication_id] += (kaggle_predictions(m.mention)
+                                               if cleaning == "kaggle" else [m.mention])
         per = {}
         for p in sorted(set(gold) | set(pred), key=_natural):
             g, s = gold.get(p, set()), pred.get(p, set())
             e = (len(g & s), len(s - g), len(g - s))
-            q = match_partial(list(s), list(g), threshold)
+            q = match_partial(raw_pred.get(p, []), raw_gold.get(p, []), threshold, cleaning)
             per[p] = e + q
-        return per
+        return per, unmatchable
 
-    def _score(self, ref, sub, min_score, jaccard):
-        per = self._per_publication(ref, sub, min_score, jaccard)
+    def _score(self, ref, sub, min_score, jaccard, cleaning):
+        per, unmatchable = self._per_publication(ref, sub, min_score, jaccard, cleaning)
         tot = np.array(list(per.values()), dtype=float).reshape(-1, 6).sum(axis=0)
         metrics = {**_prf(*tot[:3], prefix="exact_"), **_prf(*tot[3:], prefix="partial_")}
         tp, fp, fn = tot[3:]
@@ -278,16 +354,26 @@ class RccMentions(Task):
                        **_prf(*v[3:], prefix="partial_")} for p, v in per.items()}
         counts = {"publications": len(per), "exact_tp": int(tot[0]), "exact_fp": int(tot[1]),
                   "exact_fn": int(tot[2]), "partial_tp": int(tot[3]), "partial_fp": int(tot[4]),
-                  "partial_fn": int(tot[5]), "submitted_records": len(sub.records)}
-        result = self.new_result(metrics, breakdowns={"per_publication": per_pub}, counts=counts)
+                  "partial_fn": int(tot[5]), "submitted_records": len(sub.records),
+                  "gold_mentions_empty_after_cleaning": unmatchable}
+        warnings = []
+        if unmatchable:
+            warnings.append(f"{unmatchable} gold mentions have no letter or digit left after "
+                            f"{cleaning} cleaning and are left out of the partial scores"
+                            + (" (--cleaning unicode keeps non-ASCII letters)"
+                               if cleaning == "kaggle" else ""))
+        result = self.new_result(metrics, breakdowns={"per_publication": per_pub},
+                                 counts=counts, warnings=warnings)
+        result.conventions["cleaning"] = cleaning
+        result.conventions["cleaning_rule"] = CLEANING_RULES[cleaning]
         result.conventions["jaccard_threshold"] = jaccard
         result.conventions["min_score"] = min_score
         return result
 
-    def unit_stats(self, reference, submission, min_score=None, jaccard=0.5):
+    def unit_stats(self, reference, submission, min_score=None, jaccard=0.5, cleaning="kaggle"):
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
-        per = self._per_publication(ref, sub, min_score, jaccard)
+        per, _ = self._per_publication(ref, sub, min_score, jaccard, cleaning)
         units = list(per)
         return UnitStats("partial_f1", units,
                          np.array([per[u][3:] for u in units], dtype=float).reshape(-1, 3),
@@ -348,7 +434,6 @@ class RccFieldsMethods(Task):
         if compare:
             other = self.submission(compare)
             if other.kind != sub.kind:
-                from ..formats.errors import InvalidInput, Problem
                 raise InvalidInput([Problem(other.path, None, "kind",
                                             f"holds {other.kind} values, the submission holds "
                                             f"{sub.kind} values")])

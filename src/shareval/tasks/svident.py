@@ -1,7 +1,10 @@
 """SV-Ident 2022: variable detection (Task 1) and disambiguation (Task 2).
 
-Both tasks average every metric over documents within a language, then over
-languages (overview paper, Eq. 3).
+The unit is a (document, language) pair, as in the official scripts
+(vadis-project/sv-ident, scripts/evaluate_task1.py and evaluate_task2.py):
+every metric is computed per unit, averaged over the units of a language,
+then over languages (overview paper, Eq. 3). A document with sentences in two
+languages is two units, one in each language's average.
 """
 from __future__ import annotations
 
@@ -10,33 +13,63 @@ from collections import defaultdict
 import numpy as np
 
 from ..formats.errors import Problems
-from ..formats.svident import Predictions, SvReference, read_detection, read_disambiguation, \
-    read_reference
+from ..formats.svident import TRIAL, Predictions, SvReference, read_detection, \
+    read_disambiguation, read_reference
 from ..metrics.classification import classification_report
 from ..metrics.ranking import evaluate
 from . import register
 from .base import Task, UnitStats, hierarchical_weights, load_checked, preview, weighted_mean
 from .trec import RANKING_CONVENTIONS
 
-AVERAGING = ("each metric is computed per document, averaged over the documents of a "
-             "language, then over languages (SV-Ident overview, Eq. 3)")
+AVERAGING = ("the unit is a (document, language) pair, as in the official scripts "
+             "(evaluate_task1.py, evaluate_task2.py): each metric is computed per unit, "
+             "averaged over the units of a language, then over languages (SV-Ident overview, "
+             "Eq. 3); a document with sentences in two languages is two units, named "
+             "'doc (lang)' in per_document")
+REFERENCE_LAYOUT = ("the shared task's TSV (';'-separated ids, 'unk' removed) or the trial TSV "
+                    "(with or without context_id), told apart by the variable column: trial when "
+                    "its cells are ','-separated ID-Yes/ID-No items (any letter case) or "
+                    "No/NoSkip; only -Yes ids are relevant; a file mixing both is an error")
 
 
-def hierarchical_average(doc_values: dict[str, dict[str, float]], doc_lang: dict[str, str],
+def units_of(ref: SvReference, uuids) -> dict[str, list[str]]:
+    """Sentence uuids grouped by (document, language), keyed by the unit's name.
+
+    The name is the doc_id, or 'doc_id (lang)' for a document whose sentences
+    are in several languages.
+    """
+    mixed = {d for d, langs in _languages_of_documents(ref).items() if len(langs) > 1}
+    units: dict[str, list[str]] = defaultdict(list)
+    for u in uuids:
+        s = ref.sentences[u]
+        units[f"{s.doc_id} ({s.lang})" if s.doc_id in mixed else s.doc_id].append(u)
+    return dict(units)
+
+
+def hierarchical_average(unit_values: dict[str, dict[str, float]], unit_lang: dict[str, str],
                          metrics: list[str]):
-    """(overall, per_language) averages of per-document metric values."""
+    """(overall, per_language) averages of per-unit metric values."""
     by_lang: dict[str, list[str]] = defaultdict(list)
-    for d in doc_values:
-        by_lang[doc_lang[d]].append(d)
+    for d in unit_values:
+        by_lang[unit_lang[d]].append(d)
     per_language = {}
     for lang in sorted(by_lang):
         docs = by_lang[lang]
-        row = {m: float(np.mean([doc_values[d][m] for d in docs])) for m in metrics}
+        row = {m: float(np.mean([unit_values[d][m] for d in docs])) for m in metrics}
         row["documents"] = len(docs)
         per_language[lang] = row
     overall = {m: float(np.mean([per_language[l][m] for l in per_language])) if per_language
                else 0.0 for m in metrics}
     return overall, per_language
+
+
+def _mixed_warning(ref: SvReference) -> list[str]:
+    mixed = [f"{d} ({', '.join(sorted(ls))})"
+             for d, ls in sorted(_languages_of_documents(ref).items()) if len(ls) > 1]
+    if not mixed:
+        return []
+    return ["documents with sentences in several languages, scored as one unit per language "
+            f"(as the official scripts do): {preview(mixed)}"]
 
 
 class _SvTask(Task):
@@ -57,7 +90,8 @@ class SvIdentDetection(_SvTask):
     metrics = ["f1_macro", "precision_macro", "recall_macro"]
     conventions = {
         "averaging": AVERAGING,
-        "macro": "per document, unweighted mean over the classes present in that document's "
+        "reference_layout": REFERENCE_LAYOUT,
+        "macro": "per unit, unweighted mean over the classes present in that unit's "
                  "reference or predictions (scikit-learn average='macro')",
         "zero_division": "0 (scikit-learn's default), with a warning",
         "coverage": "every reference sentence predicted exactly once; unknown uuids are errors",
@@ -66,46 +100,42 @@ class SvIdentDetection(_SvTask):
     def load_submission(self, path, reference=None):
         return self._load_predictions(read_detection, path, reference, require_all=True)
 
-    def _per_document(self, ref: SvReference, sub: Predictions):
-        docs: dict[str, list[str]] = defaultdict(list)
-        for s in ref.sentences.values():
-            docs[s.doc_id].append(s.uuid)
+    def _per_unit(self, ref: SvReference, sub: Predictions):
         out, zero, langs = {}, 0, {}
-        for doc, uuids in docs.items():
+        for name, uuids in units_of(ref, ref.sentences).items():
             y_true = [ref.sentences[u].is_variable for u in uuids]
             y_pred = [sub.values[u] for u in uuids]
             r = classification_report(y_true, y_pred)
             m = r.averages["macro"]
             zero += bool(r.zero_division)
-            langs[doc] = ref.sentences[uuids[0]].lang
-            out[doc] = {"f1_macro": m["f1"], "precision_macro": m["precision"],
-                        "recall_macro": m["recall"], "sentences": len(uuids),
-                        "positives": int(sum(y_true))}
+            first = ref.sentences[uuids[0]]
+            langs[name] = first.lang
+            out[name] = {"f1_macro": m["f1"], "precision_macro": m["precision"],
+                         "recall_macro": m["recall"], "sentences": len(uuids),
+                         "positives": int(sum(y_true)), "doc_id": first.doc_id}
         return out, langs, zero
 
     def _score(self, ref, sub):
-        per_doc, langs, zero = self._per_document(ref, sub)
+        per_doc, langs, zero = self._per_unit(ref, sub)
         overall, per_lang = hierarchical_average(per_doc, langs, self.metrics)
         for d, row in per_doc.items():
             row["lang"] = langs[d]
         warnings = []
         if zero:
-            warnings.append(f"{zero} documents have a class with no predictions or no reference "
+            warnings.append(f"{zero} units have a class with no predictions or no reference "
                             f"items; its precision/recall counted as 0")
-        mixed = _docs_with_several_languages(ref)
-        if mixed:
-            warnings.append(f"documents with sentences in several languages (first language "
-                            f"used): {preview(mixed)}")
+        warnings += _mixed_warning(ref)
         return self.new_result(overall, breakdowns={"per_language": per_lang,
                                                     "per_document": per_doc},
-                               counts={"sentences": len(ref.sentences), "documents": len(per_doc),
-                                       "languages": len(per_lang)},
+                               counts={"sentences": len(ref.sentences),
+                                       "documents": len({r["doc_id"] for r in per_doc.values()}),
+                                       "units": len(per_doc), "languages": len(per_lang)},
                                warnings=warnings)
 
     def unit_stats(self, reference, submission):
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
-        per_doc, langs, _ = self._per_document(ref, sub)
+        per_doc, langs, _ = self._per_unit(ref, sub)
         docs = list(per_doc)
         groups = [langs[d] for d in docs]
         return UnitStats("f1_macro", docs, np.array([[per_doc[d]["f1_macro"]] for d in docs]),
@@ -121,8 +151,14 @@ class SvIdentDisambiguation(_SvTask):
     conventions = {
         **RANKING_CONVENTIONS,
         "averaging": AVERAGING,
-        "queries": "only sentences whose reference lists disambiguated variables ('unk' "
-                   "removed); predictions for other sentences are ignored",
+        "reference_layout": REFERENCE_LAYOUT,
+        "queries": "only sentences whose reference lists a relevant variable ('unk' removed; "
+                   "trial: -Yes ids only), as SV-Ident's official Task 2 scoring (unlike trec's "
+                   "trec_eval -c default, sentences without one are not averaged in); "
+                   "predictions for other sentences are ignored; a reference with none is "
+                   "warned, never silently 0",
+        "per_unit": "the mean over the unit's evaluated sentences (ranx.evaluate on them, as "
+                    "evaluate_task2.py does)",
         "missing_predictions": "an evaluated sentence without predictions scores 0 (warned)",
         "unknown_uuids": "error",
     }
@@ -138,15 +174,14 @@ class SvIdentDisambiguation(_SvTask):
         return qrels, values, missing
 
     def _aggregate(self, ref, qrels, values, uuids):
-        docs: dict[str, list[str]] = defaultdict(list)
-        for u in uuids:
-            docs[ref.sentences[u].doc_id].append(u)
+        units = units_of(ref, uuids)
         per_doc = {d: {m: float(np.mean([values[m][u] for u in us])) for m in self.metrics}
-                   for d, us in docs.items()}
-        langs = {d: ref.sentences[us[0]].lang for d, us in docs.items()}
+                   for d, us in units.items()}
+        langs = {d: ref.sentences[us[0]].lang for d, us in units.items()}
         overall, per_lang = hierarchical_average(per_doc, langs, self.metrics)
         for d, row in per_doc.items():
-            row["sentences"] = len(docs[d])
+            row["sentences"] = len(units[d])
+            row["doc_id"] = ref.sentences[units[d][0]].doc_id
             row["lang"] = langs[d]
         return overall, per_lang, per_doc, langs
 
@@ -169,14 +204,15 @@ class SvIdentDisambiguation(_SvTask):
             warnings.append(f"{len(missing)} evaluated sentences have no prediction (scored 0): "
                             f"{preview(missing)}")
         ignored = [u for u in sub.values if u in ref.sentences and u not in qrels]
-        if not uuids:
-            warnings.append("no reference sentence has a disambiguated variable: every metric is 0")
+        warnings += _relevance_warnings(ref, qrels, sub)
+        warnings += _mixed_warning(ref)
         return self.new_result(overall, breakdowns=breakdowns,
                                counts={"sentences_evaluated": len(uuids),
                                        "sentences_in_reference": len(ref.sentences),
                                        "sentences_without_prediction": len(missing),
                                        "predictions_ignored": len(ignored),
-                                       "documents": len(per_doc), "languages": len(per_lang)},
+                                       "documents": len({r["doc_id"] for r in per_doc.values()}),
+                                       "units": len(per_doc), "languages": len(per_lang)},
                                warnings=warnings)
 
     def unit_stats(self, reference, submission, metric="map@10"):
@@ -203,8 +239,24 @@ def _check_uuids(ref: SvReference, preds: Predictions, problems: Problems,
                            "{n} sentence has no prediction", "{n} sentences have no prediction")
 
 
-def _docs_with_several_languages(ref: SvReference) -> list[str]:
-    langs: dict[str, set] = defaultdict(set)
+def _relevance_warnings(ref: SvReference, qrels: dict, sub: Predictions) -> list[str]:
+    """Why every metric may be 0 for reasons the submission cannot fix, or ids that never match."""
+    if not qrels:
+        how = ("this trial-layout file marks no variable -Yes, and -No ids are not relevant"
+               if ref.layout == TRIAL else "every variable cell is empty or 'unk'")
+        return [f"no evaluated sentence: no reference sentence has a relevant variable, as "
+                f"{how}; every metric is 0 and means nothing"]
+    relevant = {v for rel in qrels.values() for v in rel}
+    predicted = {v for u in qrels for v in (sub.values.get(u) or {})}
+    if predicted and not predicted & relevant:
+        return [f"no predicted variable id occurs among the reference's relevant ids (e.g. "
+                f"reference {preview(sorted(relevant), 3)}; predicted "
+                f"{preview(sorted(predicted), 3)}): check the id format"]
+    return []
+
+
+def _languages_of_documents(ref: SvReference) -> dict[str, set[str]]:
+    langs: dict[str, set[str]] = defaultdict(set)
     for s in ref.sentences.values():
         langs[s.doc_id].add(s.lang)
-    return sorted(d for d, ls in langs.items() if len(ls) > 1)
+    return langs

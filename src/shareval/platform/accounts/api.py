@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
@@ -14,7 +13,8 @@ from .models import ApiToken
 def token_dict(t: ApiToken) -> dict:
     return {"id": t.pk, "name": t.name, "hint": t.hint, "created": t.created.isoformat(),
             "last_used": t.last_used.isoformat() if t.last_used else None,
-            "revoked": t.revoked.isoformat() if t.revoked else None}
+            "revoked": t.revoked.isoformat() if t.revoked else None,
+            "parent": t.parent_id}
 
 
 class TokenList(APIView):
@@ -24,7 +24,8 @@ class TokenList(APIView):
         return Response([token_dict(t) for t in request.user.api_tokens.all()])
 
     def post(self, request):
-        tok, key = ApiToken.issue(request.user, str(request.data.get("name", "token")))
+        parent = request.auth if isinstance(request.auth, ApiToken) else None
+        tok, key = ApiToken.issue(request.user, str(request.data.get("name", "token")), parent)
         return Response({**token_dict(tok), "key": key}, status=status.HTTP_201_CREATED)
 
 
@@ -33,6 +34,5 @@ class TokenDetail(APIView):
 
     def delete(self, request, pk):
         tok = get_object_or_404(ApiToken, pk=pk, user=request.user)
-        tok.revoked = tok.revoked or timezone.now()
-        tok.save(update_fields=["revoked"])
+        tok.revoke()
         return Response(token_dict(tok))

@@ -24,21 +24,45 @@ class ApiToken(models.Model):
     created = models.DateTimeField(default=timezone.now)
     last_used = models.DateTimeField(null=True, blank=True)
     revoked = models.DateTimeField(null=True, blank=True)
+    parent = models.ForeignKey("self", on_delete=models.CASCADE, null=True, blank=True,
+                               related_name="children",
+                               help_text="the token that created this one over the API; "
+                                         "revoking it revokes this one")
 
     class Meta:
         ordering = ["-created"]
 
     @classmethod
-    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+    def issue(cls, user, name: str, parent: "ApiToken | None" = None) -> tuple["ApiToken", str]:
         """Create a token; the clear key is returned once and never stored."""
         key = PREFIX + secrets.token_urlsafe(32)
         tok = cls.objects.create(user=user, name=name[:100] or "token", key_digest=digest(key),
-                                 hint=key[:10])
+                                 hint=key[:10], parent=parent)
         return tok, key
 
     @property
     def active(self) -> bool:
-        return self.revoked is None
+        """Not revoked, nor any token up its chain of parents (checked on every use,
+        so a child minted while its parent was being revoked cannot outlive it)."""
+        tok, seen = self, set()
+        while tok is not None and tok.pk not in seen:
+            if tok.revoked is not None:
+                return False
+            seen.add(tok.pk)
+            tok = tok.parent
+        return True
+
+    def revoke(self, now=None) -> int:
+        """Revoke this token and every token minted from it, at any depth; returns
+        how many were newly revoked."""
+        now = now or timezone.now()
+        n, frontier = 0, [self.pk]
+        while frontier:
+            n += ApiToken.objects.filter(pk__in=frontier, revoked__isnull=True).update(revoked=now)
+            frontier = list(ApiToken.objects.filter(parent__in=frontier)
+                            .values_list("pk", flat=True))
+        self.refresh_from_db(fields=["revoked"])
+        return n
 
     def __str__(self):
         return f"{self.name} ({self.hint}…)"

@@ -3,11 +3,10 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from .models import ApiToken
@@ -45,7 +44,17 @@ def tokens(request):
 def revoke_token(request, pk):
     tok = get_object_or_404(ApiToken, pk=pk, user=request.user)
     if tok.revoked is None:
-        tok.revoked = timezone.now()
-        tok.save(update_fields=["revoked"])
-        messages.success(request, f"Token {tok.name} revoked.")
+        n = tok.revoke()
+        messages.success(request, f"Token {tok.name} revoked" +
+                         (f", with {n - 1} tokens created from it." if n > 1 else "."))
     return redirect("tokens")
+
+
+def logout_page(request):
+    """GET: a page with the log-out button (a link or typed address cannot log out:
+    that would let other sites log users out); POST: log out, then the home page."""
+    if request.method == "POST":
+        logout(request)
+        messages.success(request, "You are logged out.")
+        return redirect("home")
+    return render(request, "shareval/logout.html")

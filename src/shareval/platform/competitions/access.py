@@ -6,9 +6,15 @@
   :func:`score_level`; never another team's submissions.
 - Leaderboards: readable by anyone (no login) when the phase's leaderboard is
   public, only by organizers otherwise; scores on it only once the phase's
-  results are released (blind phases) or the dataset gives feedback.
+  results are released (blind phases) or the dataset gives feedback. Without
+  scores, nothing on the board may depend on them (see ``leaderboard.rows``).
+- Primary flags and cancellations change what a leaderboard reads: teams may
+  change them only while the phase is open and its results unreleased
+  (:func:`frozen`); organizers any time, with a reason once frozen.
 """
 from __future__ import annotations
+
+from django.utils import timezone
 
 from .models import Dataset, Phase
 
@@ -20,7 +26,7 @@ def dataset_level(dataset: Dataset, now=None) -> str:
     """What non-organizers may see of this dataset's scores right now."""
     phase = dataset.phase
     if phase.blind or not dataset.feedback:
-        level = phase.release_level(now) if phase.blind else phase.released
+        level = phase.released_at(now)
         return NONE if level == Phase.HIDDEN else level
     return DETAILED
 
@@ -55,3 +61,10 @@ def leaderboard_shows_scores(user, dataset: Dataset, now=None) -> bool:
     if dataset.phase.competition.is_organizer(user):
         return True
     return at_least(dataset_level(dataset, now), TOP)
+
+
+def frozen(phase: Phase, now=None) -> bool:
+    """Whether the runs of this phase are final for their teams: the phase has
+    ended, or (blind phases) its results are released."""
+    now = now or timezone.now()
+    return now >= phase.end or (phase.blind and phase.released_at(now) != Phase.HIDDEN)

@@ -11,7 +11,7 @@ class DatasetInline(admin.TabularInline):
 
 @admin.register(models.Competition)
 class CompetitionAdmin(admin.ModelAdmin):
-    list_display = ("slug", "title", "time_zone", "created")
+    list_display = ("slug", "title", "time_zone", "team_approval", "created")
     filter_horizontal = ("organizers",)
 
 
@@ -34,7 +34,8 @@ class QuotaAdmin(admin.ModelAdmin):
 
 @admin.register(models.Team)
 class TeamAdmin(admin.ModelAdmin):
-    list_display = ("competition", "name", "lead", "is_baseline")
+    list_display = ("competition", "name", "lead", "status", "is_baseline")
+    list_filter = ("status",)
 
 
 admin.site.register(models.Membership)

@@ -32,6 +32,7 @@ def competition_summary(comp: Competition, user) -> dict:
                        "datasets": dss})
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
+            "team_status": team.status if team else None, "team_approval": comp.team_approval,
             "organizer": comp.is_organizer(user), "phases": phases}
 
 
@@ -51,18 +52,17 @@ def get_dataset(c, p, d) -> Dataset:
 
 
 def leaderboard_payload(ds: Dataset, user) -> dict:
-    columns, rows = leaderboard.rows(ds)
     shown = access.leaderboard_shows_scores(user, ds)
-    if not shown:
-        for r in rows:
-            r["metrics"] = {}
-            r["rank"] = None
-        rows.sort(key=lambda r: r["team"])
-        columns = []
+    columns, rows = leaderboard.rows(ds, scores=shown)
     human = human_columns(ds, rows) if shown else []
-    return {"human": human,"competition": ds.phase.competition.slug, "phase": ds.phase.slug, "dataset": ds.slug,
+    return {"human": human, "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
+            "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
+            "rule": (f"its primary run if flagged, else its best run by {ds.task.metric}; "
+                     f"ranked by {ds.task.metric}, ties share a rank") if shown else
+                    ("its primary run if flagged, else its latest scored run; by team name, "
+                     "no ranks, since nothing may depend on unreleased scores"),
             "rows": rows}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 import shutil
 import tempfile
 import zoneinfo
@@ -19,7 +20,6 @@ import yaml
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.text import slugify
 
 from shareval import tasks as registry
 from shareval.formats.archive import Limits, iter_tgz
@@ -28,6 +28,9 @@ from shareval.formats.errors import InvalidInput, Problems
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
+# Slugs become URL parts and folder names under the server's home: lower-case
+# letters, digits and inner hyphens only, so none can be "..", empty or hidden.
+SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?")
 
 
 class _Loader(yaml.SafeLoader):
@@ -54,11 +57,21 @@ def tree_digest(path: Path) -> str:
     return h.hexdigest()
 
 
+def inside(base: Path, rel: str | Path) -> Path:
+    """``base / rel`` resolved, refused unless strictly inside ``base``: every path
+    the server writes or deletes goes through here."""
+    base = Path(base).resolve()
+    target = (base / rel).resolve()
+    if target == base or not target.is_relative_to(base):
+        raise InvalidInput([_p(str(rel), None, "path", f"leaves its folder {base.name}/")])
+    return target
+
+
 def extract_tgz(archive: Path, dest: Path) -> Path:
     """Unpack a bundle archive safely; returns the folder holding bundle.yaml."""
     problems = Problems()
     for name, data in iter_tgz(archive, problems, Limits(max_bytes=8 * 1024 ** 3)):
-        target = dest / name
+        target = inside(dest, name)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     problems.raise_if_any()
@@ -89,6 +102,14 @@ class _Reader:
             self.err(node, f"{where}.{key}", "expected a string")
             return None
         return str(v) if kind is str else v
+
+    def slug(self, node, where):
+        v = self.req(node, "slug", where)
+        if v is not None and not SLUG.fullmatch(v):
+            self.err(node, f"{where}.slug", f"{v!r} is not a slug: use 1-50 lower-case letters, "
+                                            "digits and inner hyphens")
+            return None
+        return v
 
     def when(self, node, key, where, required=True):
         v = node.get(key)
@@ -139,12 +160,13 @@ def read_bundle(root: Path) -> dict:
                                str(e).splitlines()[0])]) from None
     if not isinstance(doc, dict):
         raise InvalidInput([_p("bundle.yaml", 1, "bundle", "expected a mapping")])
-    out = {"slug": r.req(doc, "slug", "bundle"), "title": r.req(doc, "title", "bundle"),
+    out = {"slug": r.slug(doc, "bundle"), "title": r.req(doc, "title", "bundle"),
            "description": str(doc.get("description", "")),
            "time_zone": str(doc.get("time_zone", "UTC")), "tasks": [], "phases": [],
-           "baselines": [], "organizers": list(doc.get("organizers", []) or [])}
-    if out["slug"] and slugify(out["slug"]) != out["slug"]:
-        r.err(doc, "bundle.slug", "use lower-case letters, digits and hyphens")
+           "baselines": [], "organizers": list(doc.get("organizers", []) or []),
+           "team_approval": doc.get("team_approval", False) is True, "line": doc.get(LINE)}
+    if not isinstance(doc.get("team_approval", False), bool):
+        r.err(doc, "bundle.team_approval", "true or false")
     try:
         r.tz = zoneinfo.ZoneInfo(out["time_zone"])
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
@@ -154,7 +176,7 @@ def read_bundle(root: Path) -> dict:
     task_slugs = {}
     for i, t in enumerate(doc.get("tasks") or []):
         w = f"tasks[{i}]"
-        slug, name = r.req(t, "slug", w), r.req(t, "task", w)
+        slug, name = r.slug(t, w), r.req(t, "task", w)
         if name and name not in known:
             r.err(t, f"{w}.task", f"unknown task {name!r}; known: {', '.join(known)}")
             name = None
@@ -178,7 +200,7 @@ def read_bundle(root: Path) -> dict:
         lb = str(ph.get("leaderboard", "public"))
         if lb not in ("public", "hidden"):
             r.err(ph, f"{w}.leaderboard", "public or hidden")
-        phase = {"slug": r.req(ph, "slug", w), "title": str(ph.get("title") or ph.get("slug")),
+        phase = {"slug": r.slug(ph, w), "title": str(ph.get("title") or ph.get("slug")),
                  "start": r.when(ph, "start", w), "end": r.when(ph, "end", w),
                  "blind": bool(ph.get("blind", False)), "leaderboard_public": lb == "public",
                  "release_top_at": r.when(ph, "release_top_at", w, required=False),
@@ -215,7 +237,7 @@ def read_bundle(root: Path) -> dict:
                 if win not in (Quota.WEEK, Quota.ROLLING, Quota.PHASE):
                     r.err(q, f"{qw}.window", "week, rolling or phase")
                 quotas.append({"limit": lim, "window": win, "days": int(q.get("days", 7))})
-            phase["datasets"].append({"slug": r.req(d, "slug", dw), "task": tslug,
+            phase["datasets"].append({"slug": r.slug(d, dw), "task": tslug,
                                       "title": str(d.get("title", "")), "reference": ref,
                                       "public": public, "quotas": quotas,
                                       "feedback": bool(d.get("feedback", True))})
@@ -232,20 +254,45 @@ def read_bundle(root: Path) -> dict:
     return out
 
 
-def _copy(src: Path, dest: Path) -> None:
-    if dest.exists():
-        shutil.rmtree(dest) if dest.is_dir() else dest.unlink()
+def _copy(src: Path, base: Path, rel: str) -> Path:
+    """Copy ``src`` to ``base/rel``, replacing what is there; both checked to stay in ``base``."""
+    dest = inside(base, rel)
+    if dest.is_symlink() or dest.is_file():
+        dest.unlink()
+    elif dest.exists():
+        shutil.rmtree(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     (shutil.copytree if src.is_dir() else shutil.copyfile)(src, dest)
+    return dest
+
+
+def _claim(b: dict, organizer) -> Competition:
+    """Create the competition, or take the existing one if ``organizer`` may update it.
+
+    ``organizer=None`` is the operator's command line, which may update any."""
+    comp = Competition.objects.select_for_update().filter(slug=b["slug"]).first()
+    if comp is not None and organizer is not None and not comp.is_organizer(organizer):
+        raise InvalidInput([_p("bundle.yaml", b["line"], "bundle.slug",
+                               f"competition {b['slug']!r} exists and {organizer.username} is "
+                               f"not one of its organizers; choose another slug")])
+    fields = {"title": b["title"], "description": b["description"],
+              "time_zone": b["time_zone"], "team_approval": b["team_approval"]}
+    if comp is None:
+        return Competition.objects.create(slug=b["slug"], **fields)
+    for k, v in fields.items():
+        setattr(comp, k, v)
+    comp.save()
+    return comp
 
 
 @transaction.atomic
 def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
-    """Create or update a competition; returns it and the baseline submissions made."""
+    """Create or update a competition; returns it and the baseline submissions made.
+
+    A bundle given by a user (``organizer``) may only update a competition that
+    user already organizes."""
     b = read_bundle(root)
-    comp, _ = Competition.objects.update_or_create(
-        slug=b["slug"], defaults={"title": b["title"], "description": b["description"],
-                                  "time_zone": b["time_zone"]})
+    comp = _claim(b, organizer)
     if organizer is not None:
         comp.organizers.add(organizer)
     from django.contrib.auth import get_user_model
@@ -271,8 +318,7 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             digest = ""
             if d["reference"] is not None:
                 rel = f"{comp.slug}/{phase.slug}/{d['slug']}/{d['reference'].name}"
-                _copy(d["reference"], Path(settings.PRIVATE_DIR) / rel)
-                digest = tree_digest(Path(settings.PRIVATE_DIR) / rel)
+                digest = tree_digest(_copy(d["reference"], Path(settings.PRIVATE_DIR), rel))
             ds, _ = Dataset.objects.update_or_create(
                 phase=phase, slug=d["slug"],
                 defaults={"task": tasks[d["task"]], "title": d["title"], "reference_path": rel,
@@ -282,7 +328,7 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
                 Quota.objects.create(dataset=ds, **q)
             for f in d["public"]:
                 prel = f"{comp.slug}/{phase.slug}/{d['slug']}/{f.name}"
-                _copy(f, Path(settings.PUBLIC_DIR) / prel)
+                _copy(f, Path(settings.PUBLIC_DIR), prel)
                 PublicFile.objects.update_or_create(dataset=ds, name=f.name,
                                                     defaults={"path": prel})
             datasets[(phase.slug, d["slug"])] = ds

@@ -1,4 +1,5 @@
-"""All results of a competition as CSV: one row per score (history included)."""
+"""All results of a competition as CSV: one row per score (history included).
+Text cells that a spreadsheet would run as a formula are escaped (``formats.spreadsheet``)."""
 from __future__ import annotations
 
 import csv
@@ -6,6 +7,7 @@ import io
 
 from django.http import HttpResponse
 
+from shareval.formats.spreadsheet import escape_formula
 from shareval.platform.submissions.models import Submission
 
 from .leaderboard import scalar_metrics
@@ -39,10 +41,12 @@ def results_csv(comp: Competition) -> str:
                            current=int(sc.current), scored_at=sc.created.isoformat(), **m)
             rows.append(row)
     out = io.StringIO()
+    # \r\n (RFC 4180): the csv module quotes a field only if it holds a character of
+    # the line terminator, so with "\n" a file name holding "\r" would split a row
     w = csv.DictWriter(out, fieldnames=FIXED + metrics, extrasaction="ignore",
-                       lineterminator="\n")
+                       lineterminator="\r\n")
     w.writeheader()
-    w.writerows(rows)
+    w.writerows({k: escape_formula(v) for k, v in row.items()} for row in rows)
     return out.getvalue()
 
 

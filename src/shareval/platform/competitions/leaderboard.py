@@ -1,9 +1,15 @@
 """Leaderboard rows for one dataset (phase x task x pack).
 
-One row per team: its primary run if it flagged one and it is scored, else
-its best scored run by the primary metric. Baseline teams are rows too,
-marked ``baseline``. Cancelled, rejected and failed runs never appear. Ranks
-are competition ranks (ties share a rank: 1, 2, 2, 4).
+With scores shown: one row per team, its primary run if it flagged one and it
+is scored, else its best scored run by the primary metric; rows in rank order
+(ties share a rank: 1, 2, 2, 4; equal scores then by team name). Baseline
+teams are rows too, marked ``baseline``. Cancelled, rejected and failed runs
+never appear.
+
+With scores hidden (blind phase or ``feedback: false`` before release), no
+part of a row may depend on a score, or the board would tell a team whether
+its new run beat the earlier ones: the row is the primary run if scored, else
+the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
 Two queries: narrow tuples for every current score (to pick each team's row),
 then the metrics of the picked rows only, so the cost grows with the number of
@@ -21,14 +27,21 @@ def scalar_metrics(result: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def rows(dataset: Dataset) -> tuple[list[str], list[dict]]:
-    """(metric columns with the primary metric first, rows in rank order)."""
+def _current_scored(dataset: Dataset):
+    return Score.objects.filter(submission__dataset=dataset, current=True,
+                                submission__state=Submission.SCORED)
+
+
+def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
+    """(metric columns with the primary metric first, rows); see the module doc.
+
+    ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
+    if not scores:
+        return [], blind_rows(dataset)
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
-    narrow = (Score.objects.filter(submission__dataset=dataset, current=True,
-                                   submission__state=Submission.SCORED)
-              .values_list("pk", "submission__team_id", "submission__kind", "primary",
-                           "submission__created"))
+    narrow = _current_scored(dataset).values_list(
+        "pk", "submission__team_id", "submission__kind", "primary", "submission__created")
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
     for pk, team, kind, primary, created in narrow:
@@ -52,8 +65,28 @@ def rows(dataset: Dataset) -> tuple[list[str], list[dict]]:
     for i, (team, (_, pk, kind, primary, created)) in enumerate(chosen, 1):
         if primary != prev:
             rank, prev = i, primary
-        out.append({"rank": rank, "team": teams[team].name, "baseline": teams[team].is_baseline,
-                    "run": "primary" if kind == Submission.PRIMARY else "best",
-                    "runs": runs[team], "submitted": created.isoformat(),
-                    "metrics": {k: metrics[pk].get(k) for k in columns}})
+        out.append(_row(teams[team], rank, kind, runs[team], created,
+                        {k: metrics[pk].get(k) for k in columns}, "best"))
     return columns, out
+
+
+def blind_rows(dataset: Dataset) -> list[dict]:
+    """Rows by team name, each the team's primary run if scored, else its latest
+    scored run; no ranks, no metrics. The query does not even read the scores."""
+    narrow = _current_scored(dataset).order_by("submission__created", "pk").values_list(
+        "submission__team_id", "submission__kind", "submission__created")
+    picked: dict[int, tuple] = {}
+    runs: dict[int, int] = {}
+    for team, kind, created in narrow:           # oldest first: a later run replaces
+        runs[team] = runs.get(team, 0) + 1       # an earlier one, unless that is primary
+        if team not in picked or picked[team][0] != Submission.PRIMARY:
+            picked[team] = (kind, created)
+    teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
+    return [_row(teams[t], None, kind, runs[t], created, {}, "latest")
+            for t, (kind, created) in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]
+
+
+def _row(team: Team, rank, kind, runs: int, created, metrics: dict, fallback: str) -> dict:
+    return {"rank": rank, "team": team.name, "baseline": team.is_baseline,
+            "run": "primary" if kind == Submission.PRIMARY else fallback,
+            "runs": runs, "submitted": created.isoformat(), "metrics": metrics}

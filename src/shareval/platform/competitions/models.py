@@ -24,6 +24,8 @@ class Competition(models.Model):
                                  help_text="calendar-week quotas use this zone")
     organizers = models.ManyToManyField(settings.AUTH_USER_MODEL, blank=True,
                                         related_name="organized_competitions")
+    team_approval = models.BooleanField(
+        default=False, help_text="new teams may submit only once an organizer approves them")
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -106,6 +108,11 @@ class Phase(models.Model):
         """What participants may see of scores in this phase: hidden, top or detailed."""
         if not self.blind:
             return self.DETAILED
+        return self.released_at(now)
+
+    def released_at(self, now=None) -> str:
+        """The release state at ``now``: set by hand or by the schedule, whichever is
+        further (also what a ``feedback: false`` dataset of an open phase follows)."""
         now = now or timezone.now()
         level = self.released
         if self.release_detailed_at and now >= self.release_detailed_at:
@@ -191,12 +198,19 @@ class Quota(models.Model):
 
 
 class Team(models.Model):
+    """A competition's team. Under ``Competition.team_approval`` a team made on
+    the team page starts ``pending`` and may not submit until an organizer
+    approves it; a rejected team stays (its members cannot start another)."""
+    PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
     competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="teams")
     name = models.CharField(max_length=100)
     lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT,
                              related_name="led_teams")
     is_baseline = models.BooleanField(default=False, help_text="organizers' baselines; "
                                       "highlighted on leaderboards")
+    status = models.CharField(max_length=10, default=APPROVED,
+                              choices=[(PENDING, PENDING), (APPROVED, APPROVED),
+                                       (REJECTED, REJECTED)])
     created = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -8,14 +8,14 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.db import IntegrityError, transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.submissions.labels import label
 
-from . import access, export
+from . import access, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Membership, Phase, PublicFile, Team
@@ -43,42 +43,26 @@ def team(request, c):
     my_team = comp.team_of(request.user)
     if request.method == "POST":
         action = request.POST.get("action")
-        if action == "create" and my_team is None:
-            name = request.POST.get("name", "").strip()[:100]
-            if not name:
-                messages.error(request, "A team needs a name.")
-            else:
-                try:
-                    with transaction.atomic():
-                        Membership.objects.filter(team__competition=comp,
-                                                  user=request.user).delete()
-                        t = Team.objects.create(competition=comp, name=name, lead=request.user)
-                        Membership.objects.create(team=t, user=request.user,
-                                                  status=Membership.APPROVED)
-                    messages.success(request, f"Team {name} created; you are its lead.")
-                except IntegrityError:
-                    messages.error(request, f"The name {name} is taken.")
-        elif action == "join" and my_team is None:
-            t = Team.objects.filter(competition=comp, name=request.POST.get("name", ""),
-                                    is_baseline=False).first()
-            if t is None:
-                messages.error(request, "No such team.")
-            else:
-                Membership.objects.filter(team__competition=comp, user=request.user).delete()
-                Membership.objects.create(team=t, user=request.user)
+        try:
+            if action == "create" and my_team is None:
+                t = teams.create(comp, request.user, request.POST.get("name", ""))
+                messages.success(request, f"{t.name} created; you are its lead." + (
+                    " The organizers must approve it before it can submit."
+                    if t.status == Team.PENDING else ""))
+            elif action == "join" and my_team is None:
+                t = teams.ask_to_join(comp, request.user, request.POST.get("name", ""))
                 messages.success(request, f"Asked to join {t.name}; its lead must approve.")
-        elif action in ("approve", "reject") and my_team and my_team.lead_id == request.user.pk:
-            m = get_object_or_404(Membership, pk=request.POST.get("membership"), team=my_team)
-            if action == "approve":
-                if Membership.objects.filter(team__competition=comp, user=m.user,
-                                             status=Membership.APPROVED).exists():
-                    messages.error(request, "That user is already in a team.")
-                else:
-                    m.status = Membership.APPROVED
-                    m.save(update_fields=["status"])
+            elif action in ("approve", "reject") and my_team and \
+                    my_team.lead_id == request.user.pk:
+                m = get_object_or_404(Membership, pk=request.POST.get("membership"),
+                                      team=my_team)
+                if action == "approve":
+                    teams.let_in(m)
                     messages.success(request, f"{m.user.username} joined the team.")
-            else:
-                m.delete()
+                else:
+                    m.delete()
+        except teams.TeamError as e:
+            messages.error(request, str(e))
         return redirect("team", c=comp.slug)
     return render(request, "shareval/team.html", {
         "comp": comp, "team": my_team,
@@ -91,6 +75,8 @@ def leaderboard(request, c, p, d):
     if not access.can_view_leaderboard(request.user, ds):
         raise Http404("no such leaderboard")
     board = leaderboard_payload(ds, request.user)
+    metric = ds.task.metric           # the rule's text names the metric: say it in words
+    board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board,
         "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
@@ -139,8 +125,22 @@ def organize(request, c):
     from shareval.platform.submissions.models import Submission
     subs = (Submission.objects.filter(dataset__phase__competition=comp)
             .select_related("team", "dataset__phase", "dataset__task")[:300])
-    return render(request, "shareval/organize.html", {"comp": comp, "subs": subs,
-                                                      "levels": Phase.RELEASE})
+    return render(request, "shareval/organize.html", {
+        "comp": comp, "subs": subs, "levels": Phase.RELEASE,
+        "teams": comp.teams.filter(is_baseline=False).select_related("lead")})
+
+
+@login_required
+@require_POST
+def review_team(request, c, team):
+    """An organizer approves or rejects a team (competitions with team approval)."""
+    comp = _organizer_comp(request, c)
+    t = get_object_or_404(Team, competition=comp, pk=team, is_baseline=False)
+    action = request.POST.get("action")
+    if action in ("approve", "reject"):
+        teams.review(t, approve=action == "approve")
+        messages.success(request, f"{t.name}: {t.status}.")
+    return redirect("organize", c=comp.slug)
 
 
 @login_required

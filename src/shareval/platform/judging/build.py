@@ -5,7 +5,9 @@ Drawn from runs (each team's leaderboard run: primary, else latest scored):
 * side-by-side and related-to: ``n`` documents (publications) drawn
   uniformly from those any team output something for; per document every
   team's output (RCC citations: dataset ids; RCC mentions: mention strings;
-  other tasks: the run's lines for that document).
+  other tasks: the run's lines for that document). Runs that are not one
+  item per line (a JSON document, an archive) are refused: a "line" would be
+  the whole run file, shown to judges; build such campaigns from an items file.
 * question chains and summary relevance: the joint design of
   ``assess sample`` over the runs' items (lines, or RCC pairs), ``n`` per
   team, with inclusion probabilities, plus ``docs`` documents for recall.
@@ -19,7 +21,7 @@ import numpy as np
 from django.db import transaction
 
 from shareval.assessment.outputs import Output
-from shareval.assessment.sample import draw_sample
+from shareval.assessment.sample import draw_sample, pair_overlaps
 from shareval.formats.errors import InvalidInput, Problems
 from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
@@ -29,6 +31,7 @@ from .models import Campaign, Item
 
 MAX_IMAGE = 2 * 1024 * 1024
 MAX_ITEMS = 20_000
+MAX_LINE = 500            # an item key is at most 500 characters (models.Item.key)
 
 
 def team_runs(dataset) -> dict[str, Submission]:
@@ -55,10 +58,22 @@ def run_units(task_name: str, path) -> dict[str, tuple[str, str]]:
             recs = read_mentions(path, problems)
             pairs = [(r.publication_id, r.mention) for r in recs.records] if recs else []
         return {f"{d}|{t}": (d, t) for d, t in pairs}
+    with open(path, "rb") as f:
+        head = f.read(4096)
+    if head.lstrip()[:1] in (b"{", b"[") or head[:2] == b"\x1f\x8b" or head[:4] == b"PK\x03\x04" \
+            or b"\x00" in head:
+        # a JSON document or an archive is not one unit per line: read as lines, one
+        # "unit" would be a whole run file, shown to every judge of that item
+        raise ValueError(f"{task_name} runs are not one item per line: build this campaign "
+                         f"from an items file")
     out = {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
+            if len(line) > MAX_LINE:
+                raise ValueError(f"a {task_name} run has a line of {len(line)} characters "
+                                 f"(at most {MAX_LINE} per item): build this campaign from "
+                                 f"an items file")
             if line.strip() and not line.startswith("#"):
                 cols = line.split("\t") if "\t" in line else line.split()
                 out["|".join(cols)] = (cols[0], " ".join(cols))
@@ -95,7 +110,9 @@ def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) ->
                                "type": campaign.config.get("default_type", "default")},
                       inclusion=r.inclusion_probability, drawn_for=r.drawn_for,
                       submissions=r.submissions, drawn_by=r.drawn_by) for r in rows]
-        campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs}}
+        # sizes and pairwise overlaps: what `assess estimate --method importance` needs
+        campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs},
+                           "overlaps": pair_overlaps(outputs)}
         campaign.save(update_fields=["config"])
     Item.objects.bulk_create(items, ignore_conflicts=True)
     return len(items)

@@ -14,6 +14,7 @@ import numpy as np
 
 from shareval.assessment.estimate import estimate_all
 from shareval.assessment.judgments import Judgment, Judgments
+from shareval.formats.spreadsheet import escape_formula
 from shareval.metrics.estimation import percentile_interval
 
 from . import designs
@@ -60,8 +61,12 @@ def estimate_csv(campaign) -> str:
     buf = io.StringIO()
     sizes = campaign.config.get("sizes")
     if sizes:
-        buf.write("# sizes: " + ",".join(f"{k}={v}" for k, v in sizes.items()) + "\n")
-    w = csv.writer(buf, lineterminator="\n")
+        buf.write("# sizes: " + ",".join(escape_formula(f"{k}={v}") for k, v in sizes.items())
+                  + "\n")
+        overlaps = campaign.config.get("overlaps", {})
+        buf.write("# overlaps: " + ",".join(escape_formula(f"{k}={v}") for k, v in overlaps.items())
+                  + "\n")
+    w = _SafeWriter(csv.writer(buf, lineterminator="\n"))
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
         w.writerow(ESTIMATE_COLUMNS)
         w.writerows([r.item, r.doc, ",".join(r.submissions), r.judge, r.question,
@@ -83,6 +88,21 @@ def estimate_csv(campaign) -> str:
                         w.writerow([e["item"].key, e["item"].doc, ref, s["team"], judge,
                                     ";".join(s["output"][i] for i in idx)])
     return buf.getvalue()
+
+
+class _SafeWriter:
+    """Team names and item keys come from participants: text cells that a
+    spreadsheet would run as formulas are escaped (``assess estimate`` undoes it)."""
+
+    def __init__(self, writer):
+        self.w = writer
+
+    def writerow(self, row):
+        self.w.writerow([escape_formula(v) for v in row])
+
+    def writerows(self, rows):
+        for row in rows:
+            self.writerow(row)
 
 
 def e2e_judgments(campaign) -> str:

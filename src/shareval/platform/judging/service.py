@@ -18,11 +18,40 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from shareval.metrics import agreement
+from shareval.platform.competitions.models import Membership
 
 from . import designs
 from .models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
+
+
+# who may judge -------------------------------------------------------------------
+
+def _in_a_team(competition_id: int, user) -> bool:
+    """A membership of a participating team, pending included (asked to join)."""
+    return Membership.objects.filter(team__competition_id=competition_id, user=user,
+                                     team__is_baseline=False).exists()
+
+
+def may_judge(campaign: Campaign, user) -> bool:
+    """Checked on every judging request, not only when the campaign is made: a
+    judge who creates or joins a team of the competition loses access."""
+    return (user.is_authenticated and user.is_active
+            and campaign.judges.filter(pk=user.pk).exists()
+            and not _in_a_team(campaign.dataset.phase.competition_id, user))
+
+
+def end_judge_access(competition_id: int, user, now=None) -> int:
+    """Take ``user`` off every campaign of the competition; their open assignments
+    expire (the items go back to the pool). Returns the number of campaigns."""
+    camps = list(Campaign.objects.filter(dataset__phase__competition_id=competition_id,
+                                         judges=user))
+    for camp in camps:
+        camp.judges.remove(user)
+    Assignment.objects.filter(item__campaign__in=camps, judge=user, status__in=OPEN).update(
+        status=Assignment.EXPIRED, deadline=now or timezone.now())
+    return len(camps)
 
 
 def expire_stale(campaign: Campaign, now=None) -> int:

@@ -32,8 +32,9 @@ def _campaign(comp, j) -> Campaign:
 
 @login_required
 def my_campaigns(request):
+    camps = request.user.judging.select_related("dataset__phase__competition")
     return render(request, "shareval/judging_home.html",
-                  {"campaigns": request.user.judging.select_related("dataset__phase__competition")})
+                  {"campaigns": [c for c in camps if service.may_judge(c, request.user)]})
 
 
 @login_required
@@ -129,8 +130,8 @@ def _best_first(kv) -> tuple:
 
 
 def _judge_campaign(request, j) -> Campaign:
-    camp = get_object_or_404(Campaign, pk=j)
-    if not camp.judges.filter(pk=request.user.pk).exists():
+    camp = get_object_or_404(Campaign.objects.select_related("dataset__phase"), pk=j)
+    if not service.may_judge(camp, request.user):
         raise Http404("no such page")
     return camp
 

@@ -119,7 +119,8 @@ class SubmissionAction(APIView):
     def post(self, request, s):
         sub = visible_submission(request, s)
         try:
-            (service.make_primary if self.action == "primary" else service.cancel)(sub)
+            change = service.make_primary if self.action == "primary" else service.cancel
+            change(sub, request.user, reason=str(request.data.get("reason", "")))
         except service.SubmissionError as e:
             return error_response(e)
         sub.refresh_from_db()

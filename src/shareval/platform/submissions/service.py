@@ -4,13 +4,15 @@ The order matters: the file is validated before any lock is taken (validation
 may read a large reference); the quota is then checked and the submission
 created in one transaction that locks the team row (PostgreSQL) or holds
 SQLite's write lock (IMMEDIATE transactions), so concurrent uploads from one
-team can never exceed the quota. Rejected files are deleted and do not count.
+team can never exceed the quota. Rejected files are deleted and do not count
+against the quota, but a team may have at most MAX_REJECTED_PER_HOUR of them
+in an hour. Validation runs in a limited child process (``isolate``), so a
+hostile file costs the web process nothing but the wait.
 """
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import traceback
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +21,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from shareval.formats.errors import InvalidInput
-
+from ..competitions import access
 from ..competitions.models import Dataset, Quota, Team
-from . import queue
+from . import isolate, queue
 from .models import Submission, SubmissionEvent
 from .scoring import rename_paths
 
@@ -131,10 +132,22 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
         return
     if comp.team_of(user) != team:
         raise SubmissionError(403, "you are not an approved member of this team")
+    if team.status != Team.APPROVED:
+        raise SubmissionError(403, team_refusal(team))
     if not dataset.phase.is_open(now):
         raise SubmissionError(403, f"phase {dataset.phase.slug} is not open for submissions "
                                    f"({dataset.phase.start:%Y-%m-%d %H:%M} to "
                                    f"{dataset.phase.end:%Y-%m-%d %H:%M} UTC)")
+    if access.frozen(dataset.phase, now):      # a blind phase whose results are out
+        raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
+                                   f"its runs are final")
+
+
+def team_refusal(team: Team) -> str:
+    if team.status == Team.PENDING:
+        return (f"team {team.name} is waiting for the organizers' approval; it can submit "
+                f"once they approve it")
+    return f"team {team.name} was not approved by the organizers and cannot submit"
 
 
 def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
@@ -145,20 +158,27 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
     if full:                       # early refusal; re-checked under the lock below
         raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)
+    if not team.is_baseline:
+        _check_rejection_rate(team, now)
     original = Path(getattr(upload, "name", "") or "upload").name[:255]
     name = stored_name(original)
     size = _save(upload, name)
-    problems, warnings = _validate(dataset, Path(settings.UPLOAD_DIR) / name, original)
+    try:
+        problems, warnings = _validate(dataset, Path(settings.UPLOAD_DIR) / name, original)
+    except SubmissionError:
+        (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
+        raise
     if problems:
         (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
         with transaction.atomic():
             sub = Submission.objects.create(team=team, dataset=dataset, user=user,
                                             stored_name="", original_name=original, size=size,
                                             description=description[:5000],
-                                            state=Submission.REJECTED, problems=problems)
+                                            state=Submission.REJECTED, problems=problems,
+                                            created=now)
             SubmissionEvent.objects.create(submission=sub, state=Submission.REJECTED,
-                                           message=f"{len(problems)} problems; not counted "
-                                                   f"against the quota")
+                                           message="did not pass validation; not counted "
+                                                   "against the quota")
         raise SubmissionError(400, "the file did not pass validation", problems, submission=sub)
     try:
         with transaction.atomic():
@@ -185,50 +205,119 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     return sub
 
 
+REJECTION_WINDOW = dt.timedelta(hours=1)
+
+
+def _check_rejection_rate(team: Team, now) -> None:
+    """At most MAX_REJECTED_PER_HOUR rejected uploads per team and hour are validated."""
+    since = now - REJECTION_WINDOW
+    recent = Submission.objects.filter(team=team, state=Submission.REJECTED, created__gte=since)
+    limit = settings.MAX_REJECTED_PER_HOUR
+    if recent.count() >= limit:
+        oldest = recent.order_by("created").values_list("created", flat=True)[0]
+        nxt = (oldest + REJECTION_WINDOW).astimezone(team.competition.tz)
+        raise SubmissionError(429, f"too many rejected uploads: {limit} in the last hour; "
+                                   f"check files with `shareval validate` before uploading",
+                              next_slot=nxt)
+
+
+LIMIT_MESSAGES = {
+    "memory": "validation needed more than {memory} MB of memory (the server's limit)",
+    "cpu": "validation needed more than {cpu} s of CPU time (the server's limit)",
+    "time": "validation did not finish within {wall:.0f} s (the server's limit)",
+}
+
+
+def _limits() -> isolate.Limits:
+    return isolate.Limits(memory_mb=settings.VALIDATION_MEMORY_MB,
+                          cpu_seconds=settings.VALIDATION_CPU_SECONDS,
+                          wall_seconds=settings.VALIDATION_WALL_SECONDS,
+                          unpacked_mb=settings.MAX_UNPACKED_MB,
+                          slots=settings.VALIDATION_SLOTS)
+
+
 def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], list[str]]:
     task = dataset.task.registry_task
     ref = dataset.reference_file
+    limits = _limits()
 
     def named(text):
         return rename_paths(text, path, original, ref)
-    try:
-        warnings = task.validate(str(path), str(ref) if ref is not None else None)
-        return [], [named(w) for w in warnings]
-    except InvalidInput as e:
-        return [named(line) for line in e.lines()], []
-    except Exception:                                          # noqa: BLE001
-        log.error("validator crashed on %s:\n%s", path, traceback.format_exc())
+    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits)
+    if v.limit == "busy":
+        raise SubmissionError(503, "the server is busy validating other uploads; "
+                                   "try again in a few minutes")
+    if v.limit:
+        return [f"{original}: file: " + LIMIT_MESSAGES[v.limit].format(
+            memory=limits.memory_mb, cpu=limits.cpu_seconds, wall=limits.wall_seconds)], []
+    if v.crash:
+        log.error("validator crashed on %s:\n%s", path, v.crash)
         return [f"{original}: file: could not be read as a {task.name} submission"], []
+    if v.problems:
+        return [named(p) for p in v.problems], []
+    return [], [named(w) for w in v.warnings]
 
 
-def _demote_primary(team: Team, dataset: Dataset) -> None:
+def _demote_primary(team: Team, dataset: Dataset, note: str = "") -> None:
     for old in Submission.objects.filter(team=team, dataset=dataset, kind=Submission.PRIMARY):
         old.kind = Submission.CONTRASTIVE
         old.save(update_fields=["kind"])
         SubmissionEvent.objects.create(submission=old, state="contrastive",
-                                       message="no longer primary: another run was made primary")
+                                       message="no longer primary: another run was made "
+                                               "primary" + note)
 
 
-def make_primary(sub: Submission) -> None:
+def _change_note(sub: Submission, user, reason: str, now) -> str:
+    """Who may flag or cancel a run now, and what the history says about it.
+
+    Primary flags and cancellations decide what leaderboards read, so a team
+    may change them only until its phase closes (or, blind phases, until
+    release); organizers may change them any time, with a reason once closed."""
+    phase = sub.dataset.phase
+    comp = phase.competition
+    organizer = comp.is_organizer(user)
+    member = comp.team_of(user) == sub.team
+    reason = (reason or "").strip()[:1000]
+    if not (organizer or member):
+        raise SubmissionError(403, "you are not an approved member of this team")
+    if access.frozen(phase, now):
+        if not organizer:
+            raise SubmissionError(403, f"phase {phase.slug} is closed (or its results are "
+                                       f"released): its runs are final; only the organizers "
+                                       f"can change them")
+        if not reason:
+            raise SubmissionError(400, "the phase is closed: an organizer's change needs a "
+                                       "reason, recorded in the run's history")
+    if organizer and not member:
+        return f" (by organizer {user.get_username()}" + (f": {reason})" if reason else ")")
+    return f" ({reason})" if reason else ""
+
+
+def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
+    now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
         raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
+    note = _change_note(sub, user, reason, now)
     with transaction.atomic():
         Team.objects.select_for_update().filter(pk=sub.team_id).first()
-        _demote_primary(sub.team, sub.dataset)
+        _demote_primary(sub.team, sub.dataset, note)
         sub.kind = Submission.PRIMARY
         sub.save(update_fields=["kind"])
-        SubmissionEvent.objects.create(submission=sub, state="primary", message="made primary")
+        SubmissionEvent.objects.create(submission=sub, state="primary",
+                                       message="made primary" + note)
 
 
-def cancel(sub: Submission) -> None:
+def cancel(sub: Submission, user, *, reason: str = "", now=None) -> None:
     """Withdraw a run from leaderboards; it still counts against the quota."""
+    now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
         raise SubmissionError(400, f"submission is already {sub.state}")
+    note = _change_note(sub, user, reason, now)
     with transaction.atomic():
         if sub.kind == Submission.PRIMARY:
             sub.kind = Submission.CONTRASTIVE
             sub.save(update_fields=["kind"])
-        sub.record(Submission.CANCELLED, "cancelled by the team (still counted in the quota)")
+        sub.record(Submission.CANCELLED, "cancelled (still counted in the quota)" + note)
 
 
 def rescore(task) -> int:
