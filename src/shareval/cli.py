@@ -86,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
                            "else a small synthetic sample)")
     demo.add_argument("--out", default="out/demo", help="where to write the demo files")
 
+    ex = sub.add_parser("examples", help="write the sample inputs the README's examples use "
+                                         "(make test and make demo run it)")
+    ex.add_argument("--data", default=None, help="as for demo")
+    ex.add_argument("--out", default="out/demo", help="where to write them (default out/demo)")
+
     sm = sub.add_parser("submit", help="upload a submission to a shareval server (REST API)")
     sm.add_argument("file", metavar="FILE")
     sm.add_argument("--competition", "-c", required=True)
@@ -219,6 +224,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
+    if args.command == "examples":
+        from .examples import write_examples
+        console.print(f"README sample inputs written to {write_examples(args.out, args.data)}/")
+        return 0
     if args.command == "assess":
         from .assessment import cli as acli
         if args.assess_command == "sample":
