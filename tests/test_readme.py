@@ -151,7 +151,8 @@ def check(ex: Example, r: subprocess.CompletedProcess, replace: tuple[str, str] 
         if shown.strip() in ("...", ""):
             continue
         pattern = ".*".join(re.escape(p) for p in shown.rstrip().split("…"))
-        assert any(re.fullmatch(pattern, x) for x in lines), f"not in the output: {shown!r}\n{where}"
+        assert any(re.fullmatch(pattern, x) for x in lines), \
+            f"not in the output: {shown!r}\n{where}"
 
 
 def test_the_readme_has_the_examples_this_test_runs():

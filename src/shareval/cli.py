@@ -95,7 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("file", metavar="FILE")
     sm.add_argument("--competition", "-c", required=True)
     sm.add_argument("--phase", "-p", required=True)
-    sm.add_argument("--task", "-t", required=True, help="the dataset name the pages show (e.g. svident-dev), or the task's slug or registry name")
+    sm.add_argument("--task", "-t", required=True,
+                    help="the dataset name the pages show (e.g. svident-dev), or the task's "
+                         "slug or registry name")
     sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
     sm.add_argument("--primary", action="store_true", help="flag the run primary")
     sm.add_argument("--description", "-m", default="")

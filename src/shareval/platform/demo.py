@@ -27,10 +27,11 @@ KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measu
                       r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
 SPLITS = ("Built by `make demo` from ../shared/data, using only data the shipped reference "
           "systems were not trained on (their declared held-out splits, docs/systems.md). "
-          "SV-Ident: the 6 held-out training documents (per language, every fourth in id "
-          "order), per language alternately development and evaluation. RCC development: the held-out "
-          "publications, those whose id is divisible by 5. The other training documents "
-          "and publications, which the reference models learned from, are in no phase.")
+          "SV-Ident: the held-out training documents (per language, every fourth in id "
+          "order), per language alternately development and evaluation. RCC development: "
+          "the held-out publications, those whose id is divisible by 5. The other training "
+          "documents and publications, which the reference models learned from, are in no "
+          "phase.")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta")]
 
 
