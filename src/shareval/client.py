@@ -111,7 +111,9 @@ def _wait(server, token, sid, timeout, console) -> int:
                 console.print(f"scored; {score['hidden']}")
             else:
                 for k, v in score.get("metrics", {}).items():
-                    print(f"{k}\t{v:.4f}", flush=True)   # tab-separated, for scripts
+                    # tab-separated, for scripts; Infinity/NaN arrive as strings
+                    print(f"{k}\t{v:.4f}" if isinstance(v, (int, float)) else f"{k}\t{v}",
+                          flush=True)
             return 0
         time.sleep(1)
     console.print(f"still {body['state']} after {timeout:.0f} s")

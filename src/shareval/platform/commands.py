@@ -92,17 +92,26 @@ def check_port(host: str, port: int) -> None:
 
 
 def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
+    import tempfile
+
     check_port(host, port)
     collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
-    from waitress import serve as waitress_serve
 
+    from django.conf import settings
+
+    from .bodylimit import MARGIN, waitress_server
     from .submissions.queue import start_inprocess_worker
     from .wsgi import application
+    # request bodies and uploads are spooled inside the data folder, not the
+    # system's temporary folder
+    tmp = settings.HOME / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    tempfile.tempdir = str(tmp)
     if worker:
         start_inprocess_worker()
-    waitress_serve(application, host=host, port=port, threads=threads,
-                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True,
-                   **proxy_options())
+    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
+                    max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
+                    **proxy_options()).run()
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:
@@ -128,8 +137,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                              "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
-        from .submissions.queue import worker_loop
+        from .submissions.queue import start_small_lane, worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
+        start_small_lane()
         worker_loop()
         return 0
     if c == "load-bundle":

@@ -16,7 +16,7 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     if level == access.NONE:
         return {"hidden": "scores of this phase are not released yet"}
     out = {"scorer_version": score.scorer_version, "scored_at": score.created.isoformat(),
-           "primary_metric": sub.dataset.task.metric, "metrics": scalar_metrics(score.result)}
+           "primary_metric": sub.dataset.task.metric, "metrics": shown_metrics(score.result)}
     if access.at_least(level, access.DETAILED):
         r = score.result
         out.update(breakdowns=r.get("breakdowns", {}), counts=r.get("counts", {}),
@@ -26,6 +26,16 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     else:
         out["detail"] = "detailed results are not released yet"
     return out
+
+
+NON_FINITE = ("Infinity", "-Infinity", "NaN")     # how scoring.json_safe stores them
+
+
+def shown_metrics(result: dict) -> dict:
+    """The numeric metrics, non-finite ones included (as their strings), in order."""
+    numbers = scalar_metrics(result)
+    return {k: v for k, v in (result.get("metrics") or {}).items()
+            if k in numbers or v in NON_FINITE}
 
 
 def submission_payload(sub: Submission, user) -> dict:
