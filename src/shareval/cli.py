@@ -127,11 +127,18 @@ def build_parser() -> argparse.ArgumentParser:
                            "else a small synthetic sample)")
     demo.add_argument("--out", default="out/demo", help="where to write the demo files")
 
+    ex = sub.add_parser("examples", help="write the sample inputs the README's examples use "
+                                         "(make test and make demo run it)")
+    ex.add_argument("--data", default=None, help="as for demo")
+    ex.add_argument("--out", default="out/demo", help="where to write them (default out/demo)")
+
     sm = sub.add_parser("submit", help="upload a submission to a shareval server (REST API)")
     sm.add_argument("file", metavar="FILE")
     sm.add_argument("--competition", "-c", required=True)
     sm.add_argument("--phase", "-p", required=True)
-    sm.add_argument("--task", "-t", required=True, help="task slug or registry name")
+    sm.add_argument("--task", "-t", required=True,
+                    help="the dataset name the pages show (e.g. svident-dev), or the task's "
+                         "slug or registry name")
     sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
     sm.add_argument("--primary", action="store_true", help="flag the run primary")
     sm.add_argument("--description", "-m", default="")
@@ -264,6 +271,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
+    if args.command == "examples":
+        from .examples import write_examples
+        console.print(f"README sample inputs written to {write_examples(args.out, args.data)}/")
+        return 0
     if args.command == "assess":
         from .assessment import cli as acli
         if args.assess_command == "sample":

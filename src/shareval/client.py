@@ -82,7 +82,10 @@ def submit_command(args, console) -> int:
     if code == 201:
         console.print(f"accepted: submission {body['id']} ({body['kind']}), state {body['state']}")
         if args.wait:
-            return _wait(server, token, body["id"], args.timeout, console)
+            page = server.rstrip("/") + body.get("page", f"/s/{body['id']}/")
+            code = _wait(server, token, body["id"], args.timeout, console)
+            console.print(f"result page: {page}", markup=False)
+            return code
         return 0
     console.print(f"refused ({code}): {body.get('error', body)}")
     for p in body.get("problems", []):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import datetime as dt
 import time
+import urllib.request
 
 import pytest
 
@@ -47,6 +48,16 @@ def test_cli_submit_validates_scores_and_reports(stack, tmp_path):
     r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "classification", "--primary",
                   "--wait", good, extra_env=env)
     assert "accepted" in r.stdout and "accuracy\t0.8000" in r.stdout, r.stdout
+    sid = r.stdout.split("submission ")[1].split()[0]
+    assert f"result page: {stack.url}/s/{sid}/" in r.stdout, r.stdout
+    page = urllib.request.urlopen(f"{stack.url}/s/{sid}/")    # the page exists (login form)
+    assert page.status == 200
+    # -t also takes the dataset name the pages show ('dev' here), not only the task's
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "dev", good, extra_env=env)
+    assert "accepted" in r.stdout, r.stdout
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "nope", good, check=False,
+                  extra_env=env)
+    assert r.returncode == 1 and "refused (404)" in r.stdout, r.stdout
     code, board = stack.api("GET", "/api/competitions/tiny/leaderboard/dev/dev/")
     assert code == 200
     assert [row["team"] for row in board["rows"]] == ["Team A", "Baseline"]
@@ -114,6 +125,21 @@ def test_mode_is_the_one_asked_for():
     assert MODE == expected
     engine = settings.DATABASES["default"]["ENGINE"]
     assert ("postgresql" in engine) == (MODE == "postgres+celery")
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_busy_port_is_one_plain_line_not_an_internal_error(stack, command):
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = stack.cli("server", command, "--port", port, check=False)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0], r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert "make demo PORT=N" in lines[0]
 
 
 def _post_headers(url: str, path: str, length: int, sent: int = 65536) -> tuple[int, float]:

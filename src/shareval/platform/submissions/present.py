@@ -44,7 +44,8 @@ def submission_payload(sub: Submission, user) -> dict:
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
                **({"log": e.log} if organizer and e.log else {})}
               for e in sub.events.all()]
-    d = {"id": str(sub.pk), "team": sub.team.name, "competition": ds.phase.competition.slug,
+    d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
+         "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
          "file": sub.original_name, "size": sub.size, "description": sub.description,
