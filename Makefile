@@ -1,9 +1,11 @@
 # The two set-up commands of the README: `make demo` and `make test`.
-# Both create .venv and install what they need on a fresh machine.
+# Both create .venv and install what they need on a fresh machine, and write the
+# sample inputs the README's examples read (out/demo).
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+PORT   ?= 8000
 
 .PHONY: demo demo-scoring test test-postgres bench bench-platform bench-systems mutate clean
 
@@ -13,16 +15,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# The competition server on http://127.0.0.1:8000 with a demo competition built
+# The competition server on http://127.0.0.1:$(PORT) (make demo PORT=8001) with a demo competition built
 # from ../shared/data, demo accounts printed, baselines scored (SQLite, in-process).
 demo: $(STAMP)
-	$(BIN)/shareval server --home out/demo-server demo --host 127.0.0.1 --port 8000
+	$(BIN)/shareval examples --out out/demo
+	$(BIN)/shareval server --home out/demo-server demo --host 127.0.0.1 --port $(PORT)
 
 # Scoring only: perturbed gold through every scorer, tables printed.
 demo-scoring: $(STAMP)
 	$(BIN)/shareval demo
 
 test: $(STAMP)
+	$(BIN)/shareval examples --out out/demo
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
 # The server tests again on PostgreSQL + Redis + Celery workers (.ci/services.sh

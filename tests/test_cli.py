@@ -114,3 +114,33 @@ def test_demo_on_synthetic_sample(tmp_path, monkeypatch):
     text = console.export_text()
     assert "synthetic sample" in text and "counts as constructed" in text
     assert "MISMATCH" not in text
+
+
+def test_examples_without_shared_data_write_inputs_that_run(tmp_path, monkeypatch, cli):
+    """`shareval examples` on a machine without ../shared/data: the synthetic sample's files,
+    and bad/broken submissions that fail exactly as the README says they do."""
+    monkeypatch.chdir(tmp_path)          # no ../shared/data from here
+    code, out, _ = cli("examples", "--out", "out/demo")
+    assert code == 0 and "out/demo" in out
+    demo = tmp_path / "out" / "demo"
+    ref = demo / "synthetic-data" / "sv-ident" / "train" / "train.tsv"
+    code, _, err = cli("validate", "svident-detection", "-s", demo / "bad.json", "-r", ref)
+    lines = err.splitlines()
+    assert code == 2 and lines[-1] == "3 problem(s) found; nothing was scored.", err
+    assert "bad.json:2: " in lines[0] and "expected 0 or 1, found 2" in lines[0]
+    assert "1 uuid is not in the reference: 'not-a-uuid'" in lines[1]
+    assert "30 sentences have no prediction" in lines[2]       # the last synthetic document
+    code, _, err = cli("validate", "svident-detection", "-s", demo / "broken.json", "-r", ref)
+    assert code == 2 and "broken.json:3:" in err and "expected ':'" in err
+    for task, sub in (("material-clir", "material-clir"), ("material-domainid",
+                      "material-domainid"), ("material-e2e", "material-e2e")):
+        code, _, err = cli("score", task, "-r", demo / "material-pack", "-s", demo / sub)
+        assert code == 0, (task, err)
+    code, out, err = cli("score", "material-clir", "-r", demo / "material-pack", "-s",
+                         demo / "material-clir", "--beta", "20", "--format", "json")
+    # query1 finds one of its two relevant documents and one of four others; query3 misses
+    # its one; query2 has none: P_miss (1/2 + 1) / 2, P_FA (1/4 + 0 + 0) / 3 (plan Eq. 3)
+    assert json.loads(out)["metrics"]["aqwv"] == pytest.approx(1 - (0.75 + 20 * 0.25 / 3))
+    code, out, _ = cli("score", "rcc-fields-methods", "-s", demo / "methods.json", "--compare",
+                       demo / "other_methods.json", "--format", "json")
+    assert code == 0 and json.loads(out)["metrics"]["value_set_jaccard"] == 2 / 4

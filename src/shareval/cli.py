@@ -10,12 +10,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from . import __version__, tasks
 from .formats.errors import InvalidInput
-from .report import print_result, result_json
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 EXIT_INVALID = 2
 
@@ -37,6 +38,58 @@ def _output_options(parser: argparse.ArgumentParser) -> None:
                         help="write the result to FILE instead of standard output")
 
 
+def _add_task_parsers(score_tasks, validate_tasks, task) -> None:
+    sp = score_tasks.add_parser(task.name, help=task.description, description=task.description)
+    sp.add_argument("--reference", "-r", required=task.reference_required,
+                    help="reference (gold) file" + ("" if task.reference_required
+                                                    else " (not used by this task)"))
+    sp.add_argument("--submission", "-s", required=True, help="submission file")
+    _task_options(sp, task)
+    _output_options(sp)
+    sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    vp = validate_tasks.add_parser(task.name, help=task.description, description=task.description)
+    vp.add_argument("--submission", "-s", required=True, help="submission file")
+    vp.add_argument("--reference", "-r", help="reference, to also check ids and coverage")
+    vp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def _task_parser(argv: list[str]) -> argparse.ArgumentParser | None:
+    """For ``score|validate TASK ...``: a parser knowing only that task, or None.
+
+    Building the full parser imports every task, the systems and the server
+    (numba, pandas, Django: about a second); scoring one small run should not.
+    """
+    if len(argv) < 2 or argv[0] not in ("score", "validate") or argv[1].startswith("-"):
+        return None
+    task = tasks.find(argv[1])
+    if task is None:
+        return None
+    p = argparse.ArgumentParser(prog="shareval", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    score_tasks = sub.add_parser("score", help="score a submission against a reference"
+                                 ).add_subparsers(dest="task", required=True, metavar="TASK")
+    validate_tasks = sub.add_parser("validate", help="check a submission without scoring"
+                                    ).add_subparsers(dest="task", required=True, metavar="TASK")
+    _add_task_parsers(score_tasks, validate_tasks, task)
+    return p
+
+
+class _LazyConsole:
+    """rich's Console, imported on first use (JSON output and errors need none)."""
+
+    def __init__(self):
+        self._real = None
+
+    def real(self) -> Console:
+        if self._real is None:
+            from rich.console import Console
+            self._real = Console(highlight=False, soft_wrap=True)
+        return self._real
+
+    def __getattr__(self, name):
+        return getattr(self.real(), name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="shareval", description=__doc__.split("\n")[0])
     p.add_argument("--version", action="version", version=f"shareval {__version__}")
@@ -50,19 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
                                                "reference) without scoring")
     validate_tasks = validate.add_subparsers(dest="task", required=True, metavar="TASK")
     for name in tasks.names():
-        task = tasks.get(name)
-        sp = score_tasks.add_parser(name, help=task.description, description=task.description)
-        sp.add_argument("--reference", "-r", required=task.reference_required,
-                        help="reference (gold) file" + ("" if task.reference_required
-                                                        else " (not used by this task)"))
-        sp.add_argument("--submission", "-s", required=True, help="submission file")
-        _task_options(sp, task)
-        _output_options(sp)
-        sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-        vp = validate_tasks.add_parser(name, help=task.description, description=task.description)
-        vp.add_argument("--submission", "-s", required=True, help="submission file")
-        vp.add_argument("--reference", "-r", help="reference, to also check ids and coverage")
-        vp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+        _add_task_parsers(score_tasks, validate_tasks, tasks.get(name))
 
     agree = sub.add_parser("agree", help="inter-annotator agreement from an (item, annotator, "
                                          "label) table")
@@ -86,11 +127,18 @@ def build_parser() -> argparse.ArgumentParser:
                            "else a small synthetic sample)")
     demo.add_argument("--out", default="out/demo", help="where to write the demo files")
 
+    ex = sub.add_parser("examples", help="write the sample inputs the README's examples use "
+                                         "(make test and make demo run it)")
+    ex.add_argument("--data", default=None, help="as for demo")
+    ex.add_argument("--out", default="out/demo", help="where to write them (default out/demo)")
+
     sm = sub.add_parser("submit", help="upload a submission to a shareval server (REST API)")
     sm.add_argument("file", metavar="FILE")
     sm.add_argument("--competition", "-c", required=True)
     sm.add_argument("--phase", "-p", required=True)
-    sm.add_argument("--task", "-t", required=True, help="task slug or registry name")
+    sm.add_argument("--task", "-t", required=True,
+                    help="the dataset name the pages show (e.g. svident-dev), or the task's "
+                         "slug or registry name")
     sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
     sm.add_argument("--primary", action="store_true", help="flag the run primary")
     sm.add_argument("--description", "-m", default="")
@@ -169,23 +217,26 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _emit(result, args, console: Console) -> None:
+    from .report import print_result, result_json
     if args.format == "json":
         text = result_json(result)
         if args.output:
             Path(args.output).write_text(text + "\n", encoding="utf-8")
         else:
-            console.file.write(text + "\n")
+            sys.stdout.write(text + "\n")
         return
+    from rich.console import Console
     if args.output:
         with open(args.output, "w", encoding="utf-8") as f:
             print_result(result, Console(file=f, width=120, no_color=True))
     else:
-        print_result(result, console)
+        print_result(result, console.real() if isinstance(console, _LazyConsole) else console)
 
 
 def run(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    console = Console(highlight=False, soft_wrap=True)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = (_task_parser(argv) or build_parser()).parse_args(argv)
+    console = _LazyConsole()
     if getattr(args, "quiet", False):
         from . import progress
         progress.QUIET = True
@@ -207,6 +258,7 @@ def run(argv: list[str] | None = None) -> int:
         console.print(f"{args.submission}: valid {args.task} submission"
                       + ("" if args.reference else " (ids not checked: no --reference)"))
         return 0
+    console = console.real()
     if args.command == "agree":
         from .stats import agreement_result
         _emit(agreement_result(args.file), args, console)
@@ -219,6 +271,10 @@ def run(argv: list[str] | None = None) -> int:
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
+    if args.command == "examples":
+        from .examples import write_examples
+        console.print(f"README sample inputs written to {write_examples(args.out, args.data)}/")
+        return 0
     if args.command == "assess":
         from .assessment import cli as acli
         if args.assess_command == "sample":

@@ -82,7 +82,10 @@ def submit_command(args, console) -> int:
     if code == 201:
         console.print(f"accepted: submission {body['id']} ({body['kind']}), state {body['state']}")
         if args.wait:
-            return _wait(server, token, body["id"], args.timeout, console)
+            page = server.rstrip("/") + body.get("page", f"/s/{body['id']}/")
+            code = _wait(server, token, body["id"], args.timeout, console)
+            console.print(f"result page: {page}", markup=False)
+            return code
         return 0
     console.print(f"refused ({code}): {body.get('error', body)}")
     for p in body.get("problems", []):
@@ -108,7 +111,9 @@ def _wait(server, token, sid, timeout, console) -> int:
                 console.print(f"scored; {score['hidden']}")
             else:
                 for k, v in score.get("metrics", {}).items():
-                    print(f"{k}\t{v:.4f}", flush=True)   # tab-separated, for scripts
+                    # tab-separated, for scripts; Infinity/NaN arrive as strings
+                    print(f"{k}\t{v:.4f}" if isinstance(v, (int, float)) else f"{k}\t{v}",
+                          flush=True)
             return 0
         time.sleep(1)
     console.print(f"still {body['state']} after {timeout:.0f} s")

@@ -29,15 +29,19 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     if curve:
         r = [c["recall"] for c in curve]
         p = [c["precision"] for c in curve]
-        ax.plot(r, p, marker=".", linewidth=1.5, markersize=4, label="score >= threshold")
+        ax.plot(r, p, marker="o", linewidth=1.5, markersize=4, label="score >= threshold")
         best = max(curve, key=lambda c: c["f1"])
         ax.scatter([best["recall"]], [best["precision"]], color="crimson", zorder=3,
                    label=f"best F1 {best['f1']:.3f} at score >= {best['threshold']:.3g}")
-        ax.legend(loc="lower left")
+        ax.legend(loc="best", fontsize=8)
+        # a weak system's curve is a few pixels in the corner of the unit square: zoom in
+        # (the axis ticks show the range) when all points sit in the lower half
+        ax.set_xlim(0, 1.02 if max(r) > 0.5 else max(r) * 1.25 + 0.01)
+        ax.set_ylim(0, 1.02 if max(p) > 0.5 else max(p) * 1.25 + 0.01)
     else:
         ax.text(0.5, 0.5, "no submitted pairs", ha="center", va="center")
-    ax.set_xlim(0, 1.02)
-    ax.set_ylim(0, 1.02)
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
     ax.set_xlabel("recall")
     ax.set_ylabel("precision")
     return _save(fig, ax, path, title)
@@ -73,4 +77,25 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
     ax.set_xlabel("false-alarm probability (normal deviate scale)")
     ax.set_ylabel("miss probability (normal deviate scale)")
     ax.legend(loc="upper right", fontsize=8)
+    return _save(fig, ax, path, title)
+
+
+def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",
+                   xlabel: str = "", max_units: int = 60) -> Path:
+    """One horizontal bar per unit (document, query ...), lowest at the bottom;
+    with more than ``max_units`` units, the lowest and highest halves are kept."""
+    items = sorted(values.items(), key=lambda kv: kv[1])
+    if len(items) > max_units:
+        half = max_units // 2
+        items = items[:half] + items[-half:]
+    fig, ax = _axes()
+    fig.set_size_inches(6, max(2.5, 0.5 + 0.28 * len(items)))
+    names = [k for k, _ in items]
+    ax.barh(range(len(items)), [v for _, v in items], color="#457b9d")
+    ax.set_yticks(range(len(items)), names, fontsize=8)
+    for i, (_, v) in enumerate(items):
+        ax.text(v, i, f" {v:.3f}", va="center", fontsize=7)
+    top = max([v for _, v in items] + [1.0])
+    ax.set_xlim(0, top * 1.12)
+    ax.set_xlabel(xlabel)
     return _save(fig, ax, path, title)

@@ -177,3 +177,24 @@ def test_cutoff_only_measures_equal_pytrec_eval(data):
     for qid, values in trec_reference(qrels, run).items():
         for ours_name, trec_name in CUTOFF_ONLY.items():
             assert ours[ours_name][qid] == pytest.approx(values[trec_name], abs=1e-9)
+
+
+@settings(max_examples=150, deadline=None)
+@given(collections(ties=True), st.integers(1, 7))
+def test_judgments_joined_by_small_blocks_equal_pytrec_eval(data, block):
+    """The judgment join runs by blocks of rows (10^6 by default); blocks of a few rows
+    cross query boundaries and the cutoff's row selection."""
+    from shareval.metrics import ranking
+    qrels, run = data
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(ranking, "JOIN_BLOCK", block)
+        ours = evaluate(qrels, run, list(TREC_NAMES))
+        cut = evaluate(qrels, run, ["p@5", "map@10", "ndcg@10"])
+    ref = trec_reference(qrels, run)
+    for qid, values in ref.items():
+        for ours_name, trec_name in TREC_NAMES.items():
+            assert ours[ours_name][qid] == pytest.approx(values[trec_name], abs=1e-9), \
+                (qid, ours_name)
+        for name in cut:
+            if name in TREC_NAMES:
+                assert cut[name][qid] == pytest.approx(values[TREC_NAMES[name]], abs=1e-9)

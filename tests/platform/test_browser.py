@@ -65,8 +65,9 @@ def upload(page, stack, tmp_path, dataset_label, content, name="run.tsv"):
 def wait_scored(page, timeout=90):
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if page.inner_text("#state") in ("scored", "failed"):
-            return page.inner_text("#state")
+        state = page.get_attribute("#state", "data-state")
+        if state in ("scored", "failed"):
+            return state
         time.sleep(0.5)
         page.reload()
     raise AssertionError("not scored in time")
@@ -96,7 +97,7 @@ def test_organizer_bundle_two_teams_leaderboard_and_blind_release(browser, stack
     make_team(bob, stack, "Team B")
     upload(bob, stack, tmp_path, "Development", run_with_accuracy(16), "bob.tsv")
     assert wait_scored(bob) == "scored"
-    assert "accuracy" in bob.inner_text("#metrics")
+    assert "Accuracy" in bob.inner_text("#metrics")
     upload(alice, stack, tmp_path, "Development", run_with_accuracy(12), "alice.tsv")
     assert wait_scored(alice) == "scored"
 
@@ -105,7 +106,7 @@ def test_organizer_bundle_two_teams_leaderboard_and_blind_release(browser, stack
     teams = [t.strip() for t in anon.locator("#leaderboard tbody tr td:nth-child(2)").all_inner_texts()]
     assert [t.split()[0:2] for t in teams] == [["Team", "B"], ["Team", "A"], ["Baseline", "baseline"]]
     assert "baseline" in anon.locator("#leaderboard tbody tr").nth(2).get_attribute("class")
-    anon.click("#leaderboard th:has-text('f1_macro')")      # sortable: ascending first
+    anon.click("#leaderboard th:has-text('F1 (macro)')")      # sortable: ascending first
     first = anon.locator("#leaderboard tbody tr td:nth-child(2)").first.inner_text()
     assert first.startswith("Baseline")
     anon.screenshot(path=str(tmp_path / "leaderboard.png"), full_page=True)

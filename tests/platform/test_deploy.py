@@ -221,7 +221,7 @@ def test_browser_admin_is_styled_no_policy_violations_and_team_approval(browser,
         assert "waiting for the organizers" in alice.inner_text("#submit-error")
         org.goto(s.url + "/c/tiny/organize/")
         org.click("#teams ~ table button:has-text('Approve')")
-        org.wait_for_selector("text=Team Team A approved")
+        org.wait_for_selector("text=Team A: approved")
         org.screenshot(path=str(tmp_path / "organize.png"), full_page=True)
         alice.goto(s.url + "/c/tiny/submit/")
         alice.set_input_files("#file", str(run))

@@ -4,7 +4,9 @@ Celery mode when .ci/run provides the servers (see tests/platform/stack.py)."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import datetime as dt
 import time
+import urllib.request
 
 import pytest
 
@@ -46,6 +48,16 @@ def test_cli_submit_validates_scores_and_reports(stack, tmp_path):
     r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "classification", "--primary",
                   "--wait", good, extra_env=env)
     assert "accepted" in r.stdout and "accuracy\t0.8000" in r.stdout, r.stdout
+    sid = r.stdout.split("submission ")[1].split()[0]
+    assert f"result page: {stack.url}/s/{sid}/" in r.stdout, r.stdout
+    page = urllib.request.urlopen(f"{stack.url}/s/{sid}/")    # the page exists (login form)
+    assert page.status == 200
+    # -t also takes the dataset name the pages show ('dev' here), not only the task's
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "dev", good, extra_env=env)
+    assert "accepted" in r.stdout, r.stdout
+    r = stack.cli("submit", "-c", "tiny", "-p", "dev", "-t", "nope", good, check=False,
+                  extra_env=env)
+    assert r.returncode == 1 and "refused (404)" in r.stdout, r.stdout
     code, board = stack.api("GET", "/api/competitions/tiny/leaderboard/dev/dev/")
     assert code == 200
     assert [row["team"] for row in board["rows"]] == ["Team A", "Baseline"]
@@ -115,3 +127,83 @@ def test_mode_is_the_one_asked_for():
     assert MODE == expected
     engine = settings.DATABASES["default"]["ENGINE"]
     assert ("postgresql" in engine) == (MODE == "postgres+celery")
+
+
+@pytest.mark.parametrize("command", ["run", "demo"])
+def test_busy_port_is_one_plain_line_not_an_internal_error(stack, command):
+    import socket
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        r = stack.cli("server", command, "--port", port, check=False)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"cannot listen on 127.0.0.1:{port}" in lines[0], r.stderr
+    assert "internal error" not in r.stderr and "Traceback" not in r.stderr
+    assert "make demo PORT=N" in lines[0]
+
+
+def _post_headers(url: str, path: str, length: int, sent: int = 65536) -> tuple[int, float]:
+    """POST ``path`` declaring ``length`` bytes, send only ``sent`` of them, and read
+    the status line: a server that refuses from the headers answers at once."""
+    import socket
+    from urllib.parse import urlparse
+    u = urlparse(url)
+    t = time.monotonic()
+    with socket.create_connection((u.hostname, u.port), timeout=30) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: {u.hostname}\r\nContent-Type: "
+                  f"application/octet-stream\r\nContent-Length: {length}\r\n\r\n".encode())
+        try:
+            s.sendall(b"x" * sent)
+        except OSError:
+            pass                                   # the server may close early: fine
+        status = s.makefile("rb").readline().split()[1]
+    return int(status), time.monotonic() - t
+
+
+def test_request_bodies_are_refused_from_the_headers(tmp_path):
+    # issue 20.5: an anonymous 2 GB POST was spooled to /tmp before a 405
+    home = tmp_path / "home"
+    home.mkdir()
+    s = Stack(home, SHAREVAL_MAX_UPLOAD_MB="1")
+    try:
+        s.start()
+        code, took = _post_headers(s.url, "/api/competitions/", 2 * 2 ** 30)
+        assert code == 413 and took < 10
+        # non-upload routes: at most DATA_UPLOAD_MAX_MEMORY_SIZE (5 MB)
+        assert _post_headers(s.url, "/accounts/login/", 6 * 2 ** 20)[0] == 413
+        # the upload route: the upload limit (1 MB) plus the 1 MB envelope margin
+        assert _post_headers(s.url, "/api/submissions/", 2 * 2 ** 20 + 1)[0] == 413
+        small = _post_headers(s.url, "/api/submissions/", 1000, sent=1000)[0]
+        assert small in (401, 403)                  # read, then refused as anonymous
+        assert not [p for p in (home / "tmp").iterdir() if p.stat().st_size > 2 ** 20]
+    finally:
+        s.stop()
+
+
+def test_one_teams_pile_of_runs_does_not_starve_another_team(stack, tmp_path):
+    # issue 20.6: 5 large runs of one team made another team's tiny run wait 303 s
+    # long enough that A's runs are still queued when B's arrives, even when uploads
+    # are slow on a loaded machine (each is validated in a child process)
+    stack.env["SHAREVAL_SCORING_DELAY"] = "10"
+    tokens = setup_world(stack, tmp_path, baseline=False)
+    stack.start()
+    f = tmp_path / "run.tsv"
+    f.write_text(run_with_accuracy(12))
+    with cf.ThreadPoolExecutor(5) as ex:           # all of A's runs queued before B's
+        a = list(ex.map(lambda _: client_submit(stack.url, tokens["alice"], f, "tiny", "dev",
+                                                "labels")[1]["id"], range(5)))
+    b = client_submit(stack.url, tokens["bob"], f, "tiny", "dev", "labels")[1]["id"]
+    done = {sid: stack.wait_state(sid, tok, timeout=300)
+            for sid, tok in [(s, tokens["alice"]) for s in a] + [(b, tokens["bob"])]}
+
+    def at(sid, state):
+        return dt.datetime.fromisoformat(next(e["at"] for e in done[sid]["events"]
+                                              if e["state"] == state))
+    b_queued, b_started = at(b, "queued"), at(b, "running")
+    waiting = [at(s, "running") for s in a if at(s, "running") > b_queued]
+    assert waiting, "no run of team A was still waiting: the test proves nothing"
+    # no run of A started between B's queueing and B's start (0.5 s for a claim in flight)
+    cut = b_queued + dt.timedelta(seconds=0.5)
+    assert not [t for t in waiting if cut < t < b_started], (b_queued, b_started, waiting)

@@ -399,3 +399,36 @@ def test_csv_rows_stay_whole_with_line_breaks_in_names(world):
     assert sorted(r["file"] for r in rows if r["team"] == "Team A") == \
         ["a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"]
     assert all(r["submission"] for r in rows)
+
+
+def test_body_limit_middleware_refuses_large_declared_bodies(world, client, settings):
+    # issue 20.5 for WSGI servers other than waitress: refused before the body is read
+    settings.MAX_UPLOAD_BYTES = 2 ** 20
+    r = client.generic("POST", "/api/competitions/", b"", CONTENT_LENGTH=str(6 * 2 ** 20))
+    assert r.status_code == 413 and "too large" in r.json()["error"]
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(3 * 2 ** 20))
+    assert r.status_code == 413
+    r = client.generic("POST", "/api/submissions/", b"", CONTENT_LENGTH=str(2 ** 20))
+    assert r.status_code != 413
+    from shareval.platform.bodylimit import UPLOAD_ROUTES
+    from django.urls import get_resolver
+    names = {p.name for p in get_resolver().url_patterns if hasattr(p, "name")}
+    assert UPLOAD_ROUTES <= names                   # a renamed route must not slip out
+
+
+def test_the_validation_child_gets_no_server_secrets(monkeypatch, tmp_path):
+    from shareval.platform.submissions import isolate
+    seen: dict = {}
+    real = isolate.subprocess.run
+
+    def spy(*a, **k):
+        seen.update(k["env"])
+        return real(*a, **k)
+    monkeypatch.setattr(isolate.subprocess, "run", spy)
+    monkeypatch.setenv("SHAREVAL_SECRET_KEY", "s3cret")
+    monkeypatch.setenv("SHAREVAL_DATABASE_URL", "postgres://u:pw@h/db")
+    f = tmp_path / "run.tsv"
+    f.write_text(run_with_accuracy(10))
+    v = isolate.validate("classification", str(f), None, isolate.Limits())
+    assert not v.problems and not v.limit and not v.crash, v
+    assert seen and not [k for k in seen if k.startswith("SHAREVAL_")]

@@ -292,7 +292,7 @@ def test_after_the_phase_closes_a_team_cannot_change_primary_or_cancel(world, cl
         r = client.post(f"/s/{better.pk}/{action}/", follow=True)
         assert "final" in r.content.decode()
     page = client.get(f"/s/{better.pk}/").content.decode()
-    assert "runs-final" in page and "Make primary" not in page and "Cancel (" not in page
+    assert "runs-final" in page and "make-primary" not in page and "cancel-run" not in page
     assert leaderboard.rows(world["ds"]["dev"])[1] == board
     assert Submission.objects.get(pk=worse.pk).kind == "primary"
     assert Submission.objects.get(pk=better.pk).state == "scored"
@@ -355,3 +355,211 @@ def test_open_phase_team_changes_still_work_and_strangers_are_refused(world):
     a = Submission.objects.get(pk=a.pk)
     assert (a.state, a.kind) == ("cancelled", "contrastive")     # cancelled: not primary
     assert "cancelled" in a.events.last().message
+
+
+def _with_extra_metrics(monkeypatch, reg, **extra):
+    """The task's real scorer, with extra metric values added to its result."""
+    real = type(reg).score
+
+    def score(self, *a, **k):
+        r = real(self, *a, **k)
+        r.metrics.update(extra)
+        return r
+    monkeypatch.setattr(type(reg), "score", score)
+
+
+def test_non_finite_metric_values_are_stored_as_strings_and_scored(world, monkeypatch):
+    # issue 20.11: MATERIAL's mqwv_threshold is Infinity when nothing is detected
+    import json
+    import math
+    sub = submit(world, "alice", "Team A", "dev", 14)
+    _with_extra_metrics(monkeypatch, world["ds"]["dev"].task.registry_task,
+                        mqwv_threshold=math.inf, low=-math.inf)
+    queue.drain()
+    sub.refresh_from_db()
+    assert sub.state == "scored", [e.message for e in sub.events.all()]
+    metrics = sub.current_score.result["metrics"]
+    assert metrics["mqwv_threshold"] == "Infinity" and metrics["low"] == "-Infinity"
+    assert metrics["accuracy"] == pytest.approx(0.7)
+    from shareval.platform.submissions.present import submission_payload
+    shown = submission_payload(sub, world["users"]["alice"])
+    json.dumps(shown, allow_nan=False)
+    assert shown["score"]["metrics"]["mqwv_threshold"] == "Infinity"     # shown, as text
+
+
+def test_json_safe_turns_every_non_finite_float_into_a_string():
+    import math
+
+    import numpy as np
+
+    from shareval.platform.submissions.scoring import json_safe
+    given = {"a": [1.5, math.nan, (np.float64(-math.inf),)], "b": {"c": math.inf, "d": 2},
+             "e": None, "f": "x"}
+    assert json_safe(given) == {"a": [1.5, "NaN", ["-Infinity"]],
+                                "b": {"c": "Infinity", "d": 2}, "e": None, "f": "x"}
+
+
+def test_a_score_that_cannot_be_stored_fails_at_once_with_the_real_error(world, monkeypatch):
+    sub = submit(world, "alice", "Team A", "dev", 14)
+
+    def refuse(*a, **k):
+        raise ValueError("Out of range float values are not JSON compliant")
+    monkeypatch.setattr(Score.objects, "create", refuse)
+    queue.drain()
+    sub.refresh_from_db()
+    job = Job.objects.get(submission=sub)
+    assert sub.state == "failed" and job.status == Job.FAILED and job.attempts == 1
+    ev = sub.events.last()
+    assert "storing the score" in ev.message
+    assert "Out of range float values" in ev.log
+    assert not any("stopped responding" in e.message for e in sub.events.all())
+
+
+# --- issue 20.4: validation in a limited child process -----------------------
+
+def _tgz(members: dict[str, int]) -> bytes:
+    """A gzip'd tar whose members are runs of zeros of the given sizes (tiny packed)."""
+    import tarfile
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, size in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = size
+            tar.addfile(info, io.BytesIO(bytes(size)))
+    return buf.getvalue()
+
+
+def test_an_archive_bomb_is_refused_from_its_headers(world, settings):
+    settings.MAX_UNPACKED_MB = 1
+    data = _tgz({"query1.tsv": 2 ** 20, "query2.tsv": 2 ** 20})
+    assert len(data) < 20_000
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("run.tgz", data))
+    assert e.value.status == 400
+    assert e.value.problems == ["run.tgz: archive: unpacks to more than 1 MB (the server's "
+                                "limit)"]
+
+
+@pytest.mark.parametrize("knob, value, message", [
+    ("VALIDATION_MEMORY_MB", 30, "run.tsv: file: validation needed more than 30 MB of memory"),
+    ("VALIDATION_WALL_SECONDS", 0.05, "run.tsv: file: validation did not finish within 0 s"),
+    ("VALIDATION_CPU_SECONDS", 1, "run.tsv: file: validation needed more than 1 s of CPU time"),
+])
+def test_validation_over_its_limits_is_a_clear_rejection(world, settings, knob, value, message):
+    setattr(settings, knob, value)
+    big = "item\tlabel\n" + "".join(f"x{k:07d}\tpos\n" for k in range(1_000_000))
+    before = set(settings.UPLOAD_DIR.iterdir())
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("run.tsv", big))
+    assert e.value.status == 400 and e.value.problems[0].startswith(message), e.value.problems
+    assert set(settings.UPLOAD_DIR.iterdir()) == before          # not kept
+
+
+def test_validation_happens_outside_the_web_process(world, monkeypatch):
+    # a validator called in this process would raise; the child's does not see the patch
+    reg = world["ds"]["dev"].task.registry_task
+
+    def in_process(*a, **k):
+        raise AssertionError("validated inside the web process")
+    monkeypatch.setattr(type(reg), "validate", in_process)
+    sub = submit(world, "alice", "Team A", "dev", 14)
+    assert sub.state == Submission.QUEUED
+
+
+def test_rejected_uploads_are_rate_limited_per_team(world, settings):
+    settings.MAX_REJECTED_PER_HOUR = 2
+    bad = Upload("bad.tsv", "item\tlabel\nnope\tpos\n")
+    users, teams, ds = world["users"], world["teams"], world["ds"]["dev"]
+    for _ in range(2):
+        with pytest.raises(service.SubmissionError) as e:
+            service.submit(users["alice"], teams["Team A"], ds, bad)
+        assert e.value.status == 400
+    with pytest.raises(service.SubmissionError) as e:           # even a valid file now
+        submit(world, "carol", "Team A", "dev", 14)
+    assert e.value.status == 429 and "too many rejected uploads" in e.value.message
+    assert e.value.next_slot is not None
+    assert Submission.objects.filter(team=teams["Team A"]).count() == 2   # nothing stored
+    assert submit(world, "bob", "Team B", "dev", 14).state == Submission.QUEUED
+    # rejected uploads still do not count against the quota
+    states = service.quota_states(teams["Team A"], ds)
+    assert all(s.used == 0 for s in states)
+
+
+# --- issue 20.6: fair scheduling across teams ---------------------------------
+
+def _queued(world, user, team, size):
+    sub = submit(world, user, team, "dev", 14)
+    Submission.objects.filter(pk=sub.pk).update(size=size)
+    return sub
+
+
+def _done(job):
+    Job.objects.filter(pk=job.pk).update(status=Job.DONE, finished=dt.datetime.now(dt.timezone.utc))
+
+
+def test_a_team_with_many_runs_cannot_starve_another(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    big = [_queued(world, "alice", "Team A", 10 ** 8 + k) for k in range(5)]
+    first = queue.claim()
+    assert first.submission == big[0]
+    tiny = _queued(world, "bob", "Team B", 100)             # arrives while A's first runs
+    second = queue.claim()
+    assert second.submission == tiny                        # A is busy: B goes first
+    _done(first)
+    _done(second)
+    # neither team busy: A was served before B's claim, so A is next ...
+    third = queue.claim()
+    assert third.submission.team.name == "Team A"
+    # ... and within a team the smallest file goes first
+    assert third.submission == big[1]
+    later = _queued(world, "bob", "Team B", 10 ** 9)
+    _done(third)
+    assert queue.claim().submission == later               # B was served longer ago
+
+
+def test_within_a_team_smaller_files_are_scored_first(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    large = _queued(world, "alice", "Team A", 10 ** 8)
+    small = _queued(world, "alice", "Team A", 10 ** 3)
+    assert queue.claim().submission == small
+    assert queue.claim().submission == large
+
+
+def test_the_small_lane_takes_only_small_files(world, settings):
+    settings.SMALL_JOB_BYTES = 2 ** 20
+    _queued(world, "alice", "Team A", 10 ** 8)
+    assert queue.claim(small_only=True) is None
+    tiny = _queued(world, "bob", "Team B", 10 ** 3)
+    assert queue.claim(small_only=True).submission == tiny
+
+
+def test_a_bomb_under_the_unpacked_limit_is_refused_by_its_ratio(world, settings, tmp_path):
+    # 300 MB of zeros packs to ~0.3 MB: refused at the first header, nothing unpacked
+    import tarfile
+    path = tmp_path / "bomb.tgz"
+    with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+        info = tarfile.TarInfo("query1.tsv")
+        info.size = 300 * 2 ** 20
+        with open("/dev/zero", "rb") as zeros:
+            tar.addfile(info, zeros)
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(world["users"]["alice"], world["teams"]["Team A"], world["ds"]["dev"],
+                       Upload("bomb.tgz", path.read_bytes()))
+    assert e.value.problems == ["bomb.tgz: archive: unpacks to more than 200 times its packed "
+                                "size (the server's limit for archives over 256 MB unpacked)"]
+
+
+def test_a_team_behind_a_pile_of_hundreds_is_still_seen(world, settings):
+    settings.SMALL_JOB_BYTES = 0
+    a, ds = world["teams"]["Team A"], world["ds"]["dev"]
+    version, digest = queue.scorer_key(submit(world, "alice", "Team A", "dev", 14))
+    subs = Submission.objects.bulk_create(
+        [Submission(team=a, dataset=ds, stored_name=f"x{k}", original_name="r.tsv", size=10 ** 8,
+                    state=Submission.QUEUED) for k in range(600)])
+    Job.objects.bulk_create([Job(submission=s, scorer_version=version, reference_digest=digest)
+                             for s in subs])
+    tiny = _queued(world, "bob", "Team B", 100)
+    assert queue.claim().submission.team == a               # A's smallest (its first run)
+    assert queue.claim().submission == tiny                 # A is busy: B, not A's 601st

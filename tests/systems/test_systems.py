@@ -7,7 +7,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from shareval.systems import fields, material, rcc, rcc_mentions, svident
+from shareval.systems import fields, material, rcc, rcc_features, rcc_mentions, svident
 from shareval.systems.rcc_patterns import pattern_mentions
 from shareval.systems.registry import get
 from shareval.systems.serve import MAX_BODY, make_server
@@ -40,7 +40,7 @@ def test_candidates_and_acronyms(catalog):
     assert {"103", "104"} <= ids
     assert "105" not in ids                      # "survey" alone proposes nothing
     assert X.shape == (len(cands), len(rcc.FEATURES))
-    assert rcc._acronyms(PAPER)["psid"] == "panel study of income dynamics"
+    assert rcc_features._acronyms(PAPER)["psid"] == "panel study of income dynamics"
 
 
 def test_recency_features_compare_the_span_with_the_texts_latest_years(catalog):
@@ -254,7 +254,7 @@ def test_a_bag_of_trees_averages_the_members_log_odds():
 
 def test_shipped_model_ranks_the_cited_dataset_first(catalog):
     # a five-entry catalog without known mentions is far from the training catalog, so the
-    # absolute scores are low (docs/systems.md); the ranking is what must hold
+    # absolute scores are low (docs/systems.md, "Limits"); the ranking is what must hold
     citations, mentions = rcc.find_citations(PAPER, catalog, 5, threshold=0.0)
     found = {c["data_set_id"]: c for c in citations}
     assert citations[0]["data_set_id"] == "103" and found["103"]["publication_id"] == 5

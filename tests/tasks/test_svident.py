@@ -88,6 +88,18 @@ def test_trec_run_submission(tmp_path):
         f"{bad}:2: uuid: 1 uuid is not in the reference: 'zz'"]
 
 
+def test_disambiguation_keeps_sentences_without_variables_out_unlike_trec(tmp_path):
+    """SV-Ident's official Task 2 scoring evaluates only sentences with a relevant
+    variable; trec's default (trec_eval -c: every judged query counts 0) must not leak in."""
+    rows = [["s", "1", "a", "R", "d1", "u1", "en"], ["s", "1", "unk", "R", "d1", "u2", "en"],
+            ["s", "0", "", "R", "d1", "u3", "en"]]
+    ref = reference(tmp_path, rows)
+    run = write(tmp_path / "run.txt", "u1 Q0 a 1 2.0 sys\nu2 Q0 b 1 2.0 sys\nu3 Q0 c 1 1.0 sys\n")
+    r = get("svident-disambiguation").score(ref, run)
+    assert r.metrics["map@10"] == 1.0 and r.counts["sentences_evaluated"] == 1
+    assert "exclude_empty" not in r.conventions and "queries" in r.conventions
+
+
 # ---------------------------------------------------------------------------- real data
 
 def read_rows(path):

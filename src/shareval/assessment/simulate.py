@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..metrics.estimation import WEIGHTINGS
+from ..progress import progress
 from .estimate import estimate_all
 from .judgments import Judgment, Judgments
 from .outputs import Output
@@ -98,14 +99,15 @@ def run_simulations(world: World, sims: int = 1000, n: int = 60, docs: int = 30,
                     seed: int = 1) -> dict[tuple[str, str], Summary]:
     """``n``: mean draws per system; system s of S draws n (0.5 + s / (S - 1)),
     so draw counts differ (as for submissions evaluated at different times) and
-    the size and uniform importance weightings differ."""
+    the size and uniform importance weightings differ.
+    A progress bar counts the simulations on a terminal."""
     truth_p = {o.name: world.precision(o) for o in world.outputs}
     S = len(world.outputs)
     per = {o.name: int(round(n * (0.5 + s / max(1, S - 1)))) if S > 1 else n
            for s, o in enumerate(world.outputs)}
     truth_r = {o.name: world.recall(o) for o in world.outputs}
     rec: dict[tuple[str, str, str], list] = {}
-    for i in range(sims):
+    for i in progress(range(sims), total=sims, what="simulating"):
         for design in ("uniform", "joint"):
             rows = draw_sample(world.outputs, per, design, docs, seed=seed * 100_003 + i)
             j = judgments_for(world, rows, world.outputs)

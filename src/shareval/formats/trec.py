@@ -1,10 +1,17 @@
 """TREC qrels (``qid iter docno rel``) and runs (``qid Q0 docno rank score tag``).
 
-Well-formed files (one space or one tab between columns) are read by pyarrow's
-multi-threaded CSV reader. Anything it rejects, and any file with duplicates or
+Rules follow trec_eval 10.0 (get_qrels.c, get_trec_results.c): blank lines
+and lines whose first non-blank character is ``#`` are skipped in both files;
+columns after a run's sixth are ignored (with a warning; trec_eval ignores
+them silently); a qrels line with more than four columns is an error.
+
+Small files (< 256 KB) are read line by line in Python (no pyarrow import, so scoring a
+small run takes a fraction of a second). Large well-formed files (one space or
+one tab between columns, no comments) are read by pyarrow's multi-threaded CSV
+reader and their ids dictionary-encoded right after, so only integer codes are
+kept. Anything the fast reader rejects, and any file with duplicates or
 non-finite scores, is re-read line by line so that every problem is reported
-with its line number; that path also accepts irregular whitespace, as
-trec_eval does.
+with its line number.
 """
 from __future__ import annotations
 
@@ -13,73 +20,49 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded
 from .errors import Problems, locate_not_utf8
 
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
+# below this size a file is parsed in Python: importing pyarrow costs more than it saves
+SMALL_FILE_BYTES = 1 << 18
 
 
 @dataclass
 class TrecTable:
-    """A parsed qrels or run: ids as integer codes into per-file dictionaries."""
+    """A parsed qrels or run: ids as integer codes into per-file dictionaries.
+
+    The dictionaries are Python lists for files read line by line and pyarrow
+    string arrays for files read by pyarrow.
+    """
     path: str
     kind: str                      # "qrels" or "run"
     q_codes: np.ndarray
-    q_dict: pa.Array               # distinct query ids, in order of first appearance
+    q_dict: object                 # distinct query ids, in order of first appearance
     d_codes: np.ndarray
-    d_dict: pa.Array               # distinct document ids
+    d_dict: object                 # distinct document ids
     value: np.ndarray              # relevance (int64) or score (float64)
     tags: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # accepted oddities, for warnings
 
     def __len__(self) -> int:
         return len(self.value)
 
     def qids(self) -> list[str]:
         """Query id of every line."""
-        return self.q_dict.take(pa.array(self.q_codes)).to_pylist()
+        return _take(self.q_dict, self.q_codes)
 
     def docs(self) -> list[str]:
-        return self.d_dict.take(pa.array(self.d_codes)).to_pylist()
+        return _take(self.d_dict, self.d_codes)
 
 
-PARALLEL_ROWS = 2_000_000
-
-
-def _encode_column(col) -> tuple[np.ndarray, pa.Array]:
-    """Dictionary codes of a string column (codes in order of first appearance).
-
-    Hashing millions of ids is single-threaded in pyarrow, so a large column
-    is encoded as two halves on two threads whose dictionaries are then unified.
-    """
-    if isinstance(col, pa.ChunkedArray) and len(col) >= PARALLEL_ROWS and col.num_chunks >= 2:
-        from concurrent.futures import ThreadPoolExecutor
-        half = col.num_chunks // 2
-        with ThreadPoolExecutor(2) as pool:
-            (ca, da), (cb, db) = pool.map(_encode_column, [pa.chunked_array(col.chunks[:half]),
-                                                           pa.chunked_array(col.chunks[half:])])
-        ma, mb, dictionary = _unify(da, db)
-        return np.concatenate([ma[ca], mb[cb]]), dictionary
-    enc = col.dictionary_encode()
-    if isinstance(enc, pa.ChunkedArray):
-        if enc.num_chunks == 0:
-            return np.zeros(0, dtype=np.int64), pa.array([], pa.string())
-        dictionary = enc.chunks[0].dictionary
-        codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in enc.chunks])
-    else:
-        dictionary = enc.dictionary
-        codes = enc.indices.to_numpy(zero_copy_only=False)
-    return codes.astype(np.int64, copy=False), dictionary
-
-
-def _table(path, kind, qids, docs, value, tags) -> TrecTable:
-    q_codes, q_dict = _encode_column(qids)
-    d_codes, d_dict = _encode_column(docs)
-    return TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags)
+def _take(dictionary, codes) -> list[str]:
+    if isinstance(dictionary, list):
+        return [dictionary[c] for c in codes.tolist()]
+    from .trec_arrow import _from_numpy
+    return dictionary.take(_from_numpy(codes)).to_pylist()
 
 
 def read_qrels(path, problems: Problems) -> TrecTable | None:
@@ -95,75 +78,25 @@ def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
         problems.fatal(path, None, "file",
                        "does not exist" if not path.exists() else "is not a file")
         return None
-    table = _read_fast(path, kind)
-    if table is not None:
-        return table
-    return _read_slow(path, kind, problems)
+    if path.stat().st_size >= SMALL_FILE_BYTES:
+        from . import trec_arrow
+        table = trec_arrow.read_fast(path, kind)
+        if table is not None:
+            return table
+    return _read_lines(path, kind, problems)
 
 
-def _delimiter(path: Path) -> str | None:
-    with open(path, "rb") as f:
-        head = f.readline()
-    if b"\t" in head and b" " not in head.strip():
-        return "\t"
-    if b" " in head and b"\t" not in head:
-        return " "
-    return None
-
-
-def _read_fast(path: Path, kind: str) -> TrecTable | None:
-    delim = _delimiter(path)
-    if delim is None:
-        return None
+def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
-    types = {"query_id": pa.string(), "doc_id": pa.string(), "iteration": pa.string(),
-             "Q0": pa.string(), "run_tag": pa.string(), "relevance": pa.int64(),
-             "rank": pa.int64(), "score": pa.float64()}
-    try:
-        t = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                             escape_char=False, newlines_in_values=False),
-            convert_options=pacsv.ConvertOptions(
-                column_types={n: types[n] for n in names}, null_values=[],
-                strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
-        return None
-    if t.num_rows == 0:
-        return None
-    if kind == "run":
-        value = t["score"].to_numpy()
-        if not np.all(np.isfinite(value)):
-            return None
-        tags = pc.unique(t["run_tag"]).to_pylist()
-    else:
-        value = t["relevance"].to_numpy()
-        tags = []
-    table = _table(path, kind, t["query_id"], t["doc_id"], value, tags)
-    # an empty id (two adjacent delimiters) or a duplicate: let the slow path report lines
-    if _has_empty(table.q_dict) or _has_empty(table.d_dict) or _has_duplicates(table):
-        return None
-    return table
-
-
-def _has_empty(dictionary: pa.Array) -> bool:
-    return len(dictionary) > 0 and pc.min(pc.utf8_length(dictionary)).as_py() == 0
-
-
-def _has_duplicates(t: TrecTable) -> bool:
-    keys = np.sort(t.q_codes * np.int64(max(len(t.d_dict), 1)) + t.d_codes)
-    return bool(np.any(keys[1:] == keys[:-1]))
-
-
-def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
-    names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
-    qids: list[str] = []
-    docs: list[str] = []
+    width = len(names)
+    q_index: dict[str, int] = {}
+    d_index: dict[str, int] = {}
+    q_codes: list[int] = []
+    d_codes: list[int] = []
     values: list = []
     tags: dict[str, int] = {}
-    first_line: dict[tuple[str, str], int] = {}
+    first_line: dict[tuple[int, int], int] = {}
+    extra: list[int] = []
     ok = True
     seen_data = False
     try:
@@ -177,19 +110,20 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 if problems.full:
                     break
                 parts = line.split()
-                if not parts:
+                if not parts or parts[0].startswith("#"):
                     continue
                 first, seen_data = not seen_data, True
-                if len(parts) != len(names):
+                if len(parts) != width and not (kind == "run" and len(parts) > width):
                     # on the first line: the wrong layout (a qrels for a run, JSON, ...)
                     report = problems.fatal if first else problems.add
-                    report(path, lineno, "line", f"expected {len(names)} whitespace-separated "
+                    report(path, lineno, "line", f"expected {width} whitespace-separated "
                                                  f"columns ({' '.join(names)}), found {len(parts)}")
                     if first:
                         return None
                     ok = False
                     continue
-                q, d = parts[0], parts[2]
+                if len(parts) > width:
+                    extra.append(lineno)
                 if kind == "qrels":
                     v = _int(parts[3])
                     if v is None:
@@ -206,7 +140,10 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                         ok = False
                         continue
                     tags.setdefault(parts[5], lineno)
-                key = (q, d)
+                q, d = parts[0], parts[2]
+                qc = q_index.setdefault(q, len(q_index))
+                dc = d_index.setdefault(d, len(d_index))
+                key = (qc, dc)
                 if key in first_line:
                     what = "judgment" if kind == "qrels" else "document"
                     problems.add(path, lineno, "doc_id",
@@ -215,20 +152,25 @@ def _read_slow(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                     ok = False
                     continue
                 first_line[key] = lineno
-                qids.append(q)
-                docs.append(d)
+                q_codes.append(qc)
+                d_codes.append(dc)
                 values.append(v)
         except UnicodeDecodeError:              # decoded by blocks: find the byte again
             locate_not_utf8(problems, path)
             return None
-    if not qids and ok:
+    if not q_codes and ok:
         problems.add(path, None, "file", f"no {kind} lines found")
         return None
     if not ok:
         return None
+    notes = []
+    if extra:
+        notes.append(f"{path}:{extra[0]}: {len(extra)} run lines have more than 6 columns; "
+                     f"the columns after run_tag are ignored (as trec_eval does)")
     dtype = np.int64 if kind == "qrels" else np.float64
-    return _table(path, kind, pa.array(qids, pa.string()), pa.array(docs, pa.string()),
-                  np.asarray(values, dtype=dtype), list(tags))
+    return TrecTable(str(path), kind, np.asarray(q_codes, dtype=np.int64), list(q_index),
+                     np.asarray(d_codes, dtype=np.int64), list(d_index),
+                     np.asarray(values, dtype=dtype), list(tags), notes)
 
 
 def _int(s: str) -> int | None:
@@ -246,48 +188,39 @@ def _float(s: str) -> float | None:
     return v if math.isfinite(v) else None
 
 
-def _unify(a: pa.Array, b: pa.Array) -> tuple[np.ndarray, np.ndarray, pa.Array]:
-    """Map two dictionaries into one: (codes of a's entries, codes of b's, union)."""
-    both = pa.concat_arrays([a, b]).dictionary_encode()
-    idx = both.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    return idx[: len(a)], idx[len(a):], both.dictionary
-
-
-def _byte_order_rank(dictionary: pa.Array) -> np.ndarray:
-    """Rank of each entry in ascending byte order (= trec_eval's strcmp)."""
-    order = pc.sort_indices(dictionary).to_numpy()
-    rank = np.empty(len(dictionary), dtype=np.int64)
-    rank[order] = np.arange(len(dictionary), dtype=np.int64)
-    return rank
-
-
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     """Integer-encode a qrels and a run together; returns (encoding, query ids).
 
     Query codes follow first appearance (qrels first), so a run written in the
     qrels' query order needs no sorting.
     """
-    qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
-    da, db, ddict = _unify(qrels.d_dict, run.d_dict)
-    run_q, run_d = qb[run.q_codes], db[run.d_codes]
-    qrels_q, qrels_d = qa[qrels.q_codes], da[qrels.d_codes]
-    rel = qrels.value.astype(np.int64, copy=False)
-    n = np.int64(max(len(ddict), 1))
-    value_set = pa.array(qrels_q * n + qrels_d)
+    if not (isinstance(qrels.q_dict, list) and isinstance(run.q_dict, list)
+            and isinstance(qrels.d_dict, list) and isinstance(run.d_dict, list)):
+        from . import trec_arrow
+        return trec_arrow.encode(qrels, run)
+    qa, qb, qids = _unify_lists(qrels.q_dict, run.q_dict)
+    da, db, docs = _unify_lists(qrels.d_dict, run.d_dict)
 
-    def judge(rows):
-        """Hash join on (query, doc): fast whatever the order of the rows."""
-        if rel.size == 0:
-            return np.zeros(run_q.size if rows is None else rows.size, dtype=np.int64)
-        rq = run_q if rows is None else run_q[rows]
-        rd = run_d if rows is None else run_d[rows]
-        idx = pc.index_in(pa.array(rq * n + rd), value_set=value_set)
-        found = idx.is_valid().to_numpy(zero_copy_only=False)
-        return np.where(found, rel[idx.fill_null(0).to_numpy()], 0)
+    def tiebreak():
+        # rank of each id in ascending byte order (= trec_eval's strcmp; UTF-8
+        # preserves code point order, so Python's str order is the same)
+        rank = np.empty(len(docs), dtype=np.int64)
+        rank[np.array(sorted(range(len(docs)), key=docs.__getitem__), dtype=np.int64)] = \
+            np.arange(len(docs), dtype=np.int64)
+        return rank
 
-    enc = Encoded(len(qdict), len(ddict), run_q, run_d, run.value.astype(np.float64, copy=False),
-                  qrels_q, qrels_d, rel, lambda: _byte_order_rank(ddict), judge=judge)
-    return enc, qdict.to_pylist()
+    enc = Encoded(len(qids), len(docs), qb[run.q_codes], db[run.d_codes], run.value,
+                  qa[qrels.q_codes], da[qrels.d_codes], qrels.value, tiebreak)
+    return enc, qids
+
+
+def _unify_lists(a: list[str], b: list[str]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Map two id lists into one: (codes of a's entries, codes of b's, union)."""
+    index = {x: i for i, x in enumerate(a)}
+    for x in b:
+        index.setdefault(x, len(index))
+    return (np.arange(len(a), dtype=np.int64),
+            np.fromiter((index[x] for x in b), dtype=np.int64, count=len(b)), list(index))
 
 
 def write_run(path, run: dict, tag: str = "shareval") -> None:

@@ -3,9 +3,11 @@
 Everything is computed on integer-encoded arrays (one row per retrieved
 document), so a run of ten million lines is a handful of numpy passes:
 
-* ranking: score descending, compared in single precision as trec_eval
-  stores them (``float sim``), ties broken by document id descending
-  (trec_eval's ``strcmp`` order); the rank column of a run is ignored;
+* ranking: score descending, ties broken by document id descending
+  (trec_eval's ``strcmp`` order); the rank column of a run is ignored.
+  Scores are compared in single precision by default, as trec_eval 9.x and
+  pytrec_eval store them (``float sim``); ``score_precision="double"``
+  compares them as doubles, as trec_eval 10.0 does (usnistgov/trec_eval#34);
 * a document is relevant when its judgment is >= ``rel_level`` (default 1);
 * AP and AP@k divide by the number of relevant documents R of the query
   (not by min(k, R)), as trec_eval's ``map``/``map_cut`` and ranx do;
@@ -30,6 +32,7 @@ from .classification import safe_div
 
 MEASURE_PATTERN = re.compile(r"^(map|p|recall|ndcg|mrr|r_precision)(?:@(\d+))?$")
 MEASURES_WITH_CUTOFF = {"p", "recall"}
+SCORE_PRECISIONS = ("float", "double")
 DEFAULT_MEASURES = ("map", "map@10", "p@5", "p@10", "recall@10", "recall@100",
                     "r_precision", "ndcg@10", "mrr")
 
@@ -119,25 +122,45 @@ def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
     np.not_equal(keys_sorted[1:], keys_sorted[:-1], out=change[1:])
     starts = np.flatnonzero(change)
     counts = np.diff(np.append(starts, n))
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, counts)
+    # int32 halves the memory of the two n-sized temporaries
+    dtype = np.int32 if n < 2**31 else np.int64
+    out = np.arange(n, dtype=dtype)
+    out -= np.repeat(starts.astype(dtype), counts)
+    return out
+
+
+JOIN_BLOCK = 1 << 20        # run rows joined at a time: bounds the temporaries' memory
 
 
 def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
-    """Judgment of the given run rows (all rows when None); 0 where unjudged."""
+    """Judgment of the given run rows (all rows when None); 0 where unjudged.
+
+    A binary search of each (query, document) key among the sorted qrels keys,
+    by blocks of rows so that a ten-million-line run needs no key-sized temporaries.
+    """
     if e.judge is not None:
         return e.judge(rows)
-    run_q = e.run_q if rows is None else e.run_q[rows]
-    run_doc = e.run_doc if rows is None else e.run_doc[rows]
+    n_rows = e.run_q.size if rows is None else rows.size
+    out = np.zeros(n_rows, dtype=np.int64)
+    if e.qrels_q.size == 0:
+        return out
     n_docs = np.int64(max(e.n_docs, 1))
     qkey = e.qrels_q.astype(np.int64) * n_docs + e.qrels_doc
-    rkey = run_q.astype(np.int64) * n_docs + run_doc
-    if qkey.size == 0:
-        return np.zeros(rkey.size, dtype=np.int64)
+    # qrels grouped by query (the usual layout) are sorted runs that timsort merges fast
     order = np.argsort(qkey, kind="stable")
-    skey = qkey[order]
-    pos = np.searchsorted(skey, rkey)
-    np.minimum(pos, skey.size - 1, out=pos)
-    return np.where(skey[pos] == rkey, e.qrels_rel[order][pos], 0)
+    skey, srel = qkey[order], e.qrels_rel[order]
+    del qkey, order
+    last = skey.size - 1
+    for start in range(0, n_rows, JOIN_BLOCK):
+        block = slice(start, start + JOIN_BLOCK)
+        sel = block if rows is None else rows[block]
+        key = e.run_q[sel].astype(np.int64)
+        key *= n_docs
+        key += e.run_doc[sel]
+        pos = np.searchsorted(skey, key)
+        np.minimum(pos, last, out=pos)
+        out[block] = np.where(skey[pos] == key, srel[pos], 0)
+    return out
 
 
 def _depth_needed(parsed, num_rel: np.ndarray) -> int | None:
@@ -153,17 +176,24 @@ def _depth_needed(parsed, num_rel: np.ndarray) -> int | None:
     return depth
 
 
-def evaluate_encoded(e: Encoded, measures, rel_level: int = 1) -> dict[str, np.ndarray]:
+def evaluate_encoded(e: Encoded, measures, rel_level: int = 1,
+                     score_precision: str = "float") -> dict[str, np.ndarray]:
     """One array of per-query values (indexed by query code) per measure.
 
     Also returns ``num_rel`` and ``num_ret`` under those names. When every
     measure has a cutoff, rows ranked below the deepest cutoff are dropped
-    before judgments are looked up (they cannot change any value).
+    before judgments are looked up (they cannot change any value); after the
+    lookup only rows with a positive gain or counted relevant are kept.
     """
     parsed = [(m, *parse_measure(m)) for m in measures]
+    if score_precision not in SCORE_PRECISIONS:
+        raise ValueError(f"score_precision must be one of {SCORE_PRECISIONS}, "
+                         f"not {score_precision!r}")
     nq = e.n_queries
     num_rel = np.bincount(e.qrels_q, weights=(e.qrels_rel >= rel_level), minlength=nq)
-    order = rank_order(e.run_q, e.run_score.astype(np.float32), e.run_doc, e.doc_tiebreak)
+    score = e.run_score.astype(np.float32) if score_precision == "float" else e.run_score
+    order = rank_order(e.run_q, score, e.run_doc, e.doc_tiebreak)
+    del score
     q = e.run_q if order is None else e.run_q[order]
     pos = _group_positions(q)
     num_ret = np.bincount(q, minlength=nq).astype(float)
@@ -177,15 +207,18 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1) -> dict[str, np.n
             rows = order[rows]
     else:
         rows = order
-    gain = judgments_of(e, rows).astype(float)
+    del order
+    gain = judgments_of(e, rows)
+    del rows
+    # rows with gain <= 0 that are not relevant add nothing to any measure
+    keep = np.flatnonzero((gain > 0) | (gain >= rel_level))
+    q, pos, gain = q[keep], pos[keep], gain[keep].astype(float)
     relevant = gain >= rel_level
 
-    first = pos == 0
+    # hits up to and including each row, counted within its query (rows stay
+    # grouped by query in ranked order)
     cum = np.cumsum(relevant, dtype=np.int64)
-    # hits up to and including each row, counted within its query
-    offset = np.zeros(nq, dtype=np.int64)
-    offset[q[first]] = (cum - relevant)[first]
-    hits = cum - offset[q]
+    hits = cum - _group_base(q, cum - relevant)
     rank1 = pos + 1.0
     ideal = None
 
@@ -219,6 +252,18 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1) -> dict[str, np.n
             dcg = count(np.where(in_cut, np.maximum(gain, 0.0) / np.log2(pos + 2.0), 0.0))
             out[name] = safe_div(dcg, idcg)
     return out
+
+
+def _group_base(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Each row's value at the first row of its run of equal keys."""
+    n = keys.size
+    if n == 0:
+        return np.zeros(0, dtype=values.dtype)
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    return np.repeat(values[starts], np.diff(np.append(starts, n)))
 
 
 def _ideal_gains(e: Encoded):
@@ -260,9 +305,9 @@ def encode_mappings(qrels: dict, run: dict) -> tuple[Encoded, list]:
     return enc, qids
 
 
-def evaluate(qrels: dict, run: dict, measures=DEFAULT_MEASURES, rel_level: int = 1
-             ) -> dict[str, dict]:
+def evaluate(qrels: dict, run: dict, measures=DEFAULT_MEASURES, rel_level: int = 1,
+             score_precision: str = "float") -> dict[str, dict]:
     """Per-query values ``{measure: {qid: value}}`` for every query of either mapping."""
     enc, qids = encode_mappings(qrels, run)
-    values = evaluate_encoded(enc, measures, rel_level)
+    values = evaluate_encoded(enc, measures, rel_level, score_precision)
     return {m: dict(zip(qids, values[m].tolist())) for m in list(measures) + ["num_rel", "num_ret"]}

@@ -29,10 +29,12 @@ _stop = threading.Event()
 
 @app.task(name="shareval.score_job")
 def score_job(job_id: int) -> bool:
+    """A message per queued job; the worker runs the fairest claimable job, which
+    may be another team's (the named one is then run by a later message)."""
     from django.db import close_old_connections
     from .submissions.queue import run_job
     try:
-        return run_job(job_id)
+        return run_job()
     finally:
         close_old_connections()
 
@@ -57,7 +59,9 @@ def _sweeper():
 
 @worker_ready.connect
 def _start_sweeper(**_):
+    from .submissions.queue import start_small_lane
     threading.Thread(target=_sweeper, daemon=True, name="shareval-sweeper").start()
+    start_small_lane(poll=1.0)
 
 
 @worker_shutting_down.connect

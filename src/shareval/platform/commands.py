@@ -78,17 +78,40 @@ def proxy_options() -> dict:
             "trusted_proxy_headers": {"x-forwarded-proto", "x-forwarded-for"}}
 
 
-def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
-    collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
-    from waitress import serve as waitress_serve
+def check_port(host: str, port: int) -> None:
+    """Fail with one plain line (exit 1) when the address is taken, before any slow work."""
+    import socket
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # as waitress does
+        try:
+            s.bind((host, port))
+        except OSError as e:
+            raise SystemExit(f"shareval server: cannot listen on {host}:{port}: {e.strerror}; "
+                             f"stop what uses it or pick another port (--port N; "
+                             f"make demo PORT=N)") from None
 
+
+def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
+    import tempfile
+
+    check_port(host, port)
+    collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
+
+    from django.conf import settings
+
+    from .bodylimit import MARGIN, waitress_server
     from .submissions.queue import start_inprocess_worker
     from .wsgi import application
+    # request bodies and uploads are spooled inside the data folder, not the
+    # system's temporary folder
+    tmp = settings.HOME / "tmp"
+    tmp.mkdir(mode=0o700, exist_ok=True)
+    tempfile.tempdir = str(tmp)
     if worker:
         start_inprocess_worker()
-    waitress_serve(application, host=host, port=port, threads=threads,
-                   max_request_body_size=2 ** 40, ident="shareval", _quiet=True,
-                   **proxy_options())
+    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
+                    max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
+                    **proxy_options()).run()
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:
@@ -101,7 +124,7 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c != "worker":
         migrate()           # every command works on a fresh data folder
     if c == "run":
-        migrate()
+        check_port(args.host, args.port)
         console.print(f"shareval server on http://{args.host}:{args.port}/ (data in "
                       f"{settings.HOME}; database {settings.DATABASES['default']['ENGINE']}; "
                       f"scoring {'celery ' + settings.BROKER_URL if settings.BROKER_URL else 'in-process' if not args.no_worker else 'by separate workers'})")
@@ -114,8 +137,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                              "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
-        from .submissions.queue import worker_loop
+        from .submissions.queue import start_small_lane, worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
+        start_small_lane()
         worker_loop()
         return 0
     if c == "load-bundle":
@@ -151,6 +175,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         print(key)
         return 0
     if c == "demo":
+        if not args.no_serve:
+            check_port(args.host, args.port)
         from .demo import run_demo_server
         return run_demo_server(args, console)
     raise AssertionError(c)

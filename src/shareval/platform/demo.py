@@ -2,10 +2,12 @@
 
 Two tasks (SV-Ident detection, RCC dataset citations), a development phase with
 a public leaderboard and weekly quotas, and a blind evaluation phase. The
-hidden references are held-out parts of the shared training data (documents /
-publications by a fixed rule, stated below); the baselines are real, simple
-systems computed here (a keyword rule for SV-Ident, the most frequent training
-dataset for RCC), scored by the worker before the server opens.
+hidden references are only the parts of the shared training data that the
+shipped reference models were *not* trained on (``systems/training.py``'s
+declared held-out splits), so a reference system's score on the demo boards is
+a held-out score; the baselines are real, simple systems computed here (a
+keyword rule for SV-Ident, the 3 most cited training datasets for RCC),
+scored by the worker before the server opens.
 """
 from __future__ import annotations
 
@@ -19,8 +21,17 @@ from pathlib import Path
 
 import yaml
 
+from shareval.systems.training import rcc_held_out, svident_held_out
+
 KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measured|agree|"
                       r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
+SPLITS = ("Built by `make demo` from ../shared/data, using only data the shipped reference "
+          "systems were not trained on (their declared held-out splits, docs/systems.md). "
+          "SV-Ident: the held-out training documents (per language, every fourth in id "
+          "order), per language alternately development and evaluation. RCC development: "
+          "the held-out publications, those whose id is divisible by 5. The other training "
+          "documents and publications, which the reference models learned from, are in no "
+          "phase.")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta")]
 
 
@@ -33,15 +44,28 @@ def _find_data(data: str | None) -> Path:
     return p
 
 
+def svident_split(rows: list[dict]) -> dict[str, int]:
+    """doc_id -> 0 (development) or 1 (evaluation), for the held-out documents only: per
+    language in the held-out order, alternately development and evaluation."""
+    held = svident_held_out(rows)
+    counts: dict[str, Counter] = {}
+    for r in rows:
+        counts.setdefault(r["doc_id"], Counter())[r["lang"]] += 1
+    lang = {d: counts[d].most_common(1)[0][0] for d in held}
+    part = {}
+    for lg in sorted(set(lang.values())):
+        docs = sorted((d for d in held if lang[d] == lg), key=lambda d: (len(d), d))
+        part.update({d: i % 2 for i, d in enumerate(docs)})
+    return part
+
+
 def _svident(data: Path, out: Path) -> dict:
     rows = list(csv.DictReader(open(data / "sv-ident/train/train.tsv", encoding="utf-8"),
                                delimiter="\t"))
-    docs = sorted({r["doc_id"] for r in rows})
-    # documents by position in sorted order: every 3rd from 0 is development, from 1 evaluation
-    part = {d: i % 3 for i, d in enumerate(docs)}
+    part = svident_split(rows)
     files = {}
     for name, k in (("dev", 0), ("eval", 1)):
-        sel = [r for r in rows if part[r["doc_id"]] == k]
+        sel = [r for r in rows if part.get(r["doc_id"]) == k]
         ref = out / f"svident-{name}-reference.tsv"
         with open(ref, "w", newline="", encoding="utf-8") as f:
             w = csv.DictWriter(f, fieldnames=list(rows[0]), delimiter="\t", lineterminator="\n")
@@ -62,7 +86,7 @@ def _svident(data: Path, out: Path) -> dict:
 def _rcc(data: Path, out: Path) -> tuple[Path, Path, Path]:
     cits = json.loads((data / "rcc/train/data_set_citations.json").read_text())
     pubs = json.loads((data / "rcc/train/publications.json").read_text())
-    dev = {p["publication_id"] for p in pubs if int(p["publication_id"]) % 5 == 0}
+    dev = {p["publication_id"] for p in pubs if rcc_held_out(p["publication_id"])}
     ref = out / "rcc-dev-reference"
     ref.mkdir(exist_ok=True)
     (ref / "data_set_citations.json").write_text(json.dumps(
@@ -72,14 +96,14 @@ def _rcc(data: Path, out: Path) -> tuple[Path, Path, Path]:
     (ref / "publications.json").write_text(json.dumps(dev_pubs, indent=1))
     public = out / "rcc-dev-publications.json"
     public.write_text(json.dumps(dev_pubs, indent=1))
-    # prior baseline: the dataset cited most often in the other publications, for every one
+    # prior baseline: the 3 datasets cited most often in the other publications, for every
+    # one, scored by the share of publications citing them (3 thresholds: a PR curve)
     freq = Counter(c["data_set_id"] for c in cits if c["publication_id"] not in dev)
-    top, n = freq.most_common(1)[0]
-    share = n / max(1, len({c["publication_id"] for c in cits if c["publication_id"] not in dev}))
+    n_pubs = max(1, len({c["publication_id"] for c in cits if c["publication_id"] not in dev}))
     base = out / "rcc-dev-prior-baseline.json"
     base.write_text(json.dumps([{"publication_id": p["publication_id"], "data_set_id": top,
-                                 "mention_list": [], "score": round(share, 4)}
-                                for p in dev_pubs], indent=1))
+                                 "mention_list": [], "score": round(n / n_pubs, 4)}
+                                for p in dev_pubs for top, n in freq.most_common(3)], indent=1))
     return ref, public, base
 
 
@@ -91,10 +115,7 @@ def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
     iso = lambda t: t.replace(microsecond=0).isoformat()           # noqa: E731
     bundle = {
         "slug": "demo", "title": "shareval demo: survey variables and dataset citations",
-        "description": "Built by `make demo` from ../shared/data. SV-Ident documents are split "
-                       "by position in sorted doc_id order (every third from the first: "
-                       "development; from the second: evaluation); RCC development "
-                       "publications are those whose id is divisible by 5.",
+        "description": SPLITS,
         "time_zone": "Europe/Berlin",
         "tasks": [{"slug": "svident-detection", "task": "svident-detection",
                    "title": "SV-Ident Task 1: variable detection"},
@@ -119,9 +140,10 @@ def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
              "file": sv["dev"][2].name, "description": "sentence mentions a survey keyword"},
             {"team": "Baseline: keyword rule", "phase": "evaluation", "dataset": "svident-eval",
              "file": sv["eval"][2].name, "description": "sentence mentions a survey keyword"},
-            {"team": "Baseline: most frequent dataset", "phase": "development",
+            {"team": "Baseline: most cited datasets", "phase": "development",
              "dataset": "rcc-dev", "file": rbase.name,
-             "description": "the training part's most cited dataset for every publication"}],
+             "description": "the training part's 3 most cited datasets for every publication, "
+                            "scored by the share of publications citing them"}],
     }
     (out / "bundle.yaml").write_text(yaml.safe_dump(bundle, sort_keys=False))
     return out
@@ -169,6 +191,7 @@ def run_demo_server(args, console) -> int:
         console.print(f"scored {n} submissions")
     base = f"http://{args.host}:{args.port}"
     console.print(f"\n[bold]shareval demo[/bold] on {base}/c/demo/  (data in {home})")
+    console.print(f"Splits: {SPLITS}", markup=False)
     for name, organizer, team in ACCOUNTS:
         role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}"
         console.print(f"  {name:<10} password {accounts[name]:<14} {role}")

@@ -6,7 +6,7 @@ SHAREVAL_DATABASE_URL  postgres://user:pass@host:port/db (default: SQLite in HOM
 SHAREVAL_BROKER_URL    redis://host:port/n: score with Celery workers (default:
                        an in-process worker thread)
 SHAREVAL_SECRET_KEY    required when SHAREVAL_DEBUG is not set
-SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200)
+SHAREVAL_MAX_UPLOAD_MB upload size limit (default 200); validation limits below
 SHAREVAL_HTTPS         1: served over HTTPS behind a reverse proxy that sets
                        X-Forwarded-Proto and X-Forwarded-For: secure cookies,
                        HSTS, redirect to HTTPS, client IP from the proxy
@@ -63,6 +63,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "shareval.platform.bodylimit.BodyLimitMiddleware",    # before anything reads the body
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -71,6 +72,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "shareval.platform.errors.MethodNotAllowedPage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",          # last, as django-axes requires
 ]
@@ -110,11 +112,24 @@ LEASE_SECONDS = float(os.environ.get("SHAREVAL_LEASE_SECONDS", "30"))
 HEARTBEAT_SECONDS = float(os.environ.get("SHAREVAL_HEARTBEAT_SECONDS", str(LEASE_SECONDS / 3)))
 MAX_ATTEMPTS = int(os.environ.get("SHAREVAL_MAX_ATTEMPTS", "3"))
 SCORING_TIMEOUT = float(os.environ.get("SHAREVAL_SCORING_TIMEOUT", "3600"))
+# Uploads up to this size are also scored by a lane of their own (0: no lane).
+SMALL_JOB_BYTES = int(float(os.environ.get("SHAREVAL_SMALL_JOB_KB", "1024")) * 2**10)
 # Diagnostic knob: sleep this long (seconds) before scoring, so a test or an
 # operator can kill a worker mid-job and watch the job be re-queued.
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
 
 MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
+# Validation runs in a child process with these limits (submissions/isolate.py);
+# the memory is what validation may add to the child's start-up address space
+# (a 199 MB TREC run needs about 1.8 GB, on the command line too).
+VALIDATION_MEMORY_MB = int(os.environ.get("SHAREVAL_VALIDATION_MEMORY_MB", "3072"))
+VALIDATION_CPU_SECONDS = int(os.environ.get("SHAREVAL_VALIDATION_CPU_SECONDS", "300"))
+VALIDATION_WALL_SECONDS = float(os.environ.get("SHAREVAL_VALIDATION_WALL_SECONDS", "600"))
+VALIDATION_SLOTS = int(os.environ.get("SHAREVAL_VALIDATION_SLOTS", "2"))
+MAX_UNPACKED_MB = int(os.environ.get("SHAREVAL_MAX_UNPACKED_MB", "1024"))
+# Rejected uploads do not count against a quota, but at most this many per team
+# and hour are validated; further uploads are refused (429) until the hour passes.
+MAX_REJECTED_PER_HOUR = int(os.environ.get("SHAREVAL_MAX_REJECTED_PER_HOUR", "20"))
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 2**20
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 2**20
 FILE_UPLOAD_PERMISSIONS = 0o600

@@ -24,14 +24,25 @@ def _load_all() -> None:
         importlib.import_module(f"{__name__}.{m}")
 
 
+def find(name: str) -> Task | None:
+    """The task, importing only its module when the name tells which; None if unknown."""
+    module = name.split("-")[0]
+    if module in _MODULES:
+        import importlib
+        importlib.import_module(f"{__name__}.{module}")
+        if name in _REGISTRY:
+            return _REGISTRY[name]
+    _load_all()
+    return _REGISTRY.get(name)
+
+
 def names() -> list[str]:
     _load_all()
     return sorted(_REGISTRY)
 
 
 def get(name: str) -> Task:
-    _load_all()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(_REGISTRY))}") from None
+    task = find(name)
+    if task is None:
+        raise KeyError(f"unknown task {name!r}; known tasks: {', '.join(sorted(_REGISTRY))}")
+    return task

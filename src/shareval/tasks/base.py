@@ -38,6 +38,8 @@ class Result:
 
 def _clean(v):
     """numpy scalars -> Python; JSON has no NaN, so NaN becomes None."""
+    if type(v) is float:                     # the common case, first: 10^6 values per result
+        return None if v != v else v
     if isinstance(v, np.generic):
         v = v.item()
     if isinstance(v, float) and math.isnan(v):

@@ -153,8 +153,10 @@ class SvIdentDisambiguation(_SvTask):
         "averaging": AVERAGING,
         "reference_layout": REFERENCE_LAYOUT,
         "queries": "only sentences whose reference lists a relevant variable ('unk' removed; "
-                   "trial: -Yes ids only); predictions for other sentences are ignored; a "
-                   "reference with none is warned, never silently 0",
+                   "trial: -Yes ids only), as SV-Ident's official Task 2 scoring (unlike trec's "
+                   "trec_eval -c default, sentences without one are not averaged in); "
+                   "predictions for other sentences are ignored; a reference with none is "
+                   "warned, never silently 0",
         "per_unit": "the mean over the unit's evaluated sentences (ranx.evaluate on them, as "
                     "evaluate_task2.py does)",
         "missing_predictions": "an evaluated sentence without predictions scores 0 (warned)",

@@ -1,17 +1,29 @@
-"""Generic ranking evaluation: TREC qrels + TREC run."""
+"""Generic ranking evaluation: TREC qrels + TREC run, averaged as ``trec_eval -c``.
+
+Every judged query counts in the averages: one missing from the run scores 0,
+and so does one judged with no relevant document (trec_eval 9.x/10.0 and
+pytrec_eval evaluate it, ``num_q`` counts it). ``exclude_empty`` leaves the
+latter out, as shareval did before 0.2 and as SV-Ident's Task 2 does.
+"""
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
+from ..formats import trec as trec_format
 from ..formats.errors import InvalidInput, Problem
 from ..formats.trec import encode, read_qrels, read_run
-from ..metrics.ranking import DEFAULT_MEASURES, evaluate_encoded, parse_measure
+from ..metrics.ranking import (DEFAULT_MEASURES, SCORE_PRECISIONS, evaluate_encoded,
+                               parse_measure)
 from . import register
 from .base import Option, Task, UnitStats, load_checked, preview, weighted_mean
 
 RANKING_CONVENTIONS = {
     "ranking": "score descending; ties broken by document id descending (trec_eval); "
                "the rank column is ignored",
+    "score_precision": "float: scores compared in single precision (trec_eval 9.x, "
+                       "pytrec_eval); double: as trec_eval 10.0",
     "relevant": "judgment >= rel_level (default 1)",
     "ap_denominator": "number of relevant documents of the query (trec_eval map/map_cut, ranx), "
                       "not min(k, R)",
@@ -38,6 +50,13 @@ def parse_measures(text: str | list | tuple) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def _large(path) -> bool:
+    try:
+        return Path(path).stat().st_size >= trec_format.SMALL_FILE_BYTES
+    except OSError:
+        return False
+
+
 @register
 class TrecTask(Task):
     name = "trec"
@@ -47,42 +66,83 @@ class TrecTask(Task):
         Option("measures", str, ",".join(DEFAULT_MEASURES),
                "comma-separated measures: map, map@k, p@k, recall@k, r_precision, "
                "ndcg, ndcg@k, mrr"),
+        Option("exclude_empty", None, False,
+               "leave queries judged with no relevant document out of the averages "
+               "(default: they count 0, as trec_eval -c)", flag=True),
         Option("include_empty", None, False,
-               "average queries without relevant documents too (they score 0)", flag=True),
+               "kept for compatibility: counting such queries as 0 is now the default",
+               flag=True),
+        Option("score_precision", str, "float",
+               "float ranks scores as trec_eval 9.x and pytrec_eval do (single precision); "
+               "double as trec_eval 10.0"),
         Option("rel_level", int, 1, "smallest judgment that counts as relevant"),
     )
     conventions = {
         **RANKING_CONVENTIONS,
         "queries_missing_from_run": "score 0 and are included in the averages (trec_eval -c)",
-        "queries_without_relevant": "reported, excluded from the averages unless include_empty",
+        "queries_without_relevant": "score 0 and are included in the averages (trec_eval -c, "
+                                    "pytrec_eval); exclude_empty leaves them out",
         "run_queries_not_in_qrels": "ignored, with a warning",
+        "comment_lines": "lines starting with '#' are skipped in qrels and runs (trec_eval 10.0)",
+        "extra_run_columns": "columns after run_tag are ignored, with a warning (trec_eval)",
     }
+
+    def score(self, reference, submission, **options):
+        """As ``Task.score``; a large run is read in a second thread while the qrels is
+        read (the pyarrow reader releases the GIL). The qrels' problems come first."""
+        if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
+                and _large(submission)):
+            return super().score(reference, submission, **options)
+        from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(self.submission, submission)
+            try:
+                ref = self.reference(reference)
+            except BaseException:
+                pending.cancel()
+                raise
+            sub = pending.result()
+        return super().score(ref, sub, **options)
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
 
     def load_submission(self, path, reference=None):
         t = load_checked(read_run, path)
-        t.warnings = []
+        t.warnings = list(t.notes)
         if len(t.tags) > 1:
             t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
                               f"{', '.join(t.tags[:5])}")
         return t
 
-    def _evaluate(self, ref, sub, measures, include_empty, rel_level):
+    def _evaluate(self, ref, sub, measures, exclude_empty, score_precision, rel_level):
         measures = parse_measures(measures)
         enc, qids = encode(ref, sub)
-        values = evaluate_encoded(enc, measures, rel_level)
+        values = evaluate_encoded(enc, measures, rel_level, score_precision)
         nq = enc.n_queries
         in_qrels = np.bincount(enc.qrels_q, minlength=nq) > 0
         in_run = np.bincount(enc.run_q, minlength=nq) > 0
         has_rel = values["num_rel"] > 0
-        evaluated = in_qrels & (has_rel | bool(include_empty))
+        evaluated = in_qrels & (has_rel | (not exclude_empty))
         return measures, qids, values, in_qrels, in_run, has_rel, evaluated
 
-    def _score(self, ref, sub, measures, include_empty, rel_level):
+    @staticmethod
+    def _check_options(exclude_empty, include_empty, score_precision) -> None:
+        problems = []
+        if exclude_empty and include_empty:
+            problems.append(Problem("<arguments>", None, "exclude_empty",
+                                    "contradicts include_empty; give one of them"))
+        if score_precision not in SCORE_PRECISIONS:
+            problems.append(Problem("<arguments>", None, "score_precision",
+                                    f"must be float or double, not {score_precision!r}"))
+        if problems:
+            raise InvalidInput(problems)
+
+    def _score(self, ref, sub, measures, exclude_empty, include_empty, score_precision,
+               rel_level):
+        self._check_options(exclude_empty, include_empty, score_precision)
         measures, qids, values, in_qrels, in_run, has_rel, evaluated = self._evaluate(
-            ref, sub, measures, include_empty, rel_level)
+            ref, sub, measures, exclude_empty, score_precision, rel_level)
         n_eval = int(evaluated.sum())
         metrics = {m: float(values[m][evaluated].mean()) if n_eval else 0.0 for m in measures}
         warnings = []
@@ -90,10 +150,10 @@ class TrecTask(Task):
         missing = in_qrels & ~in_run & evaluated
         extra = in_run & ~in_qrels
         qarr = np.asarray(qids, dtype=object)
-        if n_eval == 0:
+        if not (in_qrels & has_rel).any():
             warnings.append("no query has a relevant document: every measure is 0")
         if empty.any():
-            how = "included with 0" if include_empty else "excluded from the averages"
+            how = "excluded from the averages" if exclude_empty else "included with 0"
             warnings.append(f"{int(empty.sum())} queries have no relevant document ({how}): "
                             f"{preview(qarr[empty])}")
         if missing.any():
@@ -118,16 +178,18 @@ class TrecTask(Task):
         result = self.new_result(metrics, breakdowns={"per_query": per_query},
                                  counts=counts, warnings=warnings)
         result.conventions["rel_level"] = rel_level
-        result.conventions["include_empty"] = bool(include_empty)
+        result.conventions["exclude_empty"] = bool(exclude_empty)
+        result.conventions["score_precision"] = score_precision
         return result
 
-    def unit_stats(self, reference, submission, measures=None, include_empty=False,
-                   rel_level=1, metric=None):
+    def unit_stats(self, reference, submission, measures=None, exclude_empty=False,
+                   include_empty=False, score_precision="float", rel_level=1, metric=None):
+        self._check_options(exclude_empty, include_empty, score_precision)
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         metric = metric or self.primary_metric
         _, qids, values, _, _, _, evaluated = self._evaluate(
-            ref, sub, [metric], include_empty, rel_level)
+            ref, sub, [metric], exclude_empty, score_precision, rel_level)
         idx = np.flatnonzero(evaluated)
         return UnitStats(metric, [qids[i] for i in idx], values[metric][idx][:, None],
                          weighted_mean, np.ones(idx.size))

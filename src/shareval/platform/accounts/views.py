@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import login, logout
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import get_object_or_404, redirect, render
@@ -48,3 +48,13 @@ def revoke_token(request, pk):
         messages.success(request, f"Token {tok.name} revoked" +
                          (f", with {n - 1} tokens created from it." if n > 1 else "."))
     return redirect("tokens")
+
+
+def logout_page(request):
+    """GET: a page with the log-out button (a link or typed address cannot log out:
+    that would let other sites log users out); POST: log out, then the home page."""
+    if request.method == "POST":
+        logout(request)
+        messages.success(request, "You are logged out.")
+        return redirect("home")
+    return render(request, "shareval/logout.html")

@@ -13,6 +13,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.submissions.labels import label
 
 from . import access, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
@@ -45,7 +46,7 @@ def team(request, c):
         try:
             if action == "create" and my_team is None:
                 t = teams.create(comp, request.user, request.POST.get("name", ""))
-                messages.success(request, f"Team {t.name} created; you are its lead." + (
+                messages.success(request, f"{t.name} created; you are its lead." + (
                     " The organizers must approve it before it can submit."
                     if t.status == Team.PENDING else ""))
             elif action == "join" and my_team is None:
@@ -74,6 +75,8 @@ def leaderboard(request, c, p, d):
     if not access.can_view_leaderboard(request.user, ds):
         raise Http404("no such leaderboard")
     board = leaderboard_payload(ds, request.user)
+    metric = ds.task.metric           # the rule's text names the metric: say it in words
+    board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board,
         "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
@@ -136,7 +139,7 @@ def review_team(request, c, team):
     action = request.POST.get("action")
     if action in ("approve", "reject"):
         teams.review(t, approve=action == "approve")
-        messages.success(request, f"Team {t.name} {t.status}.")
+        messages.success(request, f"{t.name}: {t.status}.")
     return redirect("organize", c=comp.slug)
 
 

@@ -16,11 +16,12 @@ from .present import submission_payload
 
 
 def resolve_dataset(comp: Competition, phase: str, task: str, dataset: str | None) -> Dataset:
-    """The dataset for (phase, task[, dataset]); task may be its slug or registry name."""
+    """The dataset for (phase, task[, dataset]). ``task`` may be the task's slug, its registry
+    name, or the dataset's slug (the name the competition pages show, e.g. ``svident-dev``)."""
     qs = Dataset.objects.filter(phase__competition=comp, phase__slug=phase).select_related("task")
     if dataset:
         qs = qs.filter(slug=dataset)
-    cands = [d for d in qs if task in (d.task.slug, d.task.task_name) or not task]
+    cands = [d for d in qs if task in (d.slug, d.task.slug, d.task.task_name) or not task]
     if len(cands) == 1:
         return cands[0]
     if not cands:

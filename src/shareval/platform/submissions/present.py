@@ -16,7 +16,7 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     if level == access.NONE:
         return {"hidden": "scores of this phase are not released yet"}
     out = {"scorer_version": score.scorer_version, "scored_at": score.created.isoformat(),
-           "primary_metric": sub.dataset.task.metric, "metrics": scalar_metrics(score.result)}
+           "primary_metric": sub.dataset.task.metric, "metrics": shown_metrics(score.result)}
     if access.at_least(level, access.DETAILED):
         r = score.result
         out.update(breakdowns=r.get("breakdowns", {}), counts=r.get("counts", {}),
@@ -28,13 +28,24 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     return out
 
 
+NON_FINITE = ("Infinity", "-Infinity", "NaN")     # how scoring.json_safe stores them
+
+
+def shown_metrics(result: dict) -> dict:
+    """The numeric metrics, non-finite ones included (as their strings), in order."""
+    numbers = scalar_metrics(result)
+    return {k: v for k, v in (result.get("metrics") or {}).items()
+            if k in numbers or v in NON_FINITE}
+
+
 def submission_payload(sub: Submission, user) -> dict:
     ds = sub.dataset
     organizer = ds.phase.competition.is_organizer(user)
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
                **({"log": e.log} if organizer and e.log else {})}
               for e in sub.events.all()]
-    d = {"id": str(sub.pk), "team": sub.team.name, "competition": ds.phase.competition.slug,
+    d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
+         "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
          "file": sub.original_name, "size": sub.size, "description": sub.description,

@@ -1,5 +1,12 @@
 """The scoring queue: jobs in the database, run by an in-process thread or Celery.
 
+Fair order: a free worker takes the job of the team with the fewest jobs running,
+then of the team served least recently, and within a team the smallest file
+first; so one team's pile of large runs delays another team's run by at most
+the jobs already running. Small files (up to SMALL_JOB_BYTES) also have a lane
+of their own, a thread that scores nothing else. A Celery message only wakes a
+worker: it claims the fairest job, not necessarily the one the message names.
+
 Claiming is one conditional UPDATE (queued, or running with an expired lease),
 so two workers never run the same job at once; a heartbeat thread renews the
 lease while scoring; :func:`sweep` puts jobs whose worker died back in the queue
@@ -20,14 +27,16 @@ import traceback
 
 from django.conf import settings
 from django.db import close_old_connections, transaction
-from django.db.models import F, Q
+from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from .models import Job, Score, Submission, SubmissionEvent
 
 log = logging.getLogger("shareval.queue")
 _wake = threading.Event()
+_wake_small = threading.Event()
 _worker_thread: threading.Thread | None = None
+_small_thread: threading.Thread | None = None
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -52,6 +61,7 @@ def enqueue(submission: Submission) -> Job | None:
 
 
 def dispatch(job_id: int) -> None:
+    _wake_small.set()                   # the small lane runs in every worker mode
     if settings.BROKER_URL:
         from ..celery_app import score_job
         score_job.delay(job_id)
@@ -69,11 +79,37 @@ def _claimable(now):
     return Q(status=Job.QUEUED) | Q(status=Job.RUNNING, lease_until__lt=now)
 
 
-def claim(job_id: int | None = None) -> Job | None:
-    """Claim one job (a given one, or the oldest claimable); None if none is free."""
+def fair_order(now, small_only: bool = False, teams_tried: int = 5) -> list[int]:
+    """Claimable job ids, the fairest first (see the module's docstring): the two
+    smallest of each of the ``teams_tried`` teams that come first."""
+    jobs = Job.objects.filter(_claimable(now))
+    if small_only:
+        jobs = jobs.filter(submission__size__lte=settings.SMALL_JOB_BYTES)
+    teams = set(jobs.values_list("submission__team_id", flat=True).distinct())
+    if not teams:
+        return []
+    busy: dict[int, int] = {}
+    for team in Job.objects.filter(status=Job.RUNNING, lease_until__gte=now,
+                                   submission__team_id__in=teams) \
+            .values_list("submission__team_id", flat=True):
+        busy[team] = busy.get(team, 0) + 1
+    # when each team was last served: its latest claim or heartbeat
+    served = dict(Job.objects.filter(submission__team_id__in=teams, heartbeat__isnull=False)
+                  .values("submission__team_id").annotate(last=Max("heartbeat"))
+                  .values_list("submission__team_id", "last"))
+    never = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+    ranked = sorted(teams, key=lambda t: (busy.get(t, 0), served.get(t) or never, t))
+    out: list[int] = []
+    for team in ranked[:teams_tried]:
+        out += jobs.filter(submission__team_id=team).order_by(
+            "submission__size", "created", "id").values_list("pk", flat=True)[:2]
+    return out
+
+
+def claim(job_id: int | None = None, small_only: bool = False) -> Job | None:
+    """Claim one job (a given one, or the fairest claimable); None if none is free."""
     now = timezone.now()
-    ids = [job_id] if job_id is not None else list(
-        Job.objects.filter(_claimable(now)).order_by("created", "id").values_list("pk", flat=True)[:5])
+    ids = [job_id] if job_id is not None else fair_order(now, small_only)
     for pk in ids:
         job = _take(pk, Q(status=Job.QUEUED), now)
         if job is not None:
@@ -128,9 +164,9 @@ class _Heartbeat(threading.Thread):
                 close_old_connections()
 
 
-def run_job(job_id: int | None = None) -> bool:
+def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
     """Claim and run one job; True if a job was run (whatever its outcome)."""
-    job = claim(job_id)
+    job = claim(job_id, small_only)
     if job is None:
         return False
     sub = job.submission
@@ -153,10 +189,17 @@ def run_job(job_id: int | None = None) -> bool:
         message, trace = participant_message(sub, e), traceback.format_exc()
     finally:
         hb.stop.set()
-    if outcome is None:
-        _fail(job, message, trace)
-    else:
-        _finish(job, outcome)
+    if outcome is not None:
+        try:
+            _finish(job, outcome)
+            return True
+        except Exception:                                    # noqa: BLE001
+            # record why, now: left unhandled, the lease would expire and the run
+            # end as "worker stopped responding" after MAX_ATTEMPTS
+            from .scoring import storing_message
+            message, trace = storing_message(sub), traceback.format_exc()
+            log.exception("job %s: storing the score failed", job.pk)
+    _fail(job, message, trace)
     return True
 
 
@@ -218,20 +261,34 @@ def drain(limit: int = 10_000) -> int:
 # ---------------------------------------------------------------------------
 # The in-process worker (embedded default)
 
-def worker_loop(stop: threading.Event | None = None, poll: float = 2.0) -> None:
+def worker_loop(stop: threading.Event | None = None, poll: float = 2.0,
+                small_only: bool = False) -> None:
+    """Score queued jobs until ``stop``; ``small_only``: the small-job lane (no sweeping)."""
     stop = stop or threading.Event()
+    wake = _wake_small if small_only else _wake
     while not stop.is_set():
         try:
-            sweep()
-            while run_job():
+            if not small_only:
+                sweep()
+            while run_job(small_only=small_only):
                 if stop.is_set():
                     return
         except Exception:
             log.exception("worker loop error")
         finally:
             close_old_connections()
-        _wake.wait(poll)
-        _wake.clear()
+        wake.wait(poll)
+        wake.clear()
+
+
+def start_small_lane(poll: float = 2.0) -> None:
+    """The thread that scores only small files, so they never wait behind large ones."""
+    global _small_thread
+    if _small_thread is None and settings.SMALL_JOB_BYTES > 0:
+        _small_thread = threading.Thread(target=worker_loop, daemon=True,
+                                         name="shareval-small-lane",
+                                         kwargs={"poll": poll, "small_only": True})
+        _small_thread.start()
 
 
 def start_inprocess_worker() -> None:
@@ -242,3 +299,4 @@ def start_inprocess_worker() -> None:
     if _worker_thread is None:
         _worker_thread = threading.Thread(target=worker_loop, daemon=True, name="shareval-worker")
         _worker_thread.start()
+    start_small_lane()

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
+from shareval.plots import plot_unit_bars
 
+from .labels import label
 from .models import Submission
 
 
@@ -37,11 +40,52 @@ def score_submission(sub: Submission) -> Outcome:
         options["plot"] = str(out / name)
         plots.append(name)
     result = task.score(_reference(sub), str(sub.path), **options).to_dict()
-    plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
     metric = ct.metric
+    if not plots:
+        plots += unit_bars(sub, result, metric)
+    plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
     primary = result["metrics"].get(metric)
-    return Outcome(result, primary if isinstance(primary, (int, float)) else None,
-                   compare_with_best(sub, primary), plots)
+    if not isinstance(primary, (int, float)) or not math.isfinite(primary):
+        primary = None                          # not rankable; the result keeps the value
+    return Outcome(json_safe(result), primary, json_safe(compare_with_best(sub, primary)), plots)
+
+
+NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+
+
+def json_safe(value):
+    """``value`` with every non-finite float as the string "Infinity", "-Infinity" or
+    "NaN": JSON has no such numbers, and PostgreSQL's json column refuses them (a
+    MATERIAL run with no detection has mqwv_threshold = Infinity)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else NON_FINITE.get(value, "NaN")
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    return value
+
+
+BAR_BREAKDOWNS = ("per_document", "per_query", "per_language")
+
+
+def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
+    """For scorers that draw no plot themselves: the primary metric per unit as bars
+    (SV-Ident: per document), from the first breakdown that carries it."""
+    for name in BAR_BREAKDOWNS:
+        units = (result.get("breakdowns") or {}).get(name)
+        if not isinstance(units, dict):
+            continue
+        values = {str(u): r[metric] for u, r in units.items()
+                  if isinstance(r, dict) and type(r.get(metric)) in (int, float)}
+        if len(values) < 2:
+            continue
+        version = hashlib.sha1(sub.dataset.task.registry_task.scorer_version.encode())
+        out = Path(settings.RESULTS_DIR) / str(sub.pk) / f"{name}-{version.hexdigest()[:10]}.png"
+        plot_unit_bars(values, out, title=f"{label(metric)} {label(name).lower()}",
+                       xlabel=label(metric))
+        return [out.name]
+    return []
 
 
 def compare_with_best(sub: Submission, primary) -> dict | None:
@@ -81,4 +125,9 @@ def participant_message(sub: Submission, exc: Exception) -> str:
         return "the scorer rejected the file:\n" + rename_paths(
             exc.render(), sub.path, sub.original_name, sub.dataset.reference_file)
     return ("internal scoring error; the organizers can see the log "
+            f"(submission {sub.pk})")
+
+
+def storing_message(sub: Submission) -> str:
+    return ("internal error while storing the score; the organizers can see the log "
             f"(submission {sub.pk})")

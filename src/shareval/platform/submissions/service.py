@@ -4,13 +4,15 @@ The order matters: the file is validated before any lock is taken (validation
 may read a large reference); the quota is then checked and the submission
 created in one transaction that locks the team row (PostgreSQL) or holds
 SQLite's write lock (IMMEDIATE transactions), so concurrent uploads from one
-team can never exceed the quota. Rejected files are deleted and do not count.
+team can never exceed the quota. Rejected files are deleted and do not count
+against the quota, but a team may have at most MAX_REJECTED_PER_HOUR of them
+in an hour. Validation runs in a limited child process (``isolate``), so a
+hostile file costs the web process nothing but the wait.
 """
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import traceback
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +21,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from shareval.formats.errors import InvalidInput
-
 from ..competitions import access
 from ..competitions.models import Dataset, Quota, Team
-from . import queue
+from . import isolate, queue
 from .models import Submission, SubmissionEvent
 from .scoring import rename_paths
 
@@ -158,20 +158,27 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
     if full:                       # early refusal; re-checked under the lock below
         raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)
+    if not team.is_baseline:
+        _check_rejection_rate(team, now)
     original = Path(getattr(upload, "name", "") or "upload").name[:255]
     name = stored_name(original)
     size = _save(upload, name)
-    problems, warnings = _validate(dataset, Path(settings.UPLOAD_DIR) / name, original)
+    try:
+        problems, warnings = _validate(dataset, Path(settings.UPLOAD_DIR) / name, original)
+    except SubmissionError:
+        (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
+        raise
     if problems:
         (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
         with transaction.atomic():
             sub = Submission.objects.create(team=team, dataset=dataset, user=user,
                                             stored_name="", original_name=original, size=size,
                                             description=description[:5000],
-                                            state=Submission.REJECTED, problems=problems)
+                                            state=Submission.REJECTED, problems=problems,
+                                            created=now)
             SubmissionEvent.objects.create(submission=sub, state=Submission.REJECTED,
-                                           message=f"{len(problems)} problems; not counted "
-                                                   f"against the quota")
+                                           message="did not pass validation; not counted "
+                                                   "against the quota")
         raise SubmissionError(400, "the file did not pass validation", problems, submission=sub)
     try:
         with transaction.atomic():
@@ -198,20 +205,57 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     return sub
 
 
+REJECTION_WINDOW = dt.timedelta(hours=1)
+
+
+def _check_rejection_rate(team: Team, now) -> None:
+    """At most MAX_REJECTED_PER_HOUR rejected uploads per team and hour are validated."""
+    since = now - REJECTION_WINDOW
+    recent = Submission.objects.filter(team=team, state=Submission.REJECTED, created__gte=since)
+    limit = settings.MAX_REJECTED_PER_HOUR
+    if recent.count() >= limit:
+        oldest = recent.order_by("created").values_list("created", flat=True)[0]
+        nxt = (oldest + REJECTION_WINDOW).astimezone(team.competition.tz)
+        raise SubmissionError(429, f"too many rejected uploads: {limit} in the last hour; "
+                                   f"check files with `shareval validate` before uploading",
+                              next_slot=nxt)
+
+
+LIMIT_MESSAGES = {
+    "memory": "validation needed more than {memory} MB of memory (the server's limit)",
+    "cpu": "validation needed more than {cpu} s of CPU time (the server's limit)",
+    "time": "validation did not finish within {wall:.0f} s (the server's limit)",
+}
+
+
+def _limits() -> isolate.Limits:
+    return isolate.Limits(memory_mb=settings.VALIDATION_MEMORY_MB,
+                          cpu_seconds=settings.VALIDATION_CPU_SECONDS,
+                          wall_seconds=settings.VALIDATION_WALL_SECONDS,
+                          unpacked_mb=settings.MAX_UNPACKED_MB,
+                          slots=settings.VALIDATION_SLOTS)
+
+
 def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], list[str]]:
     task = dataset.task.registry_task
     ref = dataset.reference_file
+    limits = _limits()
 
     def named(text):
         return rename_paths(text, path, original, ref)
-    try:
-        warnings = task.validate(str(path), str(ref) if ref is not None else None)
-        return [], [named(w) for w in warnings]
-    except InvalidInput as e:
-        return [named(line) for line in e.lines()], []
-    except Exception:                                          # noqa: BLE001
-        log.error("validator crashed on %s:\n%s", path, traceback.format_exc())
+    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits)
+    if v.limit == "busy":
+        raise SubmissionError(503, "the server is busy validating other uploads; "
+                                   "try again in a few minutes")
+    if v.limit:
+        return [f"{original}: file: " + LIMIT_MESSAGES[v.limit].format(
+            memory=limits.memory_mb, cpu=limits.cpu_seconds, wall=limits.wall_seconds)], []
+    if v.crash:
+        log.error("validator crashed on %s:\n%s", path, v.crash)
         return [f"{original}: file: could not be read as a {task.name} submission"], []
+    if v.problems:
+        return [named(p) for p in v.problems], []
+    return [], [named(w) for w in v.warnings]
 
 
 def _demote_primary(team: Team, dataset: Dataset, note: str = "") -> None:

@@ -1,7 +1,6 @@
 """Pages: submit, the team's submissions, one submission's results, plots."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.conf import settings
@@ -13,8 +12,9 @@ from django.views.decorators.http import require_POST
 
 from ..competitions import access
 from ..competitions.models import Competition, Dataset
-from . import service
+from . import samples, service
 from .api import visible_submission
+from .breakdowns import breakdown_tables
 from .models import Submission
 from .present import score_payload, submission_payload
 
@@ -47,9 +47,11 @@ def submit(request, c):
             else:
                 messages.success(request, "Submission accepted and queued for scoring.")
                 return redirect("submission", s=sub.pk)
+    server = request.build_absolute_uri("/").rstrip("/")
+    guides = [(ds, samples.guide(ds, server)) for ds, _ in choices]
     return render(request, "shareval/submit.html", {"comp": comp, "team": team,
                                                     "choices": choices, "error": error,
-                                                    "problems": problems})
+                                                    "problems": problems, "guides": guides})
 
 
 @login_required
@@ -78,39 +80,8 @@ def submission(request, s):
         "organizer": sub.dataset.phase.competition.is_organizer(request.user),
         "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
         "frozen": access.frozen(sub.dataset.phase),
-        "breakdowns": breakdown_tables(score.get("breakdowns") or {}),
+        "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
         "comparison": score.get("comparison")})
-
-
-MAX_ROWS = 1000
-
-
-def breakdown_tables(breakdowns: dict) -> list[dict]:
-    """Each breakdown ({unit: {field: value}}) as a table; nested values as JSON text."""
-    tables = []
-    for name, units in breakdowns.items():
-        if not isinstance(units, dict):
-            continue
-        cols: list[str] = []
-        for row in list(units.values())[:MAX_ROWS]:
-            for k in (row if isinstance(row, dict) else {"value": row}):
-                if k not in cols:
-                    cols.append(k)
-        rows = []
-        for unit, row in list(units.items())[:MAX_ROWS]:
-            row = row if isinstance(row, dict) else {"value": row}
-            rows.append([unit] + [_cell(row.get(c)) for c in cols])
-        tables.append({"name": name, "columns": cols, "rows": rows,
-                       "more": max(0, len(units) - MAX_ROWS)})
-    return tables
-
-
-def _cell(v):
-    if isinstance(v, float):
-        return f"{v:.4f}"
-    if isinstance(v, (dict, list)):
-        return json.dumps(v)[:300]
-    return "" if v is None else v
 
 
 @login_required

@@ -1,0 +1,330 @@
+"""Hostile and large uploads against a real server on 127.0.0.1 (issue 20.4).
+
+    python bench/uploads.py [--run-mb 199] [--bombs 1] [--bomb-members 3] [--member-mb 500]
+
+One run measures, against ``shareval server run --no-worker`` (SQLite; the
+upload path alone, nothing is scored) started in a fresh data folder:
+
+1. a tar bomb (a .tgz of ``--bomb-members`` members of ``--member-mb`` MB of
+   zeros, about 1.5 MB packed) uploaded to a MATERIAL CLIR dataset
+   ``--bombs`` times at once: time to the answer, and the peak resident memory
+   of the server process and of every process it started (polled from /proc
+   every 20 ms);
+2. a valid ~199 MB TREC run: ``shareval validate trec`` on the command line
+   (wall time, peak RSS from wait4), then the same file uploaded (time to the
+   answer, peak RSS of every server process);
+3. three such uploads at once while one client GETs a trivial endpoint
+   (``/api/competitions/``) in a loop: p50/p95/max latency of that endpoint
+   while the uploads are in flight, against the same loop on an idle server.
+
+Loopback only; every loop is bounded in count and time. Run it with
+``PYTHONPATH=<a checkout>/src`` to measure another version of the code.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import datetime as dt
+import io
+import os
+import random
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+SHAREVAL = [sys.executable, "-m", "shareval.cli"]
+DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, 7)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+
+def material_pack(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
+    (root / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\ttext\n" for d in DOCS))
+    (root / "queries.tsv").write_text("query_id\tquery\ttype\n" + "".join(
+        f"query{q}\tword{q}:Lifestyle\tlexical\n" for q in range(1, 4)))
+    for sub in ("clir", "domainid", "langid"):
+        (root / sub).mkdir()
+    for q in range(1, 4):
+        (root / "clir" / f"query{q}.tsv").write_text("".join(f"{d}\tN\n" for d in DOCS))
+    return root
+
+
+class _Zeros(io.RawIOBase):
+    def __init__(self, n):
+        self.left = n
+
+    def readable(self):
+        return True
+
+    def readinto(self, b):
+        k = min(len(b), self.left)
+        b[:k] = bytes(k)
+        self.left -= k
+        return k
+
+
+def tar_bomb(path: Path, members: int, member_mb: int) -> Path:
+    with tarfile.open(path, "w:gz", compresslevel=9) as tar:
+        for q in range(1, members + 1):
+            info = tarfile.TarInfo(f"query{q}.tsv")
+            info.size = member_mb * 2 ** 20
+            tar.addfile(info, io.BufferedReader(_Zeros(info.size), 2 ** 20))
+    return path
+
+
+def trec_files(root: Path, run_mb: int, seed: int = 0) -> tuple[Path, Path]:
+    """A qrels and a valid run of about ``run_mb`` MB (1000 documents per query)."""
+    rng = random.Random(seed)
+    line = len("q0000 Q0 d0000000 1000 0.123456 bench\n")
+    queries = max(1, run_mb * 2 ** 20 // (line * 1000))
+    qrels, run = root / "qrels.txt", root / "run.txt"
+    with open(qrels, "w") as f:
+        for q in range(queries):
+            for d in rng.sample(range(100000), 20):
+                f.write(f"q{q:04d} 0 d{d:07d} {rng.randint(0, 2)}\n")
+    with open(run, "w") as f:
+        for q in range(queries):
+            docs = rng.sample(range(10_000_000), 1000)
+            f.write("".join(f"q{q:04d} Q0 d{d:07d} {r + 1} {1 - r / 1000:.6f} bench\n"
+                            for r, d in enumerate(docs)))
+    return qrels, run
+
+
+def bundle(root: Path, qrels: Path) -> Path:
+    import yaml
+    root.mkdir(parents=True)
+    material_pack(root / "pack")
+    shutil.copy(qrels, root / "qrels.txt")
+    now = dt.datetime.now(dt.timezone.utc)
+    (root / "bundle.yaml").write_text(yaml.safe_dump({
+        "slug": "bench", "title": "Uploads",
+        "tasks": [{"slug": "runs", "task": "trec"}, {"slug": "clir", "task": "material-clir"}],
+        "phases": [{"slug": "dev", "title": "Dev",
+                    "start": (now - dt.timedelta(days=1)).isoformat(),
+                    "end": (now + dt.timedelta(days=30)).isoformat(), "datasets": [
+                        {"slug": "runs", "task": "runs", "reference": "qrels.txt",
+                         "quotas": [{"limit": 1000, "window": "week"}]},
+                        {"slug": "clir", "task": "clir", "reference": "pack",
+                         "quotas": [{"limit": 1000, "window": "week"}]}]}]}))
+    return root
+
+
+# ---------------------------------------------------------------------------
+# Measuring
+
+def _rss_kb(pid: int) -> int:
+    try:
+        for line in open(f"/proc/{pid}/status"):
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _children(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = []
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):        # children of every thread
+                kids += open(f"/proc/{p}/task/{t}/children").read().split()
+        except OSError:
+            continue
+        out += [int(k) for k in kids]
+        todo += [int(k) for k in kids]
+    return out
+
+
+class Peaks:
+    """Peak RSS of a process and each of its descendants, polled while in use."""
+
+    def __init__(self, pid: int):
+        self.pid, self.peak, self.stop = pid, {}, threading.Event()
+        self.base = _rss_kb(pid)
+        self.t = threading.Thread(target=self._poll, daemon=True)
+
+    def __enter__(self):
+        self.t.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.t.join()
+
+    def _poll(self):
+        while not self.stop.wait(0.02):
+            for p in [self.pid] + _children(self.pid):
+                self.peak[p] = max(self.peak.get(p, 0), _rss_kb(p))
+
+    def server_mb(self) -> float:
+        return self.peak.get(self.pid, self.base) / 1024
+
+    def server_growth_mb(self) -> float:
+        return (self.peak.get(self.pid, self.base) - self.base) / 1024
+
+    def child_mb(self) -> float:
+        return max([v for p, v in self.peak.items() if p != self.pid] or [0]) / 1024
+
+
+def cli_validate(qrels: Path, run: Path, env) -> tuple[float, float, int]:
+    t = time.perf_counter()
+    p = subprocess.Popen(SHAREVAL + ["validate", "trec", "-s", str(run), "-r", str(qrels), "-q"],
+                         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t, usage.ru_maxrss / 1024, p.returncode
+
+
+def latencies(url: str, stop: threading.Event, limit: int = 5000) -> list[float]:
+    out = []
+    while not stop.is_set() and len(out) < limit:
+        t = time.perf_counter()
+        with urllib.request.urlopen(url, timeout=60) as r:
+            r.read()
+        out.append(time.perf_counter() - t)
+        time.sleep(0.05)
+    return out
+
+
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--run-mb", type=int, default=199)
+    ap.add_argument("--bombs", type=int, default=1)
+    ap.add_argument("--bomb-members", type=int, default=3)
+    ap.add_argument("--member-mb", type=int, default=500)
+    ap.add_argument("--at-once", type=int, default=3)
+    ap.add_argument("--keep", action="store_true", help="keep the data folder")
+    ap.add_argument("--bombs-only", action="store_true", help="step 1 only")
+    a = ap.parse_args()
+    from shareval.client import submit
+    home = Path(tempfile.mkdtemp(prefix="shareval-bench-uploads-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHAREVAL_")}
+    env.update(SHAREVAL_HOME=str(home / "home"), SHAREVAL_LOG="WARNING",
+               SHAREVAL_SECRET_KEY="bench-uploads")
+    t0 = time.perf_counter()
+    qrels, run = trec_files(home, 1 if a.bombs_only else a.run_mb)
+    bomb = tar_bomb(home / "bomb.tgz", a.bomb_members, a.member_mb)
+    print(f"inputs in {time.perf_counter() - t0:.0f} s: run {run.stat().st_size / 2**20:.0f} MB, "
+          f"tar bomb {bomb.stat().st_size / 2**20:.1f} MB packed, "
+          f"{a.bomb_members} x {a.member_mb} MB unpacked")
+
+    def cli(*args):
+        r = subprocess.run(SHAREVAL + list(args), env=env, capture_output=True, text=True,
+                           timeout=300)
+        if r.returncode:
+            raise SystemExit(f"shareval {' '.join(args)}: {r.stdout}{r.stderr}")
+        return r.stdout.strip()
+    cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
+    cli("server", "load-bundle", str(bundle(home / "bundle", qrels)), "--organizer", "org")
+    cli("server", "add-user", "alice", "--password", "alice-pass-123", "--competition",
+        "bench", "--team", "Team A")
+    token = cli("server", "token", "alice")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    # --no-worker: the upload path alone; scoring belongs to the worker (bench/server.py)
+    server = subprocess.Popen(SHAREVAL + ["server", "run", "--port", str(port), "--no-worker"],
+                              env=env,
+                              stdout=open(home / "server.log", "w"), stderr=subprocess.STDOUT)
+    rows = []
+    try:
+        for _ in range(300):
+            try:
+                urllib.request.urlopen(base + "/api/competitions/", timeout=2).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+
+        def up(path, task, ds):
+            t = time.perf_counter()
+            code, body = submit(base, token, path, "bench", "dev", task, dataset=ds)
+            return code, time.perf_counter() - t, body
+
+        # 1. the tar bomb
+        with Peaks(server.pid) as pk, cf.ThreadPoolExecutor(a.bombs) as ex:
+            res = list(ex.map(lambda _: up(bomb, "clir", "clir"), range(a.bombs)))
+        codes = sorted({c for c, _, _ in res})
+        print(f"\ntar bomb x{a.bombs}: answers {codes} in {max(t for _, t, _ in res):.1f} s; "
+              f"first problem: {(res[0][2].get('problems') or [''])[0][:120]!r}")
+        rows.append((f"tar bomb x{a.bombs}: server peak RSS (growth)",
+                     f"{pk.server_mb():.0f} MB (+{pk.server_growth_mb():.0f})"))
+        rows.append((f"tar bomb x{a.bombs}: largest child peak RSS", f"{pk.child_mb():.0f} MB"))
+        rows.append((f"tar bomb x{a.bombs}: time to the answer",
+                     f"{max(t for _, t, _ in res):.1f} s"))
+
+        if a.bombs_only:
+            for k, v in rows:
+                print(f"{k:<62}{v}")
+            return 0
+
+        # 2. one large valid run: the CLI, then the server
+        cli_s, cli_mb, rc = cli_validate(qrels, run, env)
+        with Peaks(server.pid) as pk:
+            code, took, body = up(run, "runs", "runs")
+        print(f"\n{run.stat().st_size / 2**20:.0f} MB TREC run: CLI exit {rc}; upload answer {code} "
+              f"{body.get('error', '')} {(body.get('problems') or [''])[0][:120]}")
+        rows.append(("CLI validate, large run: wall / peak RSS", f"{cli_s:.1f} s / {cli_mb:.0f} MB"))
+        rows.append(("upload, large run: time to the answer", f"{took:.1f} s "
+                                                              f"({took / cli_s:.2f} x CLI)"))
+        rows.append(("upload, large run: server peak RSS (growth)",
+                     f"{pk.server_mb():.0f} MB (+{pk.server_growth_mb():.0f})"))
+        rows.append(("upload, large run: largest child peak RSS", f"{pk.child_mb():.0f} MB"))
+
+        # 3. a trivial endpoint, idle and while uploads are processed
+        stop = threading.Event()
+        threading.Timer(10, stop.set).start()
+        idle = latencies(base + "/api/competitions/", stop)
+        stop = threading.Event()
+        with Peaks(server.pid) as pk, cf.ThreadPoolExecutor(a.at_once + 1) as ex:
+            probe = ex.submit(latencies, base + "/api/competitions/", stop)
+            res = list(ex.map(lambda _: up(run, "runs", "runs"), range(a.at_once)))
+            stop.set()
+            busy = probe.result()
+        rows.append(("trivial GET, idle: p50 / p95 / max",
+                     f"{pct(idle, .5) * 1e3:.0f} / {pct(idle, .95) * 1e3:.0f} / "
+                     f"{max(idle) * 1e3:.0f} ms (n={len(idle)})"))
+        rows.append((f"trivial GET, {a.at_once} large uploads in flight: p50 / p95 / max",
+                     f"{pct(busy, .5) * 1e3:.0f} / {pct(busy, .95) * 1e3:.0f} / "
+                     f"{max(busy) * 1e3:.0f} ms (n={len(busy)})"))
+        rows.append((f"{a.at_once} large uploads at once: answers / slowest",
+                     f"{sorted(c for c, _, _ in res)} / {max(t for _, t, _ in res):.1f} s"))
+        rows.append((f"{a.at_once} large uploads at once: server peak RSS (growth)",
+                     f"{pk.server_mb():.0f} MB (+{pk.server_growth_mb():.0f})"))
+        rows.append((f"{a.at_once} large uploads at once: largest child peak RSS",
+                     f"{pk.child_mb():.0f} MB"))
+        print(f"\n{'measure':<62}value")
+        for k, v in rows:
+            print(f"{k:<62}{v}")
+        return 0
+    finally:
+        server.terminate()
+        server.wait(30)
+        if not a.keep:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

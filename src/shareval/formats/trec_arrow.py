@@ -1,0 +1,203 @@
+"""The pyarrow reader for large TREC files (imported only for files of 256 KB or more).
+
+Ids are read as plain string columns (the CSV reader's threads parse them
+fastest that way; per-block dictionaries cost twice as much with their
+unification) and then dictionary-encoded in one pass, so only int32 codes
+plus one copy of each distinct id are kept past reading.
+
+Arrays cross between numpy and pyarrow through their buffers: pyarrow's
+``to_numpy`` and ``pa.array`` import pandas (0.2 s or more) to check types.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+
+from ..metrics.ranking import Encoded
+from .trec import QRELS_FIELDS, RUN_FIELDS, TrecTable
+
+_IDS = pa.string()
+_TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
+          "relevance": pa.int64(), "rank": pa.int64(), "score": pa.float64()}
+
+
+def _delimiter(path: Path) -> str | None:
+    with open(path, "rb") as f:
+        head = f.readline()
+    if b"\t" in head and b" " not in head.strip():
+        return "\t"
+    if b" " in head and b"\t" not in head:
+        return " "
+    return None
+
+
+def read_fast(path: Path, kind: str) -> TrecTable | None:
+    """The table, or None when the file needs the line reader (which reports problems)."""
+    delim = _delimiter(path)
+    if delim is None:
+        return None
+    names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
+    try:
+        t = pacsv.read_csv(
+            path,
+            read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
+                                             escape_char=False, newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(
+                # iteration and Q0 are ignored (as trec_eval does): checked for presence only
+                include_columns=[n for n in names if n not in ("iteration", "Q0")],
+                column_types={n: _TYPES[n] for n in names}, null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
+        return None
+    if t.num_rows == 0:
+        return None
+    cols = {n: t[n] for n in t.column_names}
+    del t                       # each string column is freed once encoded
+    if kind == "run":
+        value = _numpy(cols.pop("score"))
+        if not np.all(np.isfinite(value)):
+            return None
+        tags = pc.unique(cols.pop("run_tag")).to_pylist()
+    else:
+        value = _numpy(cols.pop("relevance"))
+        tags = []
+    cols.pop("rank", None)      # parsed as an integer for validation only
+    q_codes, q_dict = _codes(cols.pop("query_id"))
+    d_codes, d_dict = _codes(cols.pop("doc_id"))
+    table = TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags)
+    # a comment line parsed as data (the CSV reader has no comments; a comment with
+    # another column count fails above), an empty id (two adjacent delimiters) or a
+    # duplicate: the line reader skips comments and reports problems by line
+    if (_has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict)
+            or _has_duplicates(table)):
+        return None
+    return table
+
+
+_NUMPY = {pa.int64(): np.int64, pa.int32(): np.int32, pa.uint64(): np.uint64,
+          pa.float64(): np.float64}
+_ARROW = {np.dtype(v): k for k, v in _NUMPY.items()}
+
+
+def _to_numpy(arr: pa.Array) -> np.ndarray:
+    """A view of a null-free int32/int64/uint64/float64 array."""
+    dtype = np.dtype(_NUMPY[arr.type])
+    if len(arr) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
+                         offset=arr.offset * dtype.itemsize)
+
+
+def _from_numpy(x: np.ndarray) -> pa.Array:
+    x = np.ascontiguousarray(x)
+    return pa.Array.from_buffers(_ARROW[x.dtype], len(x), [None, pa.py_buffer(x)])
+
+
+def _strings(items: list[str]) -> pa.Array:
+    data = [s.encode() for s in items]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in data], out=offsets[1:])
+    return pa.Array.from_buffers(pa.large_string(), len(data), [
+        None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]).cast(pa.string())
+
+
+def _bools(arr: pa.Array) -> np.ndarray:
+    """A null-free boolean array (bit-packed in arrow) as numpy bools."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=bool)
+    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little", count=len(arr) + arr.offset)[arr.offset:] \
+        .astype(bool)
+
+
+def _numpy(col: pa.ChunkedArray) -> np.ndarray:
+    if col.num_chunks == 1:
+        return _to_numpy(col.chunk(0))
+    return np.concatenate([_to_numpy(c) for c in col.chunks])
+
+
+def _codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array]:
+    """int32 codes into one dictionary shared by all chunks (order of first appearance)."""
+    col = pc.dictionary_encode(col)
+    if col.num_chunks == 0:
+        return np.zeros(0, dtype=np.int32), _strings([])
+    codes = _numpy(pa.chunked_array([c.indices for c in col.chunks], pa.int32()))
+    return codes, col.chunk(0).dictionary
+
+
+def _has_comment(q_dict: pa.Array) -> bool:
+    return len(q_dict) > 0 and pc.any(pc.starts_with(q_dict, "#")).as_py()
+
+
+def _has_empty(dictionary: pa.Array) -> bool:
+    return len(dictionary) > 0 and pc.min(pc.utf8_length(dictionary)).as_py() == 0
+
+
+def _has_duplicates(t: TrecTable) -> bool:
+    keys = t.q_codes.astype(np.int64) * np.int64(max(len(t.d_dict), 1))
+    keys += t.d_codes
+    # grouped by query (the usual layout), the keys come in blocks of increasing
+    # disjoint ranges, which timsort merges in near-linear time (4x faster)
+    grouped = t.q_codes.size < 2 or bool(np.all(t.q_codes[1:] >= t.q_codes[:-1]))
+    keys.sort(kind="stable" if grouped else "quicksort")
+    return bool(np.any(keys[1:] == keys[:-1]))
+
+
+def _as_arrow(dictionary) -> pa.Array:
+    return dictionary if isinstance(dictionary, pa.Array) else _strings(dictionary)
+
+
+def _unify(a, b) -> tuple[np.ndarray, np.ndarray, pa.Array]:
+    """Map two dictionaries into one: (codes of a's entries, codes of b's, union)."""
+    both = pa.concat_arrays([_as_arrow(a), _as_arrow(b)]).dictionary_encode()
+    idx = _to_numpy(both.indices).astype(np.int64)
+    return idx[: len(a)], idx[len(a):], both.dictionary
+
+
+def _byte_order_rank(dictionary: pa.Array) -> np.ndarray:
+    """Rank of each entry in ascending byte order (= trec_eval's strcmp)."""
+    order = _to_numpy(pc.sort_indices(dictionary))
+    rank = np.empty(len(dictionary), dtype=np.int64)
+    rank[order] = np.arange(len(dictionary), dtype=np.int64)
+    return rank
+
+
+def _docs_joined(qrels_dict, run_dict) -> tuple[np.ndarray, int, Callable[[], np.ndarray]]:
+    """Run document codes stay; the qrels' are mapped onto them (new codes after them
+    for documents the run lacks). Returns (code of each qrels entry, number of codes,
+    byte order rank of every code). Hashes the qrels' dictionary, usually the smaller.
+    """
+    qrels_dict, run_dict = _as_arrow(qrels_dict), _as_arrow(run_dict)
+    found = pc.index_in(run_dict, value_set=qrels_dict)
+    in_run = _bools(found.is_valid())
+    qrels_code = np.full(len(qrels_dict), -1, dtype=np.int64)
+    qrels_code[_to_numpy(found)[in_run]] = np.flatnonzero(in_run)
+    only_qrels = np.flatnonzero(qrels_code < 0)
+    qrels_code[only_qrels] = len(run_dict) + np.arange(only_qrels.size)
+
+    def tiebreak():
+        both = pa.concat_arrays([run_dict, qrels_dict.take(_from_numpy(only_qrels))])
+        return _byte_order_rank(both)
+
+    return qrels_code, len(run_dict) + only_qrels.size, tiebreak
+
+
+def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
+    """``trec.encode`` for tables with pyarrow dictionaries."""
+    qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
+    qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict)
+    run_q, run_d = qb[run.q_codes], run.d_codes
+    qrels_q, qrels_d = qa[qrels.q_codes], qrels_doc_code[qrels.d_codes]
+    rel = qrels.value.astype(np.int64, copy=False)
+    # judgments are joined by ranking.judgments_of (sorted qrels keys and a binary
+    # search): faster than an arrow hash join on these sizes, measured
+    enc = Encoded(len(qdict), n_docs, run_q, run_d, run.value.astype(np.float64, copy=False),
+                  qrels_q, qrels_d, rel, tiebreak)
+    return enc, qdict.to_pylist()

@@ -1,0 +1,44 @@
+"""Template filters (``{% load shareval_ui %}``): label, state_label, number, markdown,
+results_label."""
+from __future__ import annotations
+
+from django import template
+from django.utils.safestring import mark_safe
+from markdown_it import MarkdownIt
+
+from ..labels import label as _label, number as _number, state_label as _state
+
+register = template.Library()
+# html=False: raw HTML in a description is shown as text, never rendered (descriptions
+# come from bundles that organizers upload); links only with safe schemes (markdown-it's
+# default validateLink refuses javascript:, vbscript:, file: and most data: URLs).
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False})
+
+
+@register.filter
+def label(key):
+    return _label(key)
+
+
+@register.filter
+def state_label(state):
+    return _state(state)
+
+
+@register.filter
+def number(v, digits=4):
+    return _number(v, int(digits))
+
+
+@register.filter
+def markdown(text):
+    return mark_safe(_md.render(text or ""))
+
+
+RESULTS = {"hidden": "hidden until the organizers release them",
+           "top": "top-level scores released", "detailed": "detailed results released"}
+
+
+@register.filter
+def results_label(level):
+    return RESULTS.get(str(level), str(level))

@@ -1,0 +1,81 @@
+"""Browser: the submit page's copy buttons, a paged and sorted breakdown, error pages."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import make_bundle
+from .stack import Stack
+from .test_browser import login, make_team, pytestmark  # noqa: F401 (marks: browser, skipif)
+
+CLASSES = [f"c{k:02d}" for k in range(60)]
+ITEMS = [f"i{k:03d}" for k in range(120)]
+
+
+def tsv(labels):
+    return "item\tlabel\n" + "".join(f"{i}\t{lab}\n" for i, lab in labels)
+
+
+@pytest.fixture
+def stack(tmp_path):
+    root = make_bundle(tmp_path / "bundle")
+    gold = [(i, CLASSES[k % 60]) for k, i in enumerate(ITEMS)]      # 60 classes: 2 pages
+    (root / "gold-dev.tsv").write_text(tsv(gold))
+    (root / "items.txt").write_text("\n".join(ITEMS) + "\n")
+    (root / "baseline.tsv").write_text(tsv((i, lab if k % 3 else CLASSES[(k + 1) % 60])
+                                           for k, (i, lab) in enumerate(gold)))
+    (tmp_path / "home").mkdir()
+    s = Stack(tmp_path / "home")
+    for user, org in (("org", True), ("alice", False)):
+        s.cli("server", "add-user", user, "--password", f"{user}-pass-123",
+              *(["--organizer"] if org else []))
+    s.cli("server", "load-bundle", root, "--organizer", "org", "--wait")
+    s.start()
+    yield s
+    s.stop()
+
+
+def test_copy_buttons_paging_and_error_pages(browser, stack, tmp_path):
+    alice = login(browser, stack, "alice")
+    alice.context.grant_permissions(["clipboard-read", "clipboard-write"],
+                                    origin=stack.url)
+    make_team(alice, stack, "Team A")
+    alice.goto(stack.url + "/c/tiny/submit/")
+    guide = alice.locator(".guide:visible")
+    assert guide.count() == 1                        # only the chosen dataset's guide
+    command = guide.locator("pre.command").inner_text()
+    assert command.startswith("shareval submit dev-run.tsv --competition tiny --phase dev")
+    guide.locator("button.copy", has_text="Copy command").click()
+    alice.wait_for_selector(".guide:not([hidden]) button.copy:has-text('Copied')")
+    assert alice.evaluate("navigator.clipboard.readText()") == command
+    alice.select_option("#dataset", index=1)          # the other dataset's guide
+    assert "--phase eval" in alice.locator(".guide:visible pre.command").inner_text()
+    alice.screenshot(path=str(tmp_path / "submit.png"), full_page=True)
+
+    org = login(browser, stack, "org")
+    org.goto(stack.url + "/c/tiny/organize/")
+    org.locator("tr", has_text="Baseline").locator("a").first.click()   # the baseline run
+    org.wait_for_selector("#breakdowns")
+    table = org.locator("#table-per_class tbody tr")
+    assert table.count() == 50 and "page 1 of 2" in org.inner_text("#pager-per_class")
+    org.click("#pager-per_class a.next")
+    org.wait_for_url("**page=2**")
+    assert org.locator("#table-per_class tbody tr").count() == 10
+    org.click("#table-per_class th >> text=F1")       # sort by F1 ascending, back to page 1
+    org.wait_for_url("**sort=f1**")
+    f1 = [float(x) for x in org.locator("#table-per_class tbody tr td:nth-child(4)")
+          .all_inner_texts()]
+    assert f1 == sorted(f1) and len(f1) == 50
+    org.click("#table-per_class th >> text=F1")       # again: descending
+    org.wait_for_url("**order=desc**")
+    f1 = [float(x) for x in org.locator("#table-per_class tbody tr td:nth-child(4)")
+          .all_inner_texts()]
+    assert f1 == sorted(f1, reverse=True)
+    org.screenshot(path=str(tmp_path / "result.png"), full_page=True)
+
+    r = org.goto(stack.url + "/no/such/page/")
+    assert r.status == 404 and "Page not found" in org.inner_text("#error-title")
+    r = org.goto(stack.url + "/c/tiny/organize/rescore/labels/")
+    assert r.status == 405 and "takes a form" in org.inner_text("#error-title")
+    org.goto(stack.url + "/accounts/logout/")
+    org.click("#logout-confirm")
+    assert "You are logged out" in org.inner_text("main")
