@@ -21,7 +21,8 @@ def packs(draw, conf=None, with_relevant=False):
     """Queries over a small collection: relevance, decisions, confidences per pair.
     `conf` fixes the confidence strategy; `with_relevant` makes one pair relevant, so
     tests that need a relevant document constrain the input instead of returning."""
-    conf = conf or draw(st.sampled_from([GRID_CONF, FREE_CONF]))
+    if conf is None:               # a strategy is always truthy: test for None explicitly
+        conf = draw(st.sampled_from([GRID_CONF, FREE_CONF]))
     n_docs = draw(st.integers(1, 6))
     n_q = draw(st.integers(1, 4))
     rows = []
