@@ -428,14 +428,7 @@ def test_bad_inputs_name_the_file(tmp_path, cli):
 # ---------------------------------------------------------------------------
 # MATERIAL
 
-DOC_TEXTS = [
-    "The ebola outbreak spread quickly and hospitals treated many patients with the virus.",
-    "Die Ebola-Epidemie breitete sich aus; Krankenhäuser behandelten viele Patienten.",
-    "Parliament passed the new tax law after a long debate among the ministers.",
-    "The football team won the championship match with a late goal.",
-    "Musicians played traditional music at the wedding celebration all night.",
-    "uh yes I think so, we talked on the phone yesterday about the music",
-]
+from shareval.examples import DOC_TEXTS  # noqa: E402  (the README's MATERIAL documents)
 
 
 @pytest.fixture

@@ -112,15 +112,20 @@ def rank_order(q, score, doc, tiebreak: Callable[[], np.ndarray]) -> np.ndarray 
     return order
 
 
+def _run_starts(keys: np.ndarray) -> np.ndarray:
+    """Index of the first row of each run of equal keys (``keys`` non-empty)."""
+    change = np.empty(keys.size, dtype=bool)
+    change[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=change[1:])
+    return np.flatnonzero(change)
+
+
 def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
     """0-based position of each row within its run of equal (sorted) keys."""
     n = keys_sorted.size
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    np.not_equal(keys_sorted[1:], keys_sorted[:-1], out=change[1:])
-    starts = np.flatnonzero(change)
+    starts = _run_starts(keys_sorted)
     counts = np.diff(np.append(starts, n))
     # int32 halves the memory of the two n-sized temporaries
     dtype = np.int32 if n < 2**31 else np.int64
@@ -259,10 +264,7 @@ def _group_base(keys: np.ndarray, values: np.ndarray) -> np.ndarray:
     n = keys.size
     if n == 0:
         return np.zeros(0, dtype=values.dtype)
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=change[1:])
-    starts = np.flatnonzero(change)
+    starts = _run_starts(keys)
     return np.repeat(values[starts], np.diff(np.append(starts, n)))
 
 
