@@ -360,3 +360,28 @@ def test_large_run_read_beside_the_qrels_reports_the_qrels_problems_first(tmp_pa
     assert [str(p) for p in e.value.problems] == [
         f"{tmp_path / 'bad_run'}:2: score: not a finite number: 'nan'"]
     assert get("trec").score(good_q, good_r, measures="map").metrics == {"map": 1.0}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab9Zé", min_size=1, max_size=4), min_size=1, max_size=40),
+       st.integers(1, 4))
+def test_fixed_width_document_codes_decode_to_the_ids(words, chunks):
+    """Ids of one width take the sorting path (byte-order dictionary), others the hash
+    path; either way the dictionary indexed by the codes gives back every id, and equal
+    ids share a code."""
+    import numpy as np
+    import pyarrow as pa
+    from shareval.formats import trec_arrow
+    for ids in (words, [w.ljust(4, "x")[:4] for w in words]):
+        size = -(-len(ids) // chunks)
+        col = pa.chunked_array([pa.array(ids[k:k + size], pa.string())
+                                for k in range(0, len(ids), size)], pa.string())
+        codes, dictionary = trec_arrow._codes(col, fixed_width=True)
+        assert dictionary.take(pa.array(codes)).to_pylist() == ids
+        assert len(set(dictionary.to_pylist())) == len(dictionary) == len(set(ids))
+        fixed = trec_arrow._fixed_width_codes(col)
+        widths = {len(i.encode()) for i in ids}
+        assert (fixed is not None) == (len(widths) == 1 and max(widths) <= 8)
+        if fixed is not None:                 # byte order, as trec_eval's strcmp
+            assert dictionary.to_pylist() == sorted(set(ids), key=str.encode)
+            assert np.array_equal(codes, fixed[0])
