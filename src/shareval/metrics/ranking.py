@@ -72,8 +72,6 @@ class Encoded:
     qrels_doc: np.ndarray
     qrels_rel: np.ndarray
     doc_tiebreak: Callable[[], np.ndarray]
-    # judge(rows) -> judgments of those run rows; a faster join a caller may supply
-    judge: Callable[[np.ndarray | None], np.ndarray] | None = None
 
 
 def rank_order(q, score, doc, tiebreak: Callable[[], np.ndarray]) -> np.ndarray | None:
@@ -143,8 +141,6 @@ def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
     A binary search of each (query, document) key among the sorted qrels keys,
     by blocks of rows so that a ten-million-line run needs no key-sized temporaries.
     """
-    if e.judge is not None:
-        return e.judge(rows)
     n_rows = e.run_q.size if rows is None else rows.size
     out = np.zeros(n_rows, dtype=np.int64)
     if e.qrels_q.size == 0:
