@@ -6,6 +6,7 @@ from django.urls import reverse
 from ..competitions import access
 from ..competitions.leaderboard import scalar_metrics
 from .models import Submission
+from .scoring import NON_FINITE_NAMES
 
 
 def score_payload(sub: Submission, user, level: str | None = None) -> dict | None:
@@ -28,14 +29,11 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     return out
 
 
-NON_FINITE = ("Infinity", "-Infinity", "NaN")     # how scoring.json_safe stores them
-
-
 def shown_metrics(result: dict) -> dict:
     """The numeric metrics, non-finite ones included (as their strings), in order."""
     numbers = scalar_metrics(result)
     return {k: v for k, v in (result.get("metrics") or {}).items()
-            if k in numbers or v in NON_FINITE}
+            if k in numbers or v in NON_FINITE_NAMES}
 
 
 def submission_payload(sub: Submission, user) -> dict:

@@ -51,6 +51,7 @@ def score_submission(sub: Submission) -> Outcome:
 
 
 NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}
+NON_FINITE_NAMES = (*NON_FINITE.values(), "NaN")          # what pages may find stored
 
 
 def json_safe(value):
