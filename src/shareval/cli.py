@@ -236,10 +236,18 @@ def _emit(result, args, console: Console) -> None:
 def run(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = (_task_parser(argv) or build_parser()).parse_args(argv)
-    console = _LazyConsole()
-    if getattr(args, "quiet", False):
-        from . import progress
-        progress.QUIET = True
+    from . import progress
+    # --quiet holds for this command only: run() is also called in-process (tests,
+    # scripts), where a lasting switch would silence every later progress bar
+    quiet_before = progress.QUIET
+    progress.QUIET = quiet_before or bool(getattr(args, "quiet", False))
+    try:
+        return _dispatch(args, _LazyConsole())
+    finally:
+        progress.QUIET = quiet_before
+
+
+def _dispatch(args, console) -> int:
     if args.command == "tasks":
         for name in tasks.names():
             t = tasks.get(name)
