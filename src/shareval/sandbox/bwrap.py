@@ -1,0 +1,188 @@
+"""The bubblewrap command line for one sandboxed process, and whether it can run here.
+
+What the sandboxed process sees (``command``):
+
+- a fresh root (tmpfs) holding only: ``/usr`` read-only (with the merged-usr
+  links ``/bin``, ``/lib``, ``/lib64``, ``/sbin``), a handful of harmless
+  ``/etc`` files, the platform's Python prefix read-only, and the mounts the
+  caller names (code and input read-only, one writable output folder);
+- a fresh ``/proc`` of its own PID namespace, a minimal ``/dev``, a private
+  ``/tmp`` (tmpfs of a fixed size);
+- new user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``):
+  no network interface but its own loopback, no other process visible;
+- ``--die-with-parent``: killing the watching ``bwrap`` kills the namespace's
+  init, and with it every process of the namespace (the kernel's rule);
+- ``--new-session`` (no terminal injection), no capabilities (``--cap-drop
+  ALL``), no further user namespaces (``--disable-userns``);
+- a scrubbed environment (``--clearenv``): only PATH, HOME, LANG and the names
+  the caller sets; nothing of the server's variables (database URL, secret key).
+
+When the worker runs as root, the caller drops to an unprivileged user before
+``bwrap`` starts (``run.py``): inside a user namespace uid 0 would still be uid
+0 on the host's files. Every source path must then be reachable by that user,
+which ``reachable`` checks.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
+             "/etc/alternatives")
+# the in-sandbox user's identity (only a name for the uid/gid inside)
+PASSWD = b"sandbox:x:1000:1000:sandbox:/tmp:/bin/sh\n"
+GROUP = b"sandbox:x:1000:\n"
+SANDBOX_UID = 1000
+
+
+@dataclass(frozen=True)
+class Mount:
+    source: Path
+    dest: str
+    writable: bool = False
+
+
+@dataclass
+class Spec:
+    """One sandboxed command: what it sees and what it runs."""
+    argv: list[str]
+    mounts: list[Mount] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    chdir: str = "/"
+    tmp_mb: int = 256
+    network: bool = False           # only the environment build may share the network
+    python_mount: bool = True       # the platform's Python prefix (not for the probe)
+    extra_ro: list[str] = field(default_factory=list)   # host paths shown at the same place
+
+
+def python_prefix() -> Path:
+    """The prefix of the Python the platform runs on (venvs are built from it)."""
+    return Path(sys.base_prefix).resolve()
+
+
+def bwrap_path() -> str | None:
+    return shutil.which("bwrap")
+
+
+def command(spec: Spec, python: Path | None = None, info_fd: int | None = None) -> list[str]:
+    """The full argv: ``bwrap`` options, then ``--`` and ``spec.argv``."""
+    exe = bwrap_path() or "bwrap"
+    argv = [exe, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session",
+            "--cap-drop", "ALL", "--disable-userns",
+            "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+            "--hostname", "sandbox",
+            "--ro-bind", "/usr", "/usr"]
+    if spec.network:
+        argv.insert(2, "--share-net")
+    for link in ("bin", "lib", "lib64", "sbin"):
+        p = Path("/" + link)
+        if p.is_symlink():
+            argv += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            argv += ["--ro-bind", str(p), str(p)]
+    for f in ETC_FILES:
+        argv += ["--ro-bind-try", f, f]
+    if spec.network:            # name resolution and certificates for the package index
+        for f in ("/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates",
+                  "/etc/pip.conf", "/etc/xdg/pip"):
+            argv += ["--ro-bind-try", f, f]
+    argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(spec.tmp_mb * 2 ** 20), "--tmpfs", "/tmp",
+             "--dir", "/var/tmp"]
+    prefix = python or python_prefix()
+    if spec.python_mount and not str(prefix).startswith("/usr/"):
+        argv += ["--ro-bind", str(prefix), str(python_prefix())]
+    for p in spec.extra_ro:
+        argv += ["--ro-bind-try", p, p]
+    for m in spec.mounts:
+        argv += ["--bind" if m.writable else "--ro-bind", str(m.source), m.dest]
+    argv += ["--chdir", spec.chdir, "--clearenv"]
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
+           "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+           "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           **spec.env}
+    for k, v in env.items():
+        argv += ["--setenv", k, v]
+    if info_fd is not None:
+        argv += ["--info-fd", str(info_fd)]
+    return argv + ["--", *spec.argv]
+
+
+# ---------------------------------------------------------------------------
+# Who runs it, and can it run here
+
+def sandbox_user(configured: str | int | None = "nobody") -> tuple[int, int] | None:
+    """The (uid, gid) ``bwrap`` runs as: the configured user when this process is
+    root, else None (it runs as this process's own user)."""
+    if os.geteuid() != 0:
+        return None
+    import pwd
+    try:
+        pw = pwd.getpwuid(int(configured)) if str(configured).isdigit() \
+            else pwd.getpwnam(str(configured))
+    except (KeyError, ValueError):
+        raise RuntimeError(f"sandbox user {configured!r} does not exist") from None
+    if pw.pw_uid == 0:
+        raise RuntimeError("the sandbox user must not be root")
+    return pw.pw_uid, pw.pw_gid
+
+
+def reachable(path: Path, user: tuple[int, int] | None) -> bool:
+    """Whether ``user`` (None: this process's user) can reach ``path`` through
+    its parents (execute permission on each) and read it."""
+    if user is None:
+        return os.access(path, os.R_OK)
+    uid, gid = user
+    p = Path(path).resolve()
+    for i, part in enumerate([*reversed(p.parents), p]):
+        try:
+            st = part.stat()
+        except OSError:
+            return False
+        need = stat.S_IXOTH if part != p else stat.S_IROTH
+        if st.st_uid == uid:
+            need <<= 6
+        elif st.st_gid == gid:
+            need <<= 3
+        if not st.st_mode & need:
+            return False
+    return True
+
+
+def probe(user: tuple[int, int] | None, timeout: float = 10) -> str:
+    """'' if bubblewrap can create its namespaces here, else why not (a sentence)."""
+    if bwrap_path() is None:
+        return ("bubblewrap (bwrap) is not installed on this server: code submissions "
+                "are refused (install the Debian package bubblewrap)")
+    spec = Spec(argv=["/bin/sh", "-c", "exit 0"], tmp_mb=1, python_mount=False)
+    try:
+        r = subprocess.run(command(spec), capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=_drop(user) if user else None)
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"bubblewrap could not start ({e}): code submissions are refused"
+    if r.returncode != 0:
+        return ("bubblewrap cannot create its namespaces on this server "
+                f"({r.stderr.strip()[:300] or 'exit ' + str(r.returncode)}): code submissions "
+                f"are refused; code is never run outside the sandbox")
+    return ""
+
+
+def _drop(user: tuple[int, int]):
+    uid, gid = user
+
+    def pre():
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    return pre
+
+
+def platform_paths() -> list[str]:
+    """Paths of the running server that a sandbox must never see (tests check them)."""
+    return [sysconfig.get_paths()["purelib"], str(Path(__file__).resolve().parents[1])]

@@ -1,0 +1,325 @@
+"""Run one sandboxed command with limits, watch it, and say how it ended.
+
+Limits, each with the state a run ends in when it hits it:
+
+========== ======================================================= ==========
+limit      how it is enforced                                      state
+========== ======================================================= ==========
+wall time  a watchdog kills ``bwrap``; its namespace dies with it  ``time``
+CPU time   ``RLIMIT_CPU`` per process (SIGXCPU, then SIGKILL)      ``cpu``
+memory     ``RLIMIT_AS`` per process, and the watchdog kills the    ``memory``
+           run when its processes' resident memory adds up to more
+processes  ``RLIMIT_NPROC``, and the watchdog kills the run when    ``processes``
+           its PID namespace holds that many
+output     ``RLIMIT_FSIZE`` per file (SIGXFSZ), and the watchdog    ``output``
+           kills the run when the output folder grows past it
+========== ======================================================= ==========
+
+Other states: ``ok`` (exit 0), ``failed`` (another exit status), ``error``
+(the sandbox itself could not start). The watchdog polls every
+``POLL`` seconds; after the run it kills whatever is left in the namespace (the
+kernel already has, since the namespace's init died) and checks that nothing is.
+
+Resource use: wall time from the clock; CPU time and the largest single
+process's peak resident memory from ``wait4``; the peak of the processes'
+summed resident memory from the watchdog's samples (the larger one is kept).
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import bwrap
+
+POLL = 0.1
+TAIL = 64 * 1024               # bytes of stdout/stderr kept
+
+
+@dataclass
+class Limits:
+    wall_seconds: float = 600
+    cpu_seconds: int = 600
+    memory_mb: int = 4096
+    processes: int = 64
+    output_mb: int = 1024
+    tmp_mb: int = 256
+    open_files: int = 1024
+
+    @classmethod
+    def from_dict(cls, d: dict | None, base: "Limits | None" = None) -> "Limits":
+        out = Limits(**asdict(base)) if base else Limits()
+        for k, v in (d or {}).items():
+            if k in out.__dataclass_fields__ and isinstance(v, (int, float)) and v > 0:
+                setattr(out, k, type(getattr(out, k))(v))
+        return out
+
+    def capped(self, ceiling: "Limits") -> "Limits":
+        """Each limit at most the ceiling's (what a participant may request)."""
+        return Limits(**{k: min(v, getattr(ceiling, k)) for k, v in asdict(self).items()})
+
+
+@dataclass
+class Result:
+    state: str
+    message: str
+    exit_code: int | None = None
+    wall_seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    peak_mb: float = 0.0
+    output_bytes: int = 0
+    stdout: str = ""
+    stderr: str = ""
+    survivors: int = 0          # processes found in the namespace after the run (must be 0)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+MESSAGES = {
+    "ok": "finished",
+    "failed": "exited with status {code}",
+    "time": "stopped: ran longer than the wall-time limit of {l.wall_seconds:g} s",
+    "cpu": "stopped: used more than the CPU-time limit of {l.cpu_seconds} s",
+    "memory": "stopped: needed more than the memory limit of {l.memory_mb} MB",
+    "processes": "stopped: started more than the limit of {l.processes} processes",
+    "output": "stopped: wrote more than the output limit of {l.output_mb} MB",
+}
+
+
+def _limit_child(limits: Limits, user: tuple[int, int] | None):
+    def pre():
+        os.setsid()
+        mem = limits.memory_mb * 2 ** 20
+        for res, v in ((resource.RLIMIT_AS, mem),
+                       (resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 2)),
+                       (resource.RLIMIT_NPROC, limits.processes),
+                       (resource.RLIMIT_FSIZE, limits.output_mb * 2 ** 20),
+                       (resource.RLIMIT_CORE, 0),
+                       (resource.RLIMIT_NOFILE, limits.open_files)):
+            resource.setrlimit(res, v if isinstance(v, tuple) else (v, v))
+        if user is not None:
+            os.setgroups([])
+            os.setgid(user[1])
+            os.setuid(user[0])
+    return pre
+
+
+def _pid_ns(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
+
+
+def _members(ns: str) -> list[int]:
+    """Live (not zombie) processes of PID namespace ``ns``."""
+    out = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.readlink(f"/proc/{name}/ns/pid") == ns:
+                    with open(f"/proc/{name}/stat") as f:
+                        if f.read().rpartition(")")[2].split()[0] != "Z":
+                            out.append(int(name))
+            except (OSError, IndexError):
+                pass
+    return out
+
+
+def _rss_mb(pids: list[int]) -> float:
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/statm") as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total * os.sysconf("SC_PAGE_SIZE") / 2 ** 20
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds of ``pid`` and of its children it has waited for."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rpartition(")")[2].split()
+        return sum(int(x) for x in fields[11:15]) / TICK
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def tree_bytes(root: Path) -> int:
+    """Bytes under ``root`` (links not followed, counted as their own size)."""
+    total, stack = 0, [str(root)]
+    while stack:
+        try:
+            it = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        stack.append(e.path)
+                    else:
+                        total += e.stat(follow_symlinks=False).st_blocks * 512
+                except OSError:
+                    pass
+    return total
+
+
+class _Watch(threading.Thread):
+    def __init__(self, proc, limits: Limits, output: Path | None, info_r: int):
+        super().__init__(daemon=True)
+        self.proc, self.limits, self.output, self.info_r = proc, limits, output, info_r
+        self.reason, self.peak_mb, self.ns = "", 0.0, None
+        self.cpu: dict[int, float] = {}     # last CPU time seen per process
+        self.done = threading.Event()
+        self.start_time = time.monotonic()
+
+    def _child_pid(self) -> int | None:
+        try:
+            data = b""
+            while not data.rstrip().endswith(b"}"):
+                block = os.read(self.info_r, 4096)
+                if not block:
+                    break
+                data += block
+            return int(json.loads(data)["child-pid"])
+        except (OSError, ValueError, KeyError):
+            return None
+
+    def run(self):
+        child = self._child_pid()
+        self.ns = _pid_ns(child) if child else None
+        lim = self.limits
+        while not self.done.wait(POLL):
+            if time.monotonic() - self.start_time > lim.wall_seconds:
+                self.kill("time")
+                return
+            if self.ns:
+                pids = _members(self.ns)
+                self.peak_mb = max(self.peak_mb, _rss_mb(pids))
+                for p in pids:
+                    self.cpu[p] = _cpu(p)
+                if sum(self.cpu.values()) > lim.cpu_seconds + 2:
+                    self.kill("cpu")
+                    return
+                if len(pids) >= lim.processes:
+                    self.kill("processes")
+                    return
+                if self.peak_mb > lim.memory_mb:
+                    self.kill("memory")
+                    return
+            if self.output is not None and tree_bytes(self.output) > lim.output_mb * 2 ** 20:
+                self.kill("output")
+                return
+
+    def kill(self, reason: str):
+        self.reason = self.reason or reason
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def run(spec: bwrap.Spec, limits: Limits, *, user: tuple[int, int] | None = None,
+        output: Path | None = None, python: Path | None = None) -> Result:
+    """Run ``spec`` in the sandbox under ``limits``; ``output``: the host folder
+    mounted writable (watched for size). Never raises for what the command does."""
+    spec.tmp_mb = limits.tmp_mb
+    info_r, info_w = os.pipe()
+    argv = bwrap.command(spec, python=python, info_fd=info_w)
+    t0 = time.monotonic()
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, pass_fds=(info_w,),
+                                preexec_fn=_limit_child(limits, user))
+    except OSError as e:
+        os.close(info_r)
+        os.close(info_w)
+        return Result("error", f"the sandbox could not start: {e}")
+    os.close(info_w)
+    watch = _Watch(proc, limits, output, info_r)
+    watch.start()
+    out, err = {}, {}
+    readers = [threading.Thread(target=_tail, args=(proc.stdout, out), daemon=True),
+               threading.Thread(target=_tail, args=(proc.stderr, err), daemon=True)]
+    for r in readers:
+        r.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - t0
+    watch.done.set()
+    watch.join(5)
+    os.close(info_r)
+    for r in readers:
+        r.join(5)
+    survivors = _reap(watch.ns)
+    stdout, stderr = out.get("text", ""), err.get("text", "")
+    code = proc.returncode
+    state = watch.reason or _state(code, stderr, output, limits, usage)
+    cpu = max(usage.ru_utime + usage.ru_stime, sum(watch.cpu.values()))
+    res = Result(state, "", code, wall, cpu,
+                 max(watch.peak_mb, usage.ru_maxrss / 1024),
+                 tree_bytes(output) if output is not None else 0, stdout, stderr, survivors)
+    if state == "error":
+        res.message = "the sandbox could not start: " + stderr.strip()[-500:]
+    else:
+        res.message = MESSAGES[state].format(code=code, l=limits)
+    return res
+
+
+def _tail(stream, box: dict) -> None:
+    buf = bytearray()
+    for block in iter(lambda: stream.read(65536), b""):
+        buf += block
+        if len(buf) > 2 * TAIL:
+            del buf[:-TAIL]
+    text = bytes(buf[-TAIL:]).decode("utf-8", "replace")
+    box["text"] = text
+
+
+def _state(code: int, stderr: str, output, limits: Limits, usage) -> str:
+    if code == 0:
+        return "ok"
+    if stderr.startswith("bwrap:") and code == 1:
+        return "error"
+    if code in (-signal.SIGXCPU,) or usage.ru_utime + usage.ru_stime >= limits.cpu_seconds:
+        return "cpu"
+    if code == -signal.SIGXFSZ or "File too large" in stderr:
+        return "output"
+    if output is not None and tree_bytes(output) >= limits.output_mb * 2 ** 20:
+        return "output"
+    if "MemoryError" in stderr or "Cannot allocate memory" in stderr or "bad_alloc" in stderr:
+        return "memory"
+    if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
+        return "processes"
+    return "failed"
+
+
+def _reap(ns: str | None, grace: float = 2.0) -> int:
+    """Wait up to ``grace`` seconds for the namespace to empty (its init died, so
+    the kernel is killing the rest), then kill what is left; returns how many
+    processes outlived the grace period (0 unless the sandbox is broken)."""
+    if not ns:
+        return 0
+    deadline = time.monotonic() + grace
+    while _members(ns) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    left = _members(ns)
+    for p in left:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass
+    return len(left)

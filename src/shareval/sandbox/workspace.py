@@ -1,0 +1,169 @@
+"""One code run from start to end, without Django: folders, environment, run,
+and the output collected without following anything the run wrote as a link.
+
+Layout under the workspace root (``SHAREVAL_CODERUN_DIR``)::
+
+    envs/<requirements hash>/       shared environments (read-only in runs)
+    python/<hash>/                  a copy of the platform's Python, only when
+                                    the sandbox user cannot read the original
+    inputs/<digest>-<random>/       staged copies of hidden inputs, only when
+                                    the sandbox user cannot read the originals
+    runs/<random>/code/             the unpacked bundle (read-only in the run)
+    runs/<random>/output/           the only writable folder
+
+When the worker is root, the runs run as the sandbox user (``nobody`` by
+default), so the root is made traversable (0711) but not listable, and each
+run's folder has an unguessable name.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import stat
+import tarfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import bwrap, envs
+from .bundle import INPUT, OUTPUT, Manifest
+from .run import Limits, Result, run
+
+
+@dataclass
+class Collected:
+    path: Path | None               # the submission file (one file, or a .tgz of several)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    result: Result
+    env_seconds: float = 0.0
+    env_cached: bool = True
+    env_log: str = ""
+    output: Collected | None = None
+
+
+class Workspace:
+    def __init__(self, root: Path, user=None):
+        self.root = Path(root)
+        self.user = user
+        for d in (self.root, self.root / "runs", self.root / "envs", self.root / "inputs"):
+            d.mkdir(parents=True, exist_ok=True)
+            os.chmod(d, 0o711)
+        self.python = envs.staged_python(self.root, user) if user else None
+
+    def new_run(self) -> Path:
+        d = self.root / "runs" / secrets.token_hex(16)
+        (d / "output").mkdir(parents=True)
+        os.chmod(d, 0o711)
+        if self.user:
+            os.chown(d / "output", *self.user)
+        os.chmod(d / "output", 0o700)
+        return d
+
+    def readable(self, path: Path, key: str) -> Path:
+        """``path`` itself if the sandbox user can read it, else a staged copy."""
+        path = Path(path)
+        if bwrap.reachable(path, self.user) and all(
+                bwrap.reachable(p, self.user) for p in path.rglob("*") if p.is_file()):
+            return path
+        dest = next((p for p in (self.root / "inputs").glob(f"{key}-*")
+                     if (p / ".complete").exists()), None)
+        if dest is not None:
+            return dest / "data"
+        dest = self.root / "inputs" / f"{key}-{secrets.token_hex(12)}"
+        dest.mkdir(mode=0o711)
+        (shutil.copytree if path.is_dir() else shutil.copyfile)(path, dest / "data")
+        for dirpath, dirnames, filenames in os.walk(dest / "data"):
+            os.chmod(dirpath, 0o755)
+            for n in filenames:
+                os.chmod(os.path.join(dirpath, n), 0o644)
+        (dest / ".complete").touch()
+        return dest / "data"
+
+    def execute(self, code: Path, manifest: Manifest, input_dir: Path, limits: Limits,
+                *, env_limits: Limits | None = None, extra: list[bwrap.Mount] = (),
+                index: envs.Index | None = None) -> Report:
+        """Build (or reuse) the environment and run the bundle in ``code``."""
+        try:
+            built = envs.ensure_env(self.root, manifest.requirements, user=self.user,
+                                    python=self.python, index=index,
+                                    limits=env_limits or envs.BUILD_LIMITS)
+        except envs.EnvError as e:
+            return Report(Result("env", e.message, stderr=e.log[-20000:]), env_cached=False,
+                          env_log=e.log)
+        run_dir = code.parent
+        out = run_dir / "output"
+        spec = bwrap.Spec(argv=manifest.argv(), chdir="/code",
+                          mounts=[bwrap.Mount(code, "/code"),
+                                  bwrap.Mount(built.path, "/env"),
+                                  bwrap.Mount(input_dir, INPUT),
+                                  bwrap.Mount(out, OUTPUT, writable=True), *extra],
+                          env={"PATH": "/env/bin:/usr/local/bin:/usr/bin:/bin",
+                               "VIRTUAL_ENV": "/env", "SHAREVAL_INPUT": INPUT,
+                               "SHAREVAL_OUTPUT": OUTPUT})
+        result = run(spec, limits, user=self.user, output=out, python=self.python)
+        rep = Report(result, built.seconds, built.cached, built.log)
+        if result.state == "ok":
+            rep.output = collect(out, run_dir / "submission")
+            if rep.output.path is None:
+                result.state, result.message = "failed", "finished but wrote no output file"
+        return rep
+
+    def prepare_code(self, files: dict[str, bytes]) -> Path:
+        from .bundle import write_tree
+        run_dir = self.new_run()
+        code = run_dir / "code"
+        code.mkdir()
+        write_tree(files, code)
+        for dirpath, dirnames, filenames in os.walk(code):
+            os.chmod(dirpath, 0o755)
+            for n in filenames:
+                os.chmod(os.path.join(dirpath, n), 0o644)
+        return code
+
+    @staticmethod
+    def remove(run_dir: Path) -> None:
+        shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def collect(out: Path, dest_stem: Path) -> Collected:
+    """The run's output as one file: links and special files are skipped (never
+    followed), noted for the team."""
+    notes, regular = [], []
+    for dirpath, dirnames, filenames in os.walk(out, followlinks=False):
+        for n in sorted(dirnames + filenames):
+            p = Path(dirpath) / n
+            st = p.lstat()
+            rel = p.relative_to(out).as_posix()
+            if stat.S_ISLNK(st.st_mode):
+                notes.append(f"{rel}: a link; ignored (links in the output are not followed)")
+            elif stat.S_ISREG(st.st_mode):
+                regular.append((rel, p))
+            elif not stat.S_ISDIR(st.st_mode):
+                notes.append(f"{rel}: not a regular file; ignored")
+    if not regular:
+        return Collected(None, notes)
+    if len(regular) == 1:
+        rel, p = regular[0]
+        suffix = "".join(Path(rel).suffixes[-2:]) if rel.endswith(".tar.gz") else Path(rel).suffix
+        dest = dest_stem.with_name(dest_stem.name + suffix)
+        _copy_nofollow(p, dest)
+        return Collected(dest, notes)
+    dest = dest_stem.with_name(dest_stem.name + ".tgz")
+    with tarfile.open(dest, "w:gz") as tar:
+        for rel, p in regular:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as f:
+                info = tarfile.TarInfo(rel)
+                info.size = os.fstat(f.fileno()).st_size
+                tar.addfile(info, f)
+    return Collected(dest, notes)
+
+
+def _copy_nofollow(src: Path, dest: Path) -> None:
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as f, open(dest, "wb") as g:
+        shutil.copyfileobj(f, g, 1 << 20)
