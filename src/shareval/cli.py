@@ -133,7 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     ex.add_argument("--out", default="out/demo", help="where to write them (default out/demo)")
 
     sm = sub.add_parser("submit", help="upload a submission to a shareval server (REST API)")
-    sm.add_argument("file", metavar="FILE")
+    sm.add_argument("file", metavar="FILE", nargs="?")
+    sm.add_argument("--code", metavar="DIR", help="pack folder DIR (with shareval-system.yaml) "
+                                                  "and upload it as a code submission")
     sm.add_argument("--competition", "-c", required=True)
     sm.add_argument("--phase", "-p", required=True)
     sm.add_argument("--task", "-t", required=True,

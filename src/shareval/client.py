@@ -62,6 +62,44 @@ def submit(server: str, token: str, path: Path, competition: str, phase: str, ta
     return request(server, "POST", "/api/submissions/", token, body, ctype, timeout)
 
 
+def submit_code(server: str, token: str, folder: Path, competition: str, phase: str,
+                task: str, dataset: str | None = None, primary: bool = False,
+                description: str = "", timeout: float = 600) -> tuple[int, dict]:
+    """Pack ``folder`` (see docs/code-submissions.md) and upload it as a code submission."""
+    import tempfile
+    from .sandbox.bundle import pack
+    fields = {"competition": competition, "phase": phase, "task": task,
+              "primary": "true" if primary else "false", "description": description}
+    if dataset:
+        fields["dataset"] = dataset
+    with tempfile.TemporaryDirectory(prefix="shareval-code-") as tmp:
+        archive = Path(tmp) / (Path(folder).resolve().name + ".tgz")
+        archive.write_bytes(pack(Path(folder)))
+        body, ctype = _multipart(fields, "file", archive)
+    return request(server, "POST", "/api/code/", token, body, ctype, timeout)
+
+
+def _code_command(args, console, server, token) -> int:
+    try:
+        code, body = submit_code(server, token, Path(args.code), args.competition, args.phase,
+                                 args.task, args.dataset, args.primary, args.description)
+    except ValueError as e:
+        console.print(f"shareval submit --code: {e}", markup=False)
+        return 2
+    except (urllib.error.URLError, OSError) as e:
+        console.print(f"shareval submit: cannot reach {server}: {e}")
+        return 1
+    if code == 201:
+        console.print(f"accepted: code submission {body['id']}; runs: " +
+                      ", ".join(f"{r['stage']} {r['state']}" for r in body["runs"]))
+        console.print(f"page: {server.rstrip('/')}{body['page']}", markup=False)
+        return 0
+    console.print(f"refused ({code}): {body.get('error', body)}", markup=False)
+    for p in body.get("problems", []):
+        console.print(f"  {p}", markup=False)
+    return {400: 2, 429: 3}.get(code, 1)
+
+
 def submit_command(args, console) -> int:
     server = args.server or os.environ.get("SHAREVAL_SERVER", DEFAULT_SERVER)
     token = args.token or os.environ.get("SHAREVAL_TOKEN")
@@ -69,6 +107,11 @@ def submit_command(args, console) -> int:
         console.print("shareval submit: no token: pass --token or set SHAREVAL_TOKEN "
                       "(create one on the server's API tokens page)")
         return 1
+    if getattr(args, "code", None):
+        return _code_command(args, console, server, token)
+    if not args.file:
+        console.print("shareval submit: give a FILE, or --code DIR for a code submission")
+        return 2
     path = Path(args.file)
     if not path.is_file():
         console.print(f"{path}: file: does not exist")

@@ -39,6 +39,18 @@ def score_job(job_id: int) -> bool:
         close_old_connections()
 
 
+@app.task(name="shareval.code_run")
+def code_run(run_id: int) -> bool:
+    """A message per queued code run (queue CODERUN_QUEUE); the worker runs the
+    oldest queued run."""
+    from django.db import close_old_connections
+    from .coderuns.queue import run_next
+    try:
+        return run_next()
+    finally:
+        close_old_connections()
+
+
 def _sweeper():
     from django.db import close_old_connections
     from .submissions.queue import sweep, Job
@@ -49,8 +61,18 @@ def _sweeper():
             if first:
                 for pk in Job.objects.filter(status=Job.QUEUED).values_list("pk", flat=True):
                     score_job.delay(pk)
+                from .coderuns.models import CodeRun
+                for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk",
+                                                                                   flat=True):
+                    code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
                 first = False
             sweep()
+            from .coderuns.queue import sweep as sweep_code_runs
+            if sweep_code_runs():
+                from .coderuns.models import CodeRun
+                for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk",
+                                                                                   flat=True):
+                    code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
         except Exception:                       # database not reachable yet
             pass
         finally:

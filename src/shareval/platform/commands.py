@@ -27,6 +27,8 @@ def add_server_parser(sub) -> None:
     w = cmds.add_parser("worker", help="a scoring worker: Celery when SHAREVAL_BROKER_URL is "
                                        "set, else a database-polling worker process")
     w.add_argument("--concurrency", type=int, default=1)
+    w.add_argument("--code", action="store_true",
+                   help="run code submissions (their own queue) instead of scoring")
     lb = cmds.add_parser("load-bundle", help="create or update a competition from a bundle "
                                              "folder or .tgz")
     lb.add_argument("path")
@@ -109,9 +111,26 @@ def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
     tempfile.tempdir = str(tmp)
     if worker:
         start_inprocess_worker()
+        from .coderuns.queue import start_inprocess_workers
+        start_inprocess_workers()
     waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
                     max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
                     **proxy_options()).run()
+
+
+def _code_worker(args, console) -> int:
+    """A code-run worker: Celery on CODERUN_QUEUE, else database polling."""
+    from django.conf import settings
+    if settings.BROKER_URL:
+        from .celery_app import app
+        app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={args.concurrency}",
+                         "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
+                         "-Q", settings.CODERUN_QUEUE, "-n", f"coderuns@%h-{os.getpid()}"])
+        return 0
+    from .coderuns.queue import worker_loop
+    console.print("code-run worker (database polling); Ctrl-C to stop")
+    worker_loop()
+    return 0
 
 
 def run_server_command(args: argparse.Namespace, console) -> int:
@@ -130,6 +149,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                       f"scoring {'celery ' + settings.BROKER_URL if settings.BROKER_URL else 'in-process' if not args.no_worker else 'by separate workers'})")
         serve(args.host, args.port, args.threads, worker=not args.no_worker)
         return 0
+    if c == "worker" and args.code:
+        return _code_worker(args, console)
     if c == "worker":
         if settings.BROKER_URL:
             from .celery_app import app

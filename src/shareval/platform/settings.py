@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "shareval.platform.competitions",
     "shareval.platform.submissions",
     "shareval.platform.judging",
+    "shareval.platform.coderuns",
 ]
 
 MIDDLEWARE = [
@@ -117,6 +118,17 @@ SMALL_JOB_BYTES = int(float(os.environ.get("SHAREVAL_SMALL_JOB_KB", "1024")) * 2
 # Diagnostic knob: sleep this long (seconds) before scoring, so a test or an
 # operator can kill a worker mid-job and watch the job be re-queued.
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
+
+# Code submissions (coderuns, docs/code-submissions.md): the sandbox's workspace,
+# the user runs drop to when the worker is root, the Celery queue of code runs,
+# in-process code workers (embedded mode), and whether the environment build
+# may use the network ("auto": when pip's index is reached over http(s)).
+CODERUN_DIR = Path(os.environ.get("SHAREVAL_CODERUN_DIR", str(HOME / "coderuns"))).resolve()
+CODERUN_USER = os.environ.get("SHAREVAL_CODERUN_USER", "nobody")
+CODERUN_QUEUE = os.environ.get("SHAREVAL_CODERUN_QUEUE", SCORING_QUEUE + "-coderuns")
+CODERUN_WORKERS = int(os.environ.get("SHAREVAL_CODERUN_WORKERS", "1"))
+CODERUN_PIP_NETWORK = os.environ.get("SHAREVAL_CODERUN_PIP_NETWORK", "auto")
+CODERUN_WHEELS_ONLY = os.environ.get("SHAREVAL_CODERUN_WHEELS_ONLY", "1") != "0"
 
 MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
 # Validation runs in a child process with these limits (submissions/isolate.py);

@@ -9,6 +9,12 @@ import tempfile
 
 os.environ["SHAREVAL_HOME"] = tempfile.mkdtemp(prefix="shareval-test-")
 
+# the code-run workspace must be reachable by the sandbox user when tests run as
+# root (the data folder above is 0700)
+_coderuns = tempfile.mkdtemp(prefix="shareval-test-coderuns-")
+os.chmod(_coderuns, 0o711)
+os.environ.setdefault("SHAREVAL_CODERUN_DIR", _coderuns)
+
 from .settings import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users only

@@ -4,6 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from .accounts import api as accounts_api, views as accounts_views
+from .coderuns import api as code_api, views as code_views
 from .competitions import api as comp_api, views as comp_views
 from .judging import views as judging_views
 from .submissions import api as sub_api, views as sub_views
@@ -41,6 +42,9 @@ urlpatterns = [
          judging_views.adjudicate_item, name="adjudicate-item"),
     path("c/<slug:c>/organize/campaigns/<int:j>/<str:kind>", judging_views.export,
          name="campaign-export"),
+    path("c/<slug:c>/code/", code_views.submit_code, name="submit-code"),
+    path("code/<uuid:s>/", code_views.code_submission, name="code-submission"),
+    path("code/<uuid:s>/rerun/", code_views.rerun, name="code-rerun"),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),
@@ -62,6 +66,9 @@ urlpatterns = [
          sub_api.SubmissionAction.as_view(action="primary"), name="api-submission-primary"),
     path("api/submissions/<uuid:s>/cancel/",
          sub_api.SubmissionAction.as_view(action="cancel"), name="api-submission-cancel"),
+    path("api/code/", code_api.CodeSubmissionList.as_view(), name="api-code-submissions"),
+    path("api/code/<uuid:s>/", code_api.CodeSubmissionDetail.as_view(), name="api-code"),
+    path("api/code/<uuid:s>/rerun/", code_api.Rerun.as_view(), name="api-code-rerun"),
     path("api/tokens/", accounts_api.TokenList.as_view(), name="api-tokens"),
     path("api/tokens/<int:pk>/", accounts_api.TokenDetail.as_view(), name="api-token"),
     path("admin/", admin.site.urls),

@@ -162,7 +162,7 @@ def probe(user: tuple[int, int] | None, timeout: float = 10) -> str:
                 "are refused (install the Debian package bubblewrap)")
     spec = Spec(argv=["/bin/sh", "-c", "exit 0"], tmp_mb=1, python_mount=False)
     try:
-        r = subprocess.run(command(spec), capture_output=True, text=True, timeout=timeout,
+        r = subprocess.run(command(spec), capture_output=True, text=True, timeout=timeout, env={},
                            preexec_fn=_drop(user) if user else None)
     except (OSError, subprocess.SubprocessError) as e:
         return f"bubblewrap could not start ({e}): code submissions are refused"

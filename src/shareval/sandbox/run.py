@@ -241,8 +241,10 @@ def run(spec: bwrap.Spec, limits: Limits, *, user: tuple[int, int] | None = None
     argv = bwrap.command(spec, python=python, info_fd=info_w)
     t0 = time.monotonic()
     try:
+        # bwrap itself gets no environment: it is the namespace's init, and a
+        # sandboxed process could read its /proc/1/environ (the worker's secrets)
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=(info_w,),
+                                stderr=subprocess.PIPE, pass_fds=(info_w,), env={},
                                 preexec_fn=_limit_child(limits, user))
     except OSError as e:
         os.close(info_r)

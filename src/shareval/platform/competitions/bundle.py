@@ -241,6 +241,9 @@ def read_bundle(root: Path) -> dict:
                                       "title": str(d.get("title", "")), "reference": ref,
                                       "public": public, "quotas": quotas,
                                       "feedback": bool(d.get("feedback", True))})
+            # code submissions (coderuns): submission: code|both and the code: block
+            from shareval.platform.coderuns.bundle import read_code
+            phase["datasets"][-1]["code"] = read_code(r, d, dw)
         out["phases"].append(phase)
     if not out["phases"]:
         r.err(doc, "bundle.phases", "at least one phase is required")
@@ -331,6 +334,9 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
                 _copy(f, Path(settings.PUBLIC_DIR), prel)
                 PublicFile.objects.update_or_create(dataset=ds, name=f.name,
                                                     defaults={"path": prel})
+            # code submissions (coderuns): hidden input and sample under PRIVATE_DIR
+            from shareval.platform.coderuns.bundle import save_code
+            save_code(ds, d["code"], _copy, tree_digest)
             datasets[(phase.slug, d["slug"])] = ds
     made = []
     if b["baselines"]:

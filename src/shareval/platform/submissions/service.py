@@ -155,6 +155,10 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     """Store, validate and queue one upload; raises SubmissionError on refusal."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
+    from ..coderuns.service import accepts_files
+    if not accepts_files(dataset):
+        raise SubmissionError(400, f"dataset {dataset} takes code, not output files: upload "
+                                   f"a bundle (shareval submit --code DIR)")
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
     if full:                       # early refusal; re-checked under the lock below
         raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)

@@ -1,0 +1,1 @@
+"""Code submissions: participants' systems run on hidden data in the sandbox."""

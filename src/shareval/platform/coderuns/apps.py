@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CoderunsConfig(AppConfig):
+    name = "shareval.platform.coderuns"
+    label = "coderuns"
+    default_auto_field = "django.db.models.BigAutoField"

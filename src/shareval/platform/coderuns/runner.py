@@ -1,0 +1,168 @@
+"""Execute one claimed code run: unpack, sandbox, then the output's way on.
+
+Test run: the output is validated and scored against the public sample's
+reference here, and the score is kept on the run (the team sees it). A
+successful test run queues the final run. Final run: the output becomes an
+ordinary Submission of the team (validated like an upload, then queued for
+scoring), so release rules, leaderboards and rescoring apply unchanged.
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from shareval.formats.archive import Limits as ArchiveLimits
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.sandbox import envs
+from shareval.sandbox.bundle import Manifest, unpack
+from shareval.sandbox.run import Limits
+from shareval.sandbox.workspace import Workspace
+
+from ..submissions import queue as scoring_queue, service as subs
+from ..submissions.models import Submission, SubmissionEvent
+from ..submissions.scoring import json_safe
+from .models import CodeDataset, CodeRun
+from .service import sandbox_problem, sandbox_user
+
+log = logging.getLogger("shareval.coderuns")
+LOG_CHARS = 60_000
+
+
+def _index() -> envs.Index:
+    idx = envs.Index.from_host(only_binary=settings.CODERUN_WHEELS_ONLY)
+    if settings.CODERUN_PIP_NETWORK in ("on", "off"):
+        idx.network = settings.CODERUN_PIP_NETWORK == "on"
+    return idx
+
+
+def execute(run: CodeRun) -> None:
+    """Run ``run`` (already marked running by the queue) and record its outcome."""
+    cs = run.code_submission
+    cd = CodeDataset.objects.get(dataset=cs.dataset)
+    problem = sandbox_problem()
+    if problem:
+        _finish(run, "error", problem)
+        return
+    ws = Workspace(Path(settings.CODERUN_DIR), sandbox_user())
+    problems = Problems()
+    files = unpack(cs.path, problems, ArchiveLimits(max_bytes=settings.MAX_UNPACKED_MB * 2 ** 20))
+    if problems:
+        _finish(run, "error", "the stored bundle can no longer be read")
+        return
+    code = ws.prepare_code(files)
+    try:
+        rel = cd.sample_input_path if run.stage == CodeRun.TEST else cd.input_path
+        digest = cd.sample_digest if run.stage == CodeRun.TEST else cd.input_digest
+        input_dir = ws.readable(Path(settings.PRIVATE_DIR) / rel, digest[:32] or "input")
+        m = cs.manifest
+        manifest = Manifest(list(m["command"]), m.get("requirements", ""), m.get("limits", {}))
+        limits = Limits.from_dict(run.limits)
+        rep = ws.execute(code, manifest, input_dir, limits, index=_index())
+        r = rep.result
+        text = ""
+        if rep.env_log and not rep.env_cached:
+            text += "--- environment build ---\n" + rep.env_log[-10000:] + "\n"
+        text += "--- stdout ---\n" + r.stdout + "\n--- stderr ---\n" + r.stderr
+        if rep.output and rep.output.notes:
+            text += "\n--- output ---\n" + "\n".join(rep.output.notes)
+        fields = dict(env_seconds=rep.env_seconds, env_cached=rep.env_cached,
+                      wall_seconds=r.wall_seconds, cpu_seconds=r.cpu_seconds,
+                      peak_mb=r.peak_mb, output_bytes=r.output_bytes, log=text[-LOG_CHARS:])
+        if r.survivors:
+            log.error("code run %s: %d processes outlived the run", run.pk, r.survivors)
+        if r.state != "ok":
+            _finish(run, r.state, r.message, **fields)
+            return
+        if run.stage == CodeRun.TEST:
+            _finish_test(run, cd, rep.output.path, fields)
+        else:
+            _finish_final(run, rep.output.path, fields)
+    finally:
+        Workspace.remove(code.parent)
+
+
+def _finish(run: CodeRun, state: str, message: str, **fields) -> None:
+    CodeRun.objects.filter(pk=run.pk).update(state=state, message=message[:5000],
+                                             finished=timezone.now(), **fields)
+
+
+def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> None:
+    task = cd.dataset.task.registry_task
+    ref = Path(settings.PRIVATE_DIR) / cd.sample_reference_path \
+        if cd.sample_reference_path else None
+    try:
+        task.validate(str(output), str(ref) if ref else None)
+        score = task.score(str(ref) if ref else None, str(output),
+                           **dict(cd.dataset.task.options)).to_dict() if ref else None
+    except InvalidInput as e:
+        msg = e.render().replace(str(output), "output").replace(str(ref), "<sample reference>")
+        _finish(run, CodeRun.INVALID, "the output did not pass validation:\n" + msg[:4000],
+                **fields)
+        return
+    _finish(run, CodeRun.OK, "finished; output valid" + ("" if score else " (no sample "
+                                                                            "reference)"),
+            score=json_safe(score) if score else None, **fields)
+    cs = run.code_submission
+    if not cs.runs.filter(stage=CodeRun.FINAL).exists():
+        from .service import queue_run
+        with transaction.atomic():
+            queue_run(cs, CodeRun.FINAL, Limits.from_dict(run.limits))
+
+
+class _File:
+    """An output file handed to the upload path (name + chunks)."""
+
+    def __init__(self, path: Path, name: str):
+        self.path, self.name = path, name
+
+    def chunks(self):
+        with open(self.path, "rb") as f:
+            yield from iter(lambda: f.read(1 << 20), b"")
+
+
+def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
+    cs = run.code_submission
+    original = f"output-of-{str(cs.pk)[:8]}{''.join(output.suffixes[-2:]) if output.name.endswith('.tar.gz') else output.suffix}"
+    name = subs.stored_name(original)
+    size = subs._save(_File(output, original), name)
+    path = Path(settings.UPLOAD_DIR) / name
+    try:
+        problems, warnings = subs._validate(cs.dataset, path, original)
+    except subs.SubmissionError as e:
+        path.unlink(missing_ok=True)
+        _finish(run, CodeRun.INVALID, e.message, **fields)
+        return
+    if problems:
+        path.unlink(missing_ok=True)
+        _finish(run, CodeRun.INVALID, "the output did not pass validation:\n" +
+                "\n".join(problems[:50]), **fields)
+        return
+    with transaction.atomic():
+        kind = Submission.PRIMARY if cs.primary else Submission.CONTRASTIVE
+        if cs.primary:
+            subs._demote_primary(cs.team, cs.dataset, " (a code run's output)")
+        sub = Submission.objects.create(
+            team=cs.team, dataset=cs.dataset, user=cs.user, stored_name=name,
+            original_name=original, size=size, kind=kind, state=Submission.VALIDATED,
+            description=(f"output of code submission {cs.pk} (final run, attempt "
+                         f"{run.attempt})\n{cs.description}")[:5000], warnings=warnings)
+        SubmissionEvent.objects.create(submission=sub, state="submitted",
+                                       message=f"output of code submission {cs.original_name}")
+        sub.record(Submission.VALIDATED, "passed validation")
+        _finish(run, CodeRun.OK, "finished; output valid and queued for scoring",
+                output_submission=sub, **fields)
+        scoring_queue.enqueue(sub)
+
+
+def limits_dict(limits: Limits) -> dict:
+    return asdict(limits)
+
+
+def cleanup_output(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

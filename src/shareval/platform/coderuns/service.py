@@ -1,0 +1,172 @@
+"""Accepting code bundles, re-runs by organizers, and what each party may see.
+
+A bundle is refused before anything is queued when: the dataset takes no
+code; the sandbox cannot run on this server (code is never run unsandboxed);
+the team may not submit (same rules as file uploads); a quota is reached
+(code submissions count against the dataset's quotas like uploaded files);
+the archive fails the hostile-archive checks; or the manifest is unusable.
+"""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from shareval.formats.archive import Limits as ArchiveLimits
+from shareval.formats.errors import Problems
+from shareval.sandbox import bwrap
+from shareval.sandbox.bundle import read_manifest, unpack
+from shareval.sandbox.run import Limits
+
+from ..submissions import service as subs
+from ..submissions.models import Submission
+from .models import CodeDataset, CodeRun, CodeSubmission
+
+DEFAULT_LIMITS = Limits(wall_seconds=600, cpu_seconds=600, memory_mb=4096, processes=64,
+                        output_mb=1024, tmp_mb=256)
+DEFAULT_MAX = Limits(wall_seconds=3600, cpu_seconds=3600, memory_mb=8192, processes=256,
+                     output_mb=4096, tmp_mb=1024)
+
+
+@functools.lru_cache(maxsize=1)
+def sandbox_problem() -> str:
+    """'' when code can run here, else the sentence shown to teams and organizers."""
+    try:
+        user = bwrap.sandbox_user(settings.CODERUN_USER)
+    except RuntimeError as e:
+        return f"code submissions are refused: {e}"
+    problem = bwrap.probe(user)
+    if problem:
+        return problem
+    root = Path(settings.CODERUN_DIR)
+    root.mkdir(parents=True, exist_ok=True)
+    root.chmod(0o711)
+    if not bwrap.reachable(root.parent, user):
+        return (f"code submissions are refused: the sandbox user {settings.CODERUN_USER} "
+                f"cannot reach SHAREVAL_CODERUN_DIR ({root}); make its parent folders "
+                f"world-executable (chmod o+x) or choose another folder")
+    return ""
+
+
+def sandbox_user():
+    return bwrap.sandbox_user(settings.CODERUN_USER)
+
+
+def code_dataset(dataset) -> CodeDataset | None:
+    return CodeDataset.objects.filter(dataset=dataset).first()
+
+
+def accepts_files(dataset) -> bool:
+    cd = code_dataset(dataset)
+    return cd is None or cd.mode == CodeDataset.BOTH
+
+
+def run_limits(cd: CodeDataset, requested: dict | None) -> Limits:
+    """The dataset's defaults, raised or lowered by the manifest's requests up to
+    the dataset's maximum."""
+    base = Limits.from_dict(cd.limits, DEFAULT_LIMITS)
+    ceiling = Limits.from_dict(cd.max_limits, DEFAULT_MAX)
+    return Limits.from_dict(requested, base).capped(ceiling)
+
+
+def _quota_full(team, dataset, now):
+    for q in dataset.quotas.all():
+        start, reset = q.bounds(now)
+        used = CodeSubmission.objects.filter(team=team, dataset=dataset,
+                                             created__gte=start).count() + \
+            Submission.objects.filter(team=team, dataset=dataset, created__gte=start,
+                                      state__in=Submission.COUNTED,
+                                      code_runs__isnull=True).count()
+        if used >= q.limit:
+            return f"quota reached: {used} of {q.describe()} used"
+    return None
+
+
+def submit_code(user, team, dataset, upload, *, primary: bool = False, description: str = "",
+                now=None) -> CodeSubmission:
+    """Store and check a bundle; queue its test run (or its final run when the
+    dataset has no sample). Raises SubmissionError on refusal."""
+    now = now or timezone.now()
+    cd = code_dataset(dataset)
+    if cd is None:
+        raise subs.SubmissionError(400, f"dataset {dataset} takes output files, not code")
+    problem = sandbox_problem()
+    if problem:
+        raise subs.SubmissionError(503, problem)
+    subs._check_allowed(user, team, dataset, now)
+    if not team.is_baseline:
+        full = _quota_full(team, dataset, now)
+        if full:
+            raise subs.SubmissionError(429, full)
+    original = Path(getattr(upload, "name", "") or "bundle.tgz").name[:255]
+    suffix = ".zip" if original.lower().endswith(".zip") else ".tgz"
+    name = subs.stored_name("bundle" + suffix)
+    size = subs._save(upload, name)
+    path = Path(settings.UPLOAD_DIR) / name
+    problems = Problems()
+    files = unpack(path, problems, ArchiveLimits(max_bytes=settings.MAX_UNPACKED_MB * 2 ** 20))
+    manifest = read_manifest(files, problems) if not problems else None
+    if problems or manifest is None:
+        path.unlink(missing_ok=True)
+        lines = [str(p).replace(str(path), original) for p in problems.items]
+        raise subs.SubmissionError(400, "the bundle was refused", lines)
+    with transaction.atomic():
+        if primary:
+            CodeSubmission.objects.filter(team=team, dataset=dataset, primary=True) \
+                .update(primary=False)
+        cs = CodeSubmission.objects.create(
+            team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
+            size=size, description=description[:5000], primary=primary, created=now,
+            manifest={"command": manifest.command, "requirements": manifest.requirements,
+                      "limits": manifest.limits})
+        stage = CodeRun.TEST if cd.has_sample else CodeRun.FINAL
+        queue_run(cs, stage, run_limits(cd, manifest.limits))
+    return cs
+
+
+def queue_run(cs: CodeSubmission, stage: str, limits: Limits, by=None) -> CodeRun:
+    from dataclasses import asdict
+    from . import queue
+    last = cs.runs.filter(stage=stage).order_by("-attempt").values_list("attempt", flat=True)
+    run = CodeRun.objects.create(code_submission=cs, stage=stage,
+                                 attempt=(last[0] + 1) if last else 1,
+                                 limits=asdict(limits), requested_by=by)
+    transaction.on_commit(lambda: queue.dispatch(run.pk))
+    return run
+
+
+def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> CodeRun:
+    """An organizer runs a stage again, with other limits if given (not capped by
+    the dataset's maximum: the organizer decides)."""
+    if not cs.dataset.phase.competition.is_organizer(user):
+        raise subs.SubmissionError(403, "only organizers can re-run a code submission")
+    if stage not in (CodeRun.TEST, CodeRun.FINAL):
+        raise subs.SubmissionError(400, "stage is test or final")
+    cd = code_dataset(cs.dataset)
+    base = run_limits(cd, cs.manifest.get("limits"))
+    with transaction.atomic():
+        return queue_run(cs, stage, Limits.from_dict(limits or {}, base), by=user)
+
+
+# ---------------------------------------------------------------------------
+# What each party sees
+
+def run_view(run: CodeRun, organizer: bool) -> dict:
+    """A run as shown to a team (``organizer=False``) or to organizers.
+
+    Test runs: everything. Final runs: teams see only whether it succeeded."""
+    base = {"id": run.pk, "stage": run.stage, "attempt": run.attempt,
+            "created": run.created.isoformat(), "done": run.done}
+    if organizer or run.stage == CodeRun.TEST:
+        return {**base, "state": run.state, "message": run.message, "log": run.log,
+                "limits": run.limits, "wall_seconds": run.wall_seconds,
+                "cpu_seconds": run.cpu_seconds, "peak_mb": run.peak_mb,
+                "output_bytes": run.output_bytes, "env_seconds": run.env_seconds,
+                "env_cached": run.env_cached, "score": run.score,
+                "submission": str(run.output_submission_id or "") or None}
+    outcome = "running" if not run.done else ("succeeded" if run.succeeded else "failed")
+    return {**base, "state": outcome,
+            "submission": str(run.output_submission_id or "") or None}
