@@ -133,11 +133,12 @@ def sandbox_user(configured: str | int | None = "nobody") -> tuple[int, int] | N
     return pw.pw_uid, pw.pw_gid
 
 
-def reachable(path: Path, user: tuple[int, int] | None) -> bool:
+def reachable(path: Path, user: tuple[int, int] | None, enter: bool = False) -> bool:
     """Whether ``user`` (None: this process's user) can reach ``path`` through
-    its parents (execute permission on each) and read it."""
+    its parents (execute permission on each) and read it (``enter``: a folder
+    it can pass through, not necessarily list)."""
     if user is None:
-        return os.access(path, os.R_OK)
+        return os.access(path, os.X_OK if enter else os.R_OK)
     uid, gid = user
     p = Path(path).resolve()
     for i, part in enumerate([*reversed(p.parents), p]):
@@ -145,7 +146,7 @@ def reachable(path: Path, user: tuple[int, int] | None) -> bool:
             st = part.stat()
         except OSError:
             return False
-        need = stat.S_IXOTH if part != p else stat.S_IROTH
+        need = stat.S_IXOTH if part != p or enter else stat.S_IROTH
         if st.st_uid == uid:
             need <<= 6
         elif st.st_gid == gid:

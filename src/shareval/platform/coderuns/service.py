@@ -44,7 +44,7 @@ def sandbox_problem() -> str:
     root = Path(settings.CODERUN_DIR)
     root.mkdir(parents=True, exist_ok=True)
     root.chmod(0o711)
-    if not bwrap.reachable(root.parent, user):
+    if not bwrap.reachable(root, user, enter=True):
         return (f"code submissions are refused: the sandbox user {settings.CODERUN_USER} "
                 f"cannot reach SHAREVAL_CODERUN_DIR ({root}); make its parent folders "
                 f"world-executable (chmod o+x) or choose another folder")

@@ -1,0 +1,381 @@
+"""Code submissions against a real server (tests/platform/stack.py), in the mode
+the environment asks for: embedded (SQLite, in-process code workers) or
+PostgreSQL + Celery (a separate code worker on its own queue).
+
+Each attack is a bundle whose program tries something from inside the sandbox
+and prints what it managed; the test run's log (which the team sees) is then
+checked. The tests fail if the sandbox is weakened: a network namespace shared,
+a host folder mounted, the environment passed through, a limit dropped, the
+output's links followed, or processes left behind. Skipped, with the reason,
+when bubblewrap cannot create namespaces here (the server then refuses code).
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import tarfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .conftest import labels_tsv, gold, make_bundle
+from .stack import MODE, Stack
+
+from shareval.sandbox import bwrap
+
+_user = bwrap.sandbox_user("nobody")
+_why = bwrap.probe(_user)
+pytestmark = pytest.mark.skipif(bool(_why), reason=_why or "sandbox available")
+
+LIMITS = {"wall_seconds": 8, "cpu_seconds": 8, "memory_mb": 512, "processes": 32,
+          "output_mb": 20}
+
+
+def code_bundle(root: Path) -> Path:
+    make_bundle(root, slug="codecomp", baseline=False)
+    b = yaml.safe_load((root / "bundle.yaml").read_text())
+    (root / "hidden").mkdir()
+    (root / "hidden" / "items.txt").write_text("\n".join(gold()) + "\n")
+    (root / "sample").mkdir()
+    (root / "sample" / "items.txt").write_text("\n".join(gold()) + "\n")
+    b["phases"][0]["datasets"].append({
+        "slug": "dev-code", "task": "labels", "reference": "gold-dev.tsv",
+        "submission": "code",
+        "code": {"input": "hidden", "sample_input": "sample",
+                 "sample_reference": "gold-dev.tsv", "limits": LIMITS}})
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
+    return root
+
+
+def tgz(files: dict[str, str]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+SYSTEM = """
+import sys, pathlib
+items = pathlib.Path(sys.argv[1], "items.txt").read_text().split()
+pathlib.Path(sys.argv[2], "labels.tsv").write_text(
+    "item\\tlabel\\n" + "".join(f"{i}\\tpos\\n" for i in items))
+"""
+
+
+def bundle(program: str, extra_manifest: dict | None = None) -> bytes:
+    manifest = {"command": "python main.py {input} {output}", **(extra_manifest or {})}
+    return tgz({"shareval-system.yaml": yaml.safe_dump(manifest), "main.py": program})
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    home = tmp_path_factory.mktemp("coderuns-stack")
+    work = Path(f"/tmp/shareval-coderuns-{os.getpid()}")
+    work.mkdir(mode=0o711, exist_ok=True)
+    os.chmod(work, 0o711)
+    st = Stack(home, SHAREVAL_CODERUN_DIR=str(work / "ws"), SHAREVAL_CODERUN_WORKERS="2")
+    st.port = next(p for p in range(8600, 8700) if _free(p))
+    st.url = f"http://127.0.0.1:{st.port}"
+    b = code_bundle(home / "bundle")
+    st.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
+    st.cli("server", "load-bundle", b, "--organizer", "org")
+    tokens = {}
+    for user, team in (("alice", "Team A"), ("bob", "Team B")):
+        st.cli("server", "add-user", user, "--password", f"{user}-pass-123",
+               "--competition", "codecomp", "--team", team)
+    for user in ("alice", "bob", "org"):
+        tokens[user] = st.cli("server", "token", user).stdout.strip().split()[-1]
+    st.start()
+    if MODE == "postgres+celery":
+        import subprocess
+        from .stack import SHAREVAL
+        for n in range(2):
+            st.workers.append(subprocess.Popen(
+                SHAREVAL + ["server", "worker", "--code"], env=st.env,
+                stdout=open(home / f"code-worker{n}.log", "ab"), stderr=subprocess.STDOUT,
+                start_new_session=True))
+    yield st, tokens, home
+    st.stop()
+
+
+def _free(port: int) -> bool:
+    import socket
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+            return True
+        except OSError:
+            return False
+
+
+def submit(st, token: str, data: bytes, name: str = "system.tgz") -> dict:
+    from shareval.client import _multipart, request
+    p = Path(st.home) / name
+    p.write_bytes(data)
+    body, ctype = _multipart({"competition": "codecomp", "phase": "dev", "task": "dev-code"},
+                             "file", p)
+    code, out = request(st.url, "POST", "/api/code/", token, body, ctype, 60)
+    assert code == 201, out
+    return out
+
+
+def wait_run(st, token: str, cid: str, stage: str = "test", timeout: float = 120) -> dict:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        code, body = st.api("GET", f"/api/code/{cid}/", token)
+        runs = [r for r in body.get("runs", []) if r["stage"] == stage]
+        if runs and runs[-1]["done"]:
+            return runs[-1]
+        time.sleep(0.3)
+    raise AssertionError(f"{stage} run of {cid} not done: {body}\n" + "\n".join(
+        p.read_text()[-3000:] for p in Path(st.home).glob("*.log")))
+
+
+def attack(st, tokens, program: str) -> tuple[dict, dict]:
+    out = submit(st, tokens["alice"], bundle(program))
+    run = wait_run(st, tokens["alice"], out["id"])
+    found = {}
+    for line in run["log"].splitlines():
+        if line.startswith("RESULT "):
+            found.update(json.loads(line[7:]))
+    return run, found
+
+
+PG_PORT = int(os.environ.get("SHAREVAL_TEST_PG", "x:55432").rsplit(":", 1)[-1].split("/")[0]
+              or 55432)
+REDIS_PORT = int(os.environ.get("SHAREVAL_TEST_REDIS", "x:56379").rsplit(":", 1)[-1]
+                 .split("/")[0] or 56379)
+
+
+def test_network_is_unreachable(live):
+    st, tokens, home = live
+    targets = [("127.0.0.1", PG_PORT), ("127.0.0.1", REDIS_PORT), ("127.0.0.1", st.port),
+               ("10.0.2.2", 80), ("1.1.1.1", 53), ("8.8.8.8", 443)]
+    program = f"""
+import json, socket
+ok = {{}}
+for host, port in {targets!r}:
+    try:
+        socket.create_connection((host, port), timeout=2).close()
+        ok[f"{{host}}:{{port}}"] = True
+    except OSError as e:
+        ok[f"{{host}}:{{port}}"] = False
+try:
+    socket.getaddrinfo("pypi.org", 443); ok["dns"] = True
+except OSError:
+    ok["dns"] = False
+print("RESULT " + json.dumps(ok))
+""" + SYSTEM
+    run, found = attack(st, tokens, program)
+    assert run["state"] == "ok", run
+    assert len(found) == len(targets) + 1
+    assert not any(found.values()), found
+
+
+def test_server_files_and_credentials_are_out_of_reach(live):
+    st, tokens, home = live
+    other = submit(st, tokens["bob"], bundle(SYSTEM))           # another team's bundle
+    wait_run(st, tokens["bob"], other["id"])
+    secret = st.env["SHAREVAL_SECRET_KEY"]
+    paths = [str(home / "private"), str(home / "uploads"), str(home / "shareval.sqlite3"),
+             str(home / "server.log"), str(Path(bwrap.__file__).parents[1] / "platform" /
+                                               "settings.py"), "/etc/shadow",
+             *[str(p) for p in _host_home_entries()], "/work", "/proc/1/environ", str(Path(st.env.get("SHAREVAL_CODERUN_DIR")) /
+                                             "runs")]
+    program = f"""
+import json, os, glob
+seen = {{}}
+for p in {paths!r}:
+    try:
+        if os.path.isdir(p):
+            seen[p] = bool(os.listdir(p))
+        else:
+            seen[p] = bool(open(p, "rb").read())
+    except OSError:
+        seen[p] = False
+env = " ".join(f"{{k}}={{v}}" for k, v in os.environ.items())
+seen["env"] = any(s in env for s in ("SHAREVAL_SECRET", "DATABASE", "BROKER", "REDIS", "PG",
+                                      {secret!r}))
+leak = False
+for f in glob.glob("/proc/*/environ"):
+    try:
+        leak |= {secret!r}.encode() in open(f, "rb").read()
+    except OSError:
+        pass
+seen["proc_environ"] = leak
+seen["other_procs"] = len([p for p in os.listdir("/proc") if p.isdigit()]) > 4
+print("RESULT " + json.dumps(seen))
+""" + SYSTEM
+    run, found = attack(st, tokens, program)
+    assert run["state"] == "ok", run
+    assert set(found) >= set(paths) | {"env", "proc_environ"}
+    assert not any(found.values()), {k: v for k, v in found.items() if v}
+
+
+def _host_home_entries() -> list[Path]:
+    """A few entries of the host's home folder (the sandbox shows, under /root,
+    only the Python runtime's mount point when the platform's Python lives there)."""
+    home = Path.home()
+    try:
+        return [p for p in sorted(home.iterdir()) if p.name != ".pyenv"][:5]
+    except OSError:
+        return []
+
+
+BOMBS = {
+    "fork bomb": ("import os\nwhile True:\n    try: os.fork()\n    except OSError: pass\n",
+                  "processes"),
+    "memory bomb": ("x = []\nwhile True: x.append(bytearray(10**7))\n", "memory"),
+    "infinite loop": ("while True: pass\n", ("time", "cpu")),
+    "10 GB output": ("import sys\nb = bytes(1 << 20)\nwith open(sys.argv[2] + '/big', 'wb') as f:"
+                     "\n    for _ in range(10240): f.write(b)\n", "output"),
+    "many output files": ("import sys\nb = bytes(1 << 20) * 4\nfor i in range(2560):\n"
+                          "    open(sys.argv[2] + f'/f{i}', 'wb').write(b)\n", "output"),
+}
+
+
+@pytest.mark.parametrize("name", list(BOMBS))
+def test_bombs_stop_at_their_limit_while_others_stay_served(live, name):
+    st, tokens, home = live
+    program, expected = BOMBS[name]
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    out = submit(st, tokens["alice"], bundle(program))
+    fine = submit(st, tokens["bob"], bundle(SYSTEM))          # the second team's run
+    latencies = []
+    done = threading.Event()
+
+    def probe():
+        while not done.is_set():
+            t = time.monotonic()
+            urllib.request.urlopen(st.url + "/api/competitions/", timeout=10).read()
+            latencies.append(time.monotonic() - t)
+            time.sleep(0.2)
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    run = wait_run(st, tokens["alice"], out["id"])
+    other = wait_run(st, tokens["bob"], fine["id"])
+    done.set()
+    t.join(15)
+    assert run["state"] in expected, run
+    assert "stopped" in run["message"] and "limit" in run["message"], run["message"]
+    assert other["state"] == "ok", other
+    assert latencies and max(latencies) < 3.0, latencies
+    wait_run(st, tokens["bob"], fine["id"], "final")     # nothing else runs now
+    assert _leftovers() == []
+
+
+def _leftovers() -> list[str]:
+    """Host processes still running as the sandbox user (none may outlive a run)."""
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                st = os.stat(f"/proc/{p}")
+                stat = open(f"/proc/{p}/stat").read().rpartition(")")[2].split()
+            except OSError:
+                continue
+            uid = _user[0] if _user else os.getuid()
+            if st.st_uid == uid and stat[0] != "Z" and _user is not None:
+                out.append(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace"))
+    return out
+
+
+def test_no_process_survives_its_run(live):
+    st, tokens, home = live
+    program = """
+import subprocess
+subprocess.Popen(["/bin/sh", "-c", "sleep 317 & sleep 318 &"], start_new_session=True)
+subprocess.Popen(["sleep", "319"])
+""" + SYSTEM
+    run, _ = attack(st, tokens, program)
+    assert run["state"] == "ok", run
+    time.sleep(0.5)
+    left = [c for c in (_leftovers() + _all_cmdlines()) if "sleep\x0031" in c]
+    assert left == []
+
+
+def _all_cmdlines() -> list[str]:
+    out = []
+    for p in os.listdir("/proc"):
+        if p.isdigit():
+            try:
+                out.append(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace"))
+            except OSError:
+                pass
+    return out
+
+
+def test_links_in_the_output_are_not_followed(live):
+    st, tokens, home = live
+    target = home / "private"
+    program = f"""
+import os, sys
+os.symlink({str(target)!r}, sys.argv[2] + "/labels.tsv")
+os.symlink("/etc/passwd", sys.argv[2] + "/passwd.tsv")
+"""
+    run, _ = attack(st, tokens, program)
+    assert run["state"] == "failed", run
+    assert "wrote no output file" in run["message"]
+    assert "a link; ignored" in run["log"]
+
+
+def test_flow_test_run_then_final_run_and_what_each_party_sees(live):
+    st, tokens, home = live
+    out = submit(st, tokens["alice"], bundle("print('hello from the test run')\n" + SYSTEM))
+    test = wait_run(st, tokens["alice"], out["id"], "test")
+    assert test["state"] == "ok" and "hello from the test run" in test["log"]
+    assert test["score"]["metrics"]["accuracy"] == pytest.approx(
+        sum(v == "pos" for v in gold().values()) / len(gold()))
+    assert test["wall_seconds"] > 0 and test["peak_mb"] > 0
+    final = wait_run(st, tokens["alice"], out["id"], "final")
+    assert final["state"] == "succeeded"
+    assert "log" not in final and "message" not in final       # the team sees only this
+    code, org = st.api("GET", f"/api/code/{out['id']}/", tokens["org"])
+    org_final = [r for r in org["runs"] if r["stage"] == "final"][-1]
+    assert org_final["state"] == "ok" and "log" in org_final and org_final["submission"]
+    sub = st.wait_state(org_final["submission"], tokens["org"])
+    assert sub["state"] == "scored"
+    # an organizer re-runs the final stage with a larger limit: a second attempt
+    code, rr = st.api("POST", f"/api/code/{out['id']}/rerun/", tokens["org"],
+                      {"stage": "final", "limits": {"wall_seconds": 30}})
+    assert code == 201, rr
+    again = wait_run(st, tokens["org"], out["id"], "final")
+    assert again["attempt"] == 2 and again["limits"]["wall_seconds"] == 30
+    code, body = st.api("POST", f"/api/code/{out['id']}/rerun/", tokens["alice"],
+                        {"stage": "final"})
+    assert code == 403
+    # code datasets refuse output files
+    from shareval.client import submit as client_submit
+    f = home / "labels.tsv"
+    f.write_text(labels_tsv(gold()))
+    code, body = client_submit(st.url, tokens["alice"], f, "codecomp", "dev", "dev-code")
+    assert code == 400 and "takes code" in body["error"]
+
+
+def test_hostile_bundles_are_refused_before_running(live):
+    st, tokens, home = live
+    from shareval.client import _multipart, request
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo("shareval-system.yaml")
+        info.type, info.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        tar.addfile(info)
+    for data, needle in ((buf.getvalue(), "links are not allowed"),
+                         (tgz({"main.py": "print(1)"}), "no shareval-system.yaml"),
+                         (tgz({"shareval-system.yaml": "command: python main.py\n"}),
+                          "must name {output}")):
+        p = home / "bad.tgz"
+        p.write_bytes(data)
+        body, ctype = _multipart({"competition": "codecomp", "phase": "dev",
+                                  "task": "dev-code"}, "file", p)
+        code, out = request(st.url, "POST", "/api/code/", tokens["alice"], body, ctype, 60)
+        assert code == 400 and any(needle in x for x in out["problems"]), out
