@@ -9,8 +9,9 @@ wall time  a watchdog kills ``bwrap``; its namespace dies with it  ``time``
 CPU time   ``RLIMIT_CPU`` per process (SIGXCPU, then SIGKILL)      ``cpu``
 memory     ``RLIMIT_AS`` per process, and the watchdog kills the    ``memory``
            run when its processes' resident memory adds up to more
-processes  ``RLIMIT_NPROC``, and the watchdog kills the run when    ``processes``
-           its PID namespace holds that many
+processes  the watchdog kills the run when its PID namespace holds  ``processes``
+           that many; ``RLIMIT_NPROC`` (4x + 64: it counts every
+           run of the sandbox user) is the backstop between polls
 output     ``RLIMIT_FSIZE`` per file (SIGXFSZ), and the watchdog    ``output``
            kills the run when the output folder grows past it
 ========== ======================================================= ==========
@@ -99,7 +100,10 @@ def _limit_child(limits: Limits, user: tuple[int, int] | None):
         mem = limits.memory_mb * 2 ** 20
         for res, v in ((resource.RLIMIT_AS, mem),
                        (resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 2)),
-                       (resource.RLIMIT_NPROC, limits.processes),
+                       # the watchdog stops the run at ``processes`` in its namespace;
+                       # the rlimit counts all processes of the sandbox user (every
+                       # concurrent run), so it is only the backstop, well above
+                       (resource.RLIMIT_NPROC, 4 * limits.processes + 64),
                        (resource.RLIMIT_FSIZE, limits.output_mb * 2 ** 20),
                        (resource.RLIMIT_CORE, 0),
                        (resource.RLIMIT_NOFILE, limits.open_files)):
