@@ -18,6 +18,7 @@ environment in the cache.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -66,7 +67,9 @@ class Index:
                                                           for p in local}), network)
 
 
+@functools.lru_cache(maxsize=1)
 def _pip_config() -> dict[str, str]:
+    """pip's own configuration (read once per process: it costs a pip start-up)."""
     try:
         r = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
                            text=True, timeout=30)
