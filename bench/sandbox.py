@@ -118,7 +118,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--requirements", default="six tabulate")
     args = ap.parse_args()
-    user = bwrap.sandbox_user("nobody")
+    user = bwrap.sandbox_user("pool")
     why = bwrap.probe(user)
     if why:
         print(why)

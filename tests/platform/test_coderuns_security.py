@@ -28,7 +28,7 @@ from .stack import MODE, Stack
 
 from shareval.sandbox import bwrap
 
-_user = bwrap.sandbox_user("nobody")
+_user = bwrap.sandbox_user("pool")
 _why = bwrap.probe(_user)
 pytestmark = pytest.mark.skipif(bool(_why), reason=_why or "sandbox available")
 
@@ -117,12 +117,12 @@ def _free(port: int) -> bool:
             return False
 
 
-def submit(st, token: str, data: bytes, name: str = "system.tgz") -> dict:
+def submit(st, token: str, data: bytes, name: str = "system.tgz", primary=False) -> dict:
     from shareval.client import _multipart, request
     p = Path(st.home) / name
     p.write_bytes(data)
-    body, ctype = _multipart({"competition": "codecomp", "phase": "dev", "task": "dev-code"},
-                             "file", p)
+    body, ctype = _multipart({"competition": "codecomp", "phase": "dev", "task": "dev-code",
+                              "primary": "true" if primary else "false"}, "file", p)
     code, out = request(st.url, "POST", "/api/code/", token, body, ctype, 60)
     assert code == 201, out
     return out
@@ -274,18 +274,23 @@ def test_bombs_stop_at_their_limit_while_others_stay_served(live, name):
 
 
 def _leftovers() -> list[str]:
-    """Host processes still running as the sandbox user (none may outlive a run)."""
+    """Host processes of sandboxed commands still running (none may outlive its run):
+    as root, anything running as a pool uid; in any case the bundles' command."""
     out = []
     for p in os.listdir("/proc"):
-        if p.isdigit():
-            try:
-                st = os.stat(f"/proc/{p}")
-                stat = open(f"/proc/{p}/stat").read().rpartition(")")[2].split()
-            except OSError:
-                continue
-            uid = _user[0] if _user else os.getuid()
-            if st.st_uid == uid and stat[0] != "Z" and _user is not None:
-                out.append(open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace"))
+        if not p.isdigit():
+            continue
+        try:
+            uid = os.stat(f"/proc/{p}").st_uid
+            state = open(f"/proc/{p}/stat").read().rpartition(")")[2].split()[0]
+            cmd = open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if state == "Z":
+            continue
+        if (_user is not None and bwrap.POOL[0] <= uid < bwrap.POOL[1]) or \
+                cmd == "python\0main.py\0/input\0/output\0":
+            out.append(cmd)
     return out
 
 
@@ -330,7 +335,8 @@ os.symlink("/etc/passwd", sys.argv[2] + "/passwd.tsv")
 
 def test_flow_test_run_then_final_run_and_what_each_party_sees(live):
     st, tokens, home = live
-    out = submit(st, tokens["alice"], bundle("print('hello from the test run')\n" + SYSTEM))
+    out = submit(st, tokens["alice"], bundle("print('hello from the test run')\n" + SYSTEM),
+                 primary=True)
     test = wait_run(st, tokens["alice"], out["id"], "test")
     assert test["state"] == "ok" and "hello from the test run" in test["log"]
     assert test["score"]["metrics"]["accuracy"] == pytest.approx(
@@ -344,6 +350,13 @@ def test_flow_test_run_then_final_run_and_what_each_party_sees(live):
     assert org_final["state"] == "ok" and "log" in org_final and org_final["submission"]
     sub = st.wait_state(org_final["submission"], tokens["org"])
     assert sub["state"] == "scored"
+    # the leaderboard shows the final run's resources beside the score (the row is
+    # the team's primary run: this one)
+    code, board = st.api("GET", "/api/competitions/codecomp/leaderboard/dev/dev-code/",
+                         tokens["alice"])
+    row = next(r for r in board["rows"] if r["team"] == "Team A")
+    assert row["efficiency"]["runtime_s"] == pytest.approx(org_final["wall_seconds"])
+    assert row["efficiency"]["peak_mb"] > 0
     # an organizer re-runs the final stage with a larger limit: a second attempt
     code, rr = st.api("POST", f"/api/code/{out['id']}/rerun/", tokens["org"],
                       {"stage": "final", "limits": {"wall_seconds": 30}})

@@ -117,11 +117,19 @@ def command(spec: Spec, python: Path | None = None, info_fd: int | None = None) 
 # ---------------------------------------------------------------------------
 # Who runs it, and can it run here
 
-def sandbox_user(configured: str | int | None = "nobody") -> tuple[int, int] | None:
+POOL = (1_000_000, 2_000_000)     # uids/gids of "pool": one unused pair per run
+
+
+def sandbox_user(configured: str | int | None = "pool") -> tuple[int, int] | None:
     """The (uid, gid) ``bwrap`` runs as: the configured user when this process is
-    root, else None (it runs as this process's own user)."""
+    root, else None (it runs as this process's own user). ``pool`` (the
+    default) stands for a fresh uid per run (:func:`pool_user`); the pair
+    returned here is the pool's first, a stand-in for permission checks, since
+    no file is owned by any pool uid."""
     if os.geteuid() != 0:
         return None
+    if configured in (None, "pool"):
+        return POOL[0], POOL[0]
     import pwd
     try:
         pw = pwd.getpwuid(int(configured)) if str(configured).isdigit() \
@@ -131,6 +139,14 @@ def sandbox_user(configured: str | int | None = "nobody") -> tuple[int, int] | N
     if pw.pw_uid == 0:
         raise RuntimeError("the sandbox user must not be root")
     return pw.pw_uid, pw.pw_gid
+
+
+def pool_user() -> tuple[int, int]:
+    """A uid (= gid) of the pool for one run: no two concurrent runs share one,
+    so per-user limits (RLIMIT_NPROC) and file ownership never mix runs."""
+    import secrets
+    uid = POOL[0] + 1 + secrets.randbelow(POOL[1] - POOL[0] - 1)
+    return uid, uid
 
 
 def reachable(path: Path, user: tuple[int, int] | None, enter: bool = False) -> bool:

@@ -94,7 +94,22 @@ MESSAGES = {
 }
 
 
+def _own_processes() -> int:
+    uid, n = os.getuid(), 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                n += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                pass
+    return n
+
+
 def _limit_child(limits: Limits, user: tuple[int, int] | None):
+    # RLIMIT_NPROC counts every process of the user: for the worker's own user
+    # (no user given) that includes the server's, so the backstop goes on top
+    base = 0 if user is not None else _own_processes()
+
     def pre():
         os.setsid()
         mem = limits.memory_mb * 2 ** 20
@@ -103,7 +118,7 @@ def _limit_child(limits: Limits, user: tuple[int, int] | None):
                        # the watchdog stops the run at ``processes`` in its namespace;
                        # the rlimit counts all processes of the sandbox user (every
                        # concurrent run), so it is only the backstop, well above
-                       (resource.RLIMIT_NPROC, 4 * limits.processes + 64),
+                       (resource.RLIMIT_NPROC, base + 4 * limits.processes + 64),
                        (resource.RLIMIT_FSIZE, limits.output_mb * 2 ** 20),
                        (resource.RLIMIT_CORE, 0),
                        (resource.RLIMIT_NOFILE, limits.open_files)):

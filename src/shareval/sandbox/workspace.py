@@ -46,9 +46,10 @@ class Report:
 
 
 class Workspace:
-    def __init__(self, root: Path, user=None):
+    def __init__(self, root: Path, user=None, pool: bool | None = None):
         self.root = Path(root)
         self.user = user
+        self.pool = user is not None and user[0] == bwrap.POOL[0] if pool is None else pool
         for d in (self.root, self.root / "runs", self.root / "envs", self.root / "inputs"):
             d.mkdir(parents=True, exist_ok=True)
             os.chmod(d, 0o711)
@@ -58,10 +59,11 @@ class Workspace:
         d = self.root / "runs" / secrets.token_hex(16)
         (d / "output").mkdir(parents=True)
         os.chmod(d, 0o711)
-        if self.user:
-            os.chown(d / "output", *self.user)
-        os.chmod(d / "output", 0o700)
         return d
+
+    def run_user(self):
+        """Who runs the next run: a fresh pool uid, the configured user, or None."""
+        return bwrap.pool_user() if self.pool else self.user
 
     def readable(self, path: Path, key: str) -> Path:
         """``path`` itself if the sandbox user can read it, else a staged copy."""
@@ -69,26 +71,32 @@ class Workspace:
         if bwrap.reachable(path, self.user) and all(
                 bwrap.reachable(p, self.user) for p in path.rglob("*") if p.is_file()):
             return path
+        leaf = "data" if path.is_dir() else f"data/{path.name}"
         dest = next((p for p in (self.root / "inputs").glob(f"{key}-*")
                      if (p / ".complete").exists()), None)
         if dest is not None:
-            return dest / "data"
+            return dest / leaf
         dest = self.root / "inputs" / f"{key}-{secrets.token_hex(12)}"
         dest.mkdir(mode=0o711)
-        (shutil.copytree if path.is_dir() else shutil.copyfile)(path, dest / "data")
+        if path.is_dir():
+            shutil.copytree(path, dest / "data")
+        else:
+            (dest / "data").mkdir()
+            shutil.copyfile(path, dest / leaf)
         for dirpath, dirnames, filenames in os.walk(dest / "data"):
             os.chmod(dirpath, 0o755)
             for n in filenames:
                 os.chmod(os.path.join(dirpath, n), 0o644)
         (dest / ".complete").touch()
-        return dest / "data"
+        return dest / leaf
 
     def execute(self, code: Path, manifest: Manifest, input_dir: Path, limits: Limits,
                 *, env_limits: Limits | None = None, extra: list[bwrap.Mount] = (),
                 index: envs.Index | None = None) -> Report:
         """Build (or reuse) the environment and run the bundle in ``code``."""
+        user = self.run_user()
         try:
-            built = envs.ensure_env(self.root, manifest.requirements, user=self.user,
+            built = envs.ensure_env(self.root, manifest.requirements, user=user,
                                     python=self.python, index=index,
                                     limits=env_limits or envs.BUILD_LIMITS)
         except envs.EnvError as e:
@@ -96,6 +104,9 @@ class Workspace:
                           env_log=e.log)
         run_dir = code.parent
         out = run_dir / "output"
+        if user:
+            os.chown(out, *user)
+        os.chmod(out, 0o700)
         spec = bwrap.Spec(argv=manifest.argv(), chdir="/code",
                           mounts=[bwrap.Mount(code, "/code"),
                                   bwrap.Mount(built.path, "/env"),
@@ -104,7 +115,7 @@ class Workspace:
                           env={"PATH": "/env/bin:/usr/local/bin:/usr/bin:/bin",
                                "VIRTUAL_ENV": "/env", "SHAREVAL_INPUT": INPUT,
                                "SHAREVAL_OUTPUT": OUTPUT})
-        result = run(spec, limits, user=self.user, output=out, python=self.python)
+        result = run(spec, limits, user=user, output=out, python=self.python)
         rep = Report(result, built.seconds, built.cached, built.log)
         if result.state == "ok":
             rep.output = collect(out, run_dir / "submission")

@@ -79,3 +79,52 @@ def save_code(ds, code: dict | None, copy, digest) -> None:
         copy(code["sample_reference"], Path(settings.PRIVATE_DIR), rel)
         fields["sample_reference_path"] = rel
     CodeDataset.objects.update_or_create(dataset=ds, defaults=fields)
+
+
+# ---------------------------------------------------------------------------
+# Organizers' scoring programs (task: program)
+#
+#     tasks:
+#       - slug: custom
+#         task: program
+#         primary_metric: f1              # required: the program names its metrics
+#         options: {scorer: scorer/}      # a folder with shareval-system.yaml
+
+def read_program(r, node: dict, where: str, task: dict) -> None:
+    """Check a ``program`` task's scorer folder; remember it as ``task["scorer_dir"]``."""
+    if task.get("task") != "program":
+        return
+    opts = node.get("options") if isinstance(node.get("options"), dict) else {}
+    folder = r.file({**opts, "__line__": node.get("__line__")}, "scorer",
+                    f"{where}.options") if opts.get("scorer") else None
+    if not opts.get("scorer"):
+        r.err(node, f"{where}.options.scorer", "required: the folder of the scoring program")
+    elif folder is not None and not (folder / "shareval-system.yaml").is_file():
+        r.err(node, f"{where}.options.scorer", f"{opts['scorer']}: no shareval-system.yaml "
+                                               f"in it")
+        folder = None
+    if not task.get("primary_metric"):
+        r.err(node, f"{where}.primary_metric", "required for a program task (the program "
+                                               "names its metrics)")
+    task["scorer_dir"] = folder
+
+
+def save_programs(comp, tasks: list[dict], copy, digest) -> None:
+    """Copy each program task's scorer under PRIVATE_DIR, point the task's option at
+    it, and fold the scorer's digest into its datasets' reference digests, so a
+    changed program is a changed scorer: ``rescore`` scores again."""
+    import hashlib
+
+    from ..competitions.models import CompetitionTask, Dataset
+    for t in tasks:
+        if t.get("task") != "program" or t.get("scorer_dir") is None:
+            continue
+        dest = copy(t["scorer_dir"], Path(settings.PRIVATE_DIR), f"{comp.slug}/scorers/{t['slug']}")
+        ct = CompetitionTask.objects.get(competition=comp, slug=t["slug"])
+        ct.options = {**ct.options, "scorer": str(dest)}
+        ct.save(update_fields=["options"])
+        scorer = digest(dest)
+        for ds in Dataset.objects.filter(task=ct):
+            ds.reference_digest = hashlib.sha256(
+                f"{ds.reference_digest}:{scorer}".encode()).hexdigest()
+            ds.save(update_fields=["reference_digest"])

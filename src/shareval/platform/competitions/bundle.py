@@ -193,6 +193,9 @@ def read_bundle(root: Path) -> dict:
                              "options": {k: v for k, v in opts.items() if k != LINE},
                              "primary_metric": str(t.get("primary_metric", "")),
                              "lower_is_better": bool(t.get("lower_is_better", False))})
+        # organizers' scoring programs (coderuns): task: program with options.scorer
+        from shareval.platform.coderuns.bundle import read_program
+        read_program(r, t, w, out["tasks"][-1])
     if not out["tasks"]:
         r.err(doc, "bundle.tasks", "at least one task is required")
     for i, ph in enumerate(doc.get("phases") or []):
@@ -338,6 +341,9 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             from shareval.platform.coderuns.bundle import save_code
             save_code(ds, d["code"], _copy, tree_digest)
             datasets[(phase.slug, d["slug"])] = ds
+    # organizers' scoring programs (coderuns): the scorer folders under PRIVATE_DIR
+    from shareval.platform.coderuns.bundle import save_programs
+    save_programs(comp, b["tasks"], _copy, tree_digest)
     made = []
     if b["baselines"]:
         owner = organizer or comp.organizers.first()

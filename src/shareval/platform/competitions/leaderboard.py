@@ -41,14 +41,17 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
     narrow = _current_scored(dataset).values_list(
-        "pk", "submission__team_id", "submission__kind", "primary", "submission__created")
+        "pk", "submission__team_id", "submission__kind", "primary", "submission__created",
+        "submission_id")
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
-    for pk, team, kind, primary, created in narrow:
+    subs: dict[int, object] = {}
+    for pk, team, kind, primary, created, sub in narrow:
         runs[team] = runs.get(team, 0) + 1
         key = (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
         if team not in picked or key < picked[team][0]:
             picked[team] = (key, pk, kind, primary, created)
+            subs[team] = sub
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
     results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
                    .values_list("pk", "result__metrics"))
@@ -67,6 +70,11 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
             rank, prev = i, primary
         out.append(_row(teams[team], rank, kind, runs[team], created,
                         {k: metrics[pk].get(k) for k in columns}, "best"))
+    # code submissions: the resources of the run that produced each row's output
+    from shareval.platform.coderuns.efficiency import efficiency
+    eff = efficiency([subs[team] for team, _ in chosen])
+    for row, (team, _) in zip(out, chosen):
+        row["efficiency"] = eff.get(subs[team])
     return columns, out
 
 

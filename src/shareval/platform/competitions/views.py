@@ -80,7 +80,8 @@ def leaderboard(request, c, p, d):
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board,
         "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
-                 for r in board["rows"]]})
+                 for r in board["rows"]],
+        "efficiency": any(r.get("efficiency") for r in board["rows"])})
 
 
 def public_file(request, c, p, d, name):
