@@ -56,6 +56,13 @@ RULES = {
     "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
+    # code submissions: the scene gives bob's team a code submission with the id of
+    # its blind run (so one ``s`` addresses both); its dataset takes no code (any
+    # more), so an organizer's re-run is refused with 400
+    "submit-code": (MEMBERS | ORG, MEMBERS | ORG),
+    "code-submission": ({"bob", "org"}, {"bob", "org"}), "code-rerun": (set(), ORG),
+    "api-code-submissions": (set(), set()),    # POST is an upload: tested elsewhere
+    "api-code": ({"bob", "org"}, set()), "api-code-rerun": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
@@ -97,6 +104,12 @@ def scene(world):
                                Upload("alice-dev-marker.tsv", run_with_accuracy(14)),
                                description="ALICE-DEV-MARKER")
     queue.drain()
+    from shareval.platform.coderuns.models import CodeSubmission
+    CodeSubmission.objects.create(id=bob_eval.pk, team=teams["Team B"], dataset=ds["eval"],
+                                  user=users["bob"], stored_name="x.tgz",
+                                  original_name=bob_eval.original_name,
+                                  description=bob_eval.description,
+                                  manifest={"command": ["python", "x", "{output}"]})
     bob_token, _ = ApiToken.issue(users["bob"], "bob-token-marker")
     from shareval.platform.judging.build import build_from_runs
     from shareval.platform.judging.models import Campaign
@@ -186,7 +199,7 @@ def test_every_route_for_every_role(scene, client, role):
                     (role, method, name, url, r.status_code)
             else:
                 assert r.status_code in REFUSED or login_redirect(r) or \
-                    (name == "submit" and r.status_code == 302), \
+                    (name in ("submit", "submit-code") and r.status_code == 302), \
                     (role, method, name, url, r.status_code)
             assert not leaks(text, role, scene), (role, method, name, leaks(text, role, scene))
             checked += 1

@@ -79,10 +79,13 @@ class CodeSubmissionDetail(APIView):
 class Rerun(APIView):
     """Organizers: {"stage": "test"|"final", "limits": {"wall_seconds": 7200, ...}}."""
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser, FormParser]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
 
     def post(self, request, s):
         cs, organizer = visible_code(request, s)
+        if not organizer:
+            return Response({"error": "only organizers can re-run a code submission"},
+                            status=status.HTTP_403_FORBIDDEN)
         limits = request.data.get("limits") or {}
         if isinstance(limits, str):
             try:

@@ -146,6 +146,8 @@ def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> C
     if stage not in (CodeRun.TEST, CodeRun.FINAL):
         raise subs.SubmissionError(400, "stage is test or final")
     cd = code_dataset(cs.dataset)
+    if cd is None:
+        raise subs.SubmissionError(400, f"dataset {cs.dataset} no longer takes code")
     base = run_limits(cd, cs.manifest.get("limits"))
     with transaction.atomic():
         return queue_run(cs, stage, Limits.from_dict(limits or {}, base), by=user)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -60,6 +61,8 @@ def code_submission(request, s):
 @require_POST
 def rerun(request, s):
     cs, organizer = visible_code(request, s)
+    if not organizer:
+        raise PermissionDenied("only organizers can re-run a code submission")
     limits = {}
     for k in ("wall_seconds", "cpu_seconds", "memory_mb", "processes", "output_mb"):
         v = request.POST.get(k, "").strip()
