@@ -18,7 +18,7 @@ from shareval.platform.submissions.labels import label
 from . import access, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
-from .models import Competition, CompetitionTask, Membership, Phase, PublicFile, Team
+from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
 
 
 def home(request):
@@ -34,7 +34,9 @@ def competition(request, c):
                                             status=Membership.PENDING).select_related("team").first()
     return render(request, "shareval/competition.html", {
         "comp": comp, "summary": competition_summary(comp, request.user), "team": team,
-        "pending": pending, "organizer": comp.is_organizer(request.user)})
+        "pending": pending, "organizer": comp.is_organizer(request.user),
+        "takes_code": Dataset.objects.filter(phase__competition=comp,
+                                             code__isnull=False).exists()})
 
 
 @login_required
@@ -126,8 +128,11 @@ def organize(request, c):
     from shareval.platform.submissions.models import Submission
     subs = (Submission.objects.filter(dataset__phase__competition=comp)
             .select_related("team", "dataset__phase", "dataset__task")[:300])
+    from shareval.platform.coderuns.models import CodeSubmission
+    code = (CodeSubmission.objects.filter(dataset__phase__competition=comp)
+            .select_related("team", "dataset__phase").prefetch_related("runs")[:300])
     return render(request, "shareval/organize.html", {
-        "comp": comp, "subs": subs, "levels": Phase.RELEASE,
+        "comp": comp, "subs": subs, "levels": Phase.RELEASE, "code": code,
         "teams": comp.teams.filter(is_baseline=False).select_related("lead")})
 
 
