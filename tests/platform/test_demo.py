@@ -17,7 +17,7 @@ def test_demo_competition_builds_and_scores_its_baselines(db, tmp_path, shared_d
     org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
     root = build_bundle(shared_data, tmp_path / "demo", dt.datetime.now(dt.timezone.utc))
     comp, made = load_bundle(root, org)
-    assert len(made) == 3 and drain() == 3
+    assert len(made) == 4 and drain() == 4
     for s in made:
         s.refresh_from_db()
         assert s.state == "scored", [e.message for e in s.events.all()]
@@ -29,6 +29,12 @@ def test_demo_competition_builds_and_scores_its_baselines(db, tmp_path, shared_d
     rcc = dev.datasets.get(slug="rcc-dev")
     _, rows = leaderboard.rows(rcc)
     assert 0 < rows[0]["metrics"]["f1"] < 0.5
+    # the organizers' scoring program (task program) scored the prior baseline too
+    pairs = dev.datasets.get(slug="rcc-pairs-dev")
+    cols, rows = leaderboard.rows(pairs)
+    assert cols[0] == "pair_f1" and 0 < rows[0]["metrics"]["pair_recall"] <= 1
+    code = dev.datasets.get(slug="rcc-code").code
+    assert code.has_sample and code.mode == "code"
     board = client.get("/api/competitions/demo/leaderboard/evaluation/svident-eval/").json()
     assert board["scores"].startswith("hidden") and board["rows"][0]["metrics"] == {}
 
@@ -56,6 +62,51 @@ def test_demo_phases_hold_only_data_the_shipped_models_never_saw(tmp_path, share
     assert not docs["dev"] & docs["eval"] and docs["dev"] | docs["eval"] == held
     cits = json.loads((root / "rcc-dev-reference/data_set_citations.json").read_text())
     assert cits and all(rcc_held_out(c["publication_id"]) for c in cits)
+    hidden = {p.stem for p in (root / "rcc-code-hidden").iterdir()}
+    sample = {p.stem for p in (root / "rcc-code-sample").iterdir()}
+    assert hidden and sample and not hidden & sample
+    assert all(rcc_held_out(i) for i in hidden | sample)
     import yaml
     text = yaml.safe_load((root / "bundle.yaml").read_text())["description"]
     assert "not trained on" in text and "development" in text and "evaluation" in text
+
+
+@pytest.mark.realdata
+def test_the_rcc_reference_system_passes_as_a_code_submission(db, tmp_path, shared_data):
+    """The demo's example bundle (the shipped RCC system) through the whole flow:
+    environment from the index, test run on the sample, final run on the hidden
+    publications, scored output (about two minutes, mostly numba's start)."""
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.coderuns import queue as code_queue, service
+    from shareval.platform.competitions.models import Membership, Team
+    from shareval.platform.demo_code import rcc_system_bundle
+    from shareval.sandbox import bwrap
+    from shareval.sandbox.bundle import pack
+
+    from .conftest import Upload
+    why = bwrap.probe(bwrap.sandbox_user("pool"))
+    if why:
+        pytest.skip(why)
+    User = get_user_model()
+    org = User.objects.create_user("organizer", password="x", is_staff=True)
+    alice = User.objects.create_user("alice", password="x")
+    comp, _ = load_bundle(build_bundle(shared_data, tmp_path / "demo",
+                                       dt.datetime.now(dt.timezone.utc)), org)
+    team = Team.objects.create(competition=comp, name="Team Alpha", lead=alice)
+    Membership.objects.create(team=team, user=alice, status=Membership.APPROVED)
+    ds = comp.phases.get(slug="development").datasets.get(slug="rcc-code")
+    folder = rcc_system_bundle(tmp_path / "rcc-system",
+                               shared_data / "rcc/catalog/dataset_text_dict.json")
+    cs = service.submit_code(alice, team, ds, Upload("rcc-system.tgz", pack(folder)))
+    assert code_queue.drain() == 2
+    test, final = cs.runs.order_by("created")
+    assert test.state == "ok", (test.message, test.log[-3000:])
+    assert 0 < test.score["metrics"]["f1"] <= 1
+    assert final.state == "ok", (final.message, final.log[-3000:])
+    drain()
+    sub = final.output_submission
+    sub.refresh_from_db()
+    assert sub.state == "scored" and sub.current_score.result["metrics"]["f1"] > 0
+    _, rows = leaderboard.rows(ds)
+    assert rows[0]["team"] == "Team Alpha" and rows[0]["efficiency"]["runtime_s"] > 0

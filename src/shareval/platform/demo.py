@@ -145,6 +145,9 @@ def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
              "description": "the training part's 3 most cited datasets for every publication, "
                             "scored by the share of publications citing them"}],
     }
+    # code submissions and an organizer-scored task (demo_code.py)
+    from .demo_code import add_to_bundle
+    add_to_bundle(bundle, data, out)
     (out / "bundle.yaml").write_text(yaml.safe_dump(bundle, sort_keys=False))
     return out
 
@@ -199,6 +202,12 @@ def run_demo_server(args, console) -> int:
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
         (("development", "svident-dev"), ("development", "rcc-dev"),
          ("evaluation", "svident-eval"))))
+    from .demo_code import rcc_system_bundle
+    example = rcc_system_bundle(home / "demo-rcc-system",
+                                _find_data(args.data) / "rcc/catalog/dataset_text_dict.json")
+    console.print(f"Code submissions: the RCC reference system as a bundle in {example};\n"
+                  f"  as alice: shareval submit --code {example} -c demo -p development "
+                  f"-t rcc-code --server {base}", markup=False)
     if args.no_serve:
         return 0
     console.print("Ctrl-C stops the server.")
