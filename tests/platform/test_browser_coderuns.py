@@ -17,7 +17,7 @@ from shareval.sandbox import bwrap
 
 from .conftest import gold, make_bundle
 from .stack import Stack
-from .test_browser import ARGS, CHROMIUM, login          # noqa: F401
+from .test_browser import CHROMIUM, login
 from .test_coderuns_security import SYSTEM, _free, bundle
 
 _why = bwrap.probe(bwrap.sandbox_user("pool"))

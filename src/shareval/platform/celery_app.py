@@ -51,6 +51,13 @@ def code_run(run_id: int) -> bool:
         close_old_connections()
 
 
+def _resend_code_runs() -> None:
+    """A message for every queued code run (their workers listen on CODERUN_QUEUE)."""
+    from .coderuns.models import CodeRun
+    for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk", flat=True):
+        code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
+
+
 def _sweeper():
     from django.db import close_old_connections
     from .submissions.queue import sweep, Job
@@ -61,18 +68,12 @@ def _sweeper():
             if first:
                 for pk in Job.objects.filter(status=Job.QUEUED).values_list("pk", flat=True):
                     score_job.delay(pk)
-                from .coderuns.models import CodeRun
-                for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk",
-                                                                                   flat=True):
-                    code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
+                _resend_code_runs()
                 first = False
             sweep()
             from .coderuns.queue import sweep as sweep_code_runs
-            if sweep_code_runs():
-                from .coderuns.models import CodeRun
-                for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk",
-                                                                                   flat=True):
-                    code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
+            if sweep_code_runs():         # runs whose code worker died: queued again
+                _resend_code_runs()
         except Exception:                       # database not reachable yet
             pass
         finally:

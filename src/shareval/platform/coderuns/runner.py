@@ -9,8 +9,6 @@ scoring), so release rules, leaderboards and rescoring apply unchanged.
 from __future__ import annotations
 
 import logging
-import shutil
-from dataclasses import asdict
 from pathlib import Path
 
 from django.conf import settings
@@ -128,7 +126,8 @@ class _File:
 
 def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
     cs = run.code_submission
-    original = f"output-of-{str(cs.pk)[:8]}{''.join(output.suffixes[-2:]) if output.name.endswith('.tar.gz') else output.suffix}"
+    suffix = ".tar.gz" if output.name.endswith(".tar.gz") else output.suffix
+    original = f"output-of-{str(cs.pk)[:8]}{suffix}"
     name = subs.stored_name(original)
     size = subs._save(_File(output, original), name)
     path = Path(settings.UPLOAD_DIR) / name
@@ -158,11 +157,3 @@ def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
         _finish(run, CodeRun.OK, "finished; output valid and queued for scoring",
                 output_submission=sub, **fields)
         scoring_queue.enqueue(sub)
-
-
-def limits_dict(limits: Limits) -> dict:
-    return asdict(limits)
-
-
-def cleanup_output(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)
