@@ -7,7 +7,8 @@ and prints what it managed; the test run's log (which the team sees) is then
 checked. The tests fail if the sandbox is weakened: a network namespace shared,
 a host folder mounted, the environment passed through, a limit dropped, the
 output's links followed, or processes left behind. Skipped, with the reason,
-when bubblewrap cannot create namespaces here (the server then refuses code).
+when bubblewrap cannot create namespaces here (the server then refuses code),
+unless SHAREVAL_REQUIRE_SANDBOX is set: then they fail.
 """
 from __future__ import annotations
 
@@ -30,6 +31,10 @@ from shareval.sandbox import bwrap
 
 _user = bwrap.sandbox_user("pool")
 _why = bwrap.probe(_user)
+if _why and os.environ.get("SHAREVAL_REQUIRE_SANDBOX"):
+    # a machine that must run code (CI set up for it): a broken sandbox fails here
+    # instead of skipping the checks
+    pytest.fail(f"SHAREVAL_REQUIRE_SANDBOX is set: {_why}", pytrace=False)
 pytestmark = pytest.mark.skipif(bool(_why), reason=_why or "sandbox available")
 
 LIMITS = {"wall_seconds": 8, "cpu_seconds": 8, "memory_mb": 512, "processes": 32,
