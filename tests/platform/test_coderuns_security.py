@@ -390,3 +390,19 @@ def test_hostile_bundles_are_refused_before_running(live):
                                   "task": "dev-code"}, "file", p)
         code, out = request(st.url, "POST", "/api/code/", tokens["alice"], body, ctype, 60)
         assert code == 400 and any(needle in x for x in out["problems"]), out
+
+
+def test_cli_submit_code_packs_a_folder(live, tmp_path):
+    st, tokens, home = live
+    folder = tmp_path / "mysystem"
+    folder.mkdir()
+    (folder / "main.py").write_text(SYSTEM)
+    args = ["submit", "--code", folder, "-c", "codecomp", "-p", "dev", "-t", "dev-code",
+            "--server", st.url, "--token", tokens["alice"]]
+    r = st.cli(*args, check=False)
+    assert r.returncode == 2 and "no shareval-system.yaml" in r.stdout + r.stderr
+    (folder / "shareval-system.yaml").write_text("command: python main.py {input} {output}\n")
+    r = st.cli(*args)
+    assert "accepted: code submission" in r.stdout and "test queued" in r.stdout, r.stdout
+    cid = r.stdout.split("code submission ")[1].split(";")[0]
+    assert wait_run(st, tokens["alice"], cid)["state"] == "ok"
