@@ -13,7 +13,7 @@
    0.3 s of CPU) queued for ``--workers`` threads, each taking the next run from
    the queue as the code workers do; wall time and runs per second.
 
-Runs as root (drops to ``nobody``) or as an unprivileged user. Prints a table
+Runs as root (each run drops to a fresh pool uid) or as an unprivileged user. Prints a table
 in Markdown.
 """
 from __future__ import annotations
@@ -130,7 +130,7 @@ def main() -> int:
     e = env_build(base / "envs-cold", user, "\n".join(args.requirements.split()))
     t = throughput(ws, args.runs, args.workers)
     print(f"sandbox benchmark ({os.cpu_count()} cores, as "
-          f"{'root -> nobody' if user else 'uid ' + str(os.getuid())}, "
+          f"{'root -> a pool uid per run' if user else 'uid ' + str(os.getuid())}, "
           f"bubblewrap {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.split()[-1]})\n")
     print("| measure | value | target |\n|---|---|---|")
     print(f"| bare subprocess `python -c pass`, median (p90) | {o['bare_ms']:.0f} ms "
