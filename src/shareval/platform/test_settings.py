@@ -4,7 +4,9 @@ Always a new folder, never an inherited SHAREVAL_HOME: pytest-xdist workers
 inherit the controller's environment, and two workers writing the same
 hidden-reference paths would see each other's files.
 """
+import atexit
 import os
+import shutil
 import tempfile
 
 os.environ["SHAREVAL_HOME"] = tempfile.mkdtemp(prefix="shareval-test-")
@@ -13,6 +15,7 @@ os.environ["SHAREVAL_HOME"] = tempfile.mkdtemp(prefix="shareval-test-")
 # root (the data folder above is 0700)
 _coderuns = tempfile.mkdtemp(prefix="shareval-test-coderuns-")
 os.chmod(_coderuns, 0o711)
+atexit.register(shutil.rmtree, _coderuns, True)
 os.environ.setdefault("SHAREVAL_CODERUN_DIR", _coderuns)
 
 from .settings import *  # noqa: E402,F401,F403

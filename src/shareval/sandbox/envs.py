@@ -22,6 +22,7 @@ import functools
 import hashlib
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -165,6 +166,21 @@ def _chown_tree(path: Path, user) -> None:
             os.chown(os.path.join(dirpath, n), *user, follow_symlinks=False)
 
 
+def _python_cache(root: Path) -> Path:
+    """Where copies of the Python runtime go: one folder per machine and user
+    (``$TMPDIR/shareval-python-<uid>``, ~100 MB, shared by every workspace), if
+    it is a real folder of this user writable by no one else; else the workspace."""
+    shared = Path(tempfile.gettempdir()) / f"shareval-python-{os.getuid()}"
+    try:
+        shared.mkdir(mode=0o755, exist_ok=True)
+        st = os.lstat(shared)
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+            return shared
+    except OSError:
+        pass
+    return root / "python"
+
+
 def staged_python(root: Path, user) -> Path | None:
     """A copy of the platform's Python prefix the sandbox user can read, when it
     cannot read the original (a root-owned pyenv under /root); None if not needed."""
@@ -172,7 +188,7 @@ def staged_python(root: Path, user) -> Path | None:
     probe = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "os.py"
     if bwrap.reachable(probe, user):
         return None
-    dest = Path(root) / "python" / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
+    dest = _python_cache(Path(root)) / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
         .hexdigest()[:16]
     if (dest / ".complete").exists():
         return dest

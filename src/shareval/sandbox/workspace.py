@@ -4,12 +4,14 @@ and the output collected without following anything the run wrote as a link.
 Layout under the workspace root (``SHAREVAL_CODERUN_DIR``)::
 
     envs/<requirements hash>/       shared environments (read-only in runs)
-    python/<hash>/                  a copy of the platform's Python, only when
-                                    the sandbox user cannot read the original
     inputs/<digest>-<random>/       staged copies of hidden inputs, only when
                                     the sandbox user cannot read the originals
     runs/<random>/code/             the unpacked bundle (read-only in the run)
     runs/<random>/output/           the only writable folder
+
+A copy of the platform's Python, made only when the sandbox user cannot read
+the original (a pyenv under /root), is shared by all workspaces of the
+machine: ``$TMPDIR/shareval-python-<uid>/<hash>/`` (``envs._python_cache``).
 
 When the worker is root, the runs run as the sandbox user (``nobody`` by
 default), so the root is made traversable (0711) but not listable, and each
