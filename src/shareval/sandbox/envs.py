@@ -166,15 +166,19 @@ def _chown_tree(path: Path, user) -> None:
             os.chown(os.path.join(dirpath, n), *user, follow_symlinks=False)
 
 
-def _python_cache(root: Path) -> Path:
+def _python_cache(root: Path, user) -> Path:
     """Where copies of the Python runtime go: one folder per machine and user
     (``$TMPDIR/shareval-python-<uid>``, ~100 MB, shared by every workspace), if
-    it is a real folder of this user writable by no one else; else the workspace."""
-    shared = Path(tempfile.gettempdir()) / f"shareval-python-{os.getuid()}"
+    it is a real folder of this user writable by no one else and the sandbox
+    user can pass through it; else the workspace. (``$TMPDIR`` from the
+    environment: the server points Python's own temporary folder into its
+    private data folder.)"""
+    shared = Path(os.environ.get("TMPDIR") or "/tmp") / f"shareval-python-{os.getuid()}"
     try:
         shared.mkdir(mode=0o755, exist_ok=True)
         st = os.lstat(shared)
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022:
+        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and \
+                not st.st_mode & 0o022 and bwrap.reachable(shared, user, enter=True):
             return shared
     except OSError:
         pass
@@ -188,7 +192,7 @@ def staged_python(root: Path, user) -> Path | None:
     probe = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "os.py"
     if bwrap.reachable(probe, user):
         return None
-    dest = _python_cache(Path(root)) / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
+    dest = _python_cache(Path(root), user) / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
         .hexdigest()[:16]
     if (dest / ".complete").exists():
         return dest

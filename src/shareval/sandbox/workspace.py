@@ -11,7 +11,8 @@ Layout under the workspace root (``SHAREVAL_CODERUN_DIR``)::
 
 A copy of the platform's Python, made only when the sandbox user cannot read
 the original (a pyenv under /root), is shared by all workspaces of the
-machine: ``$TMPDIR/shareval-python-<uid>/<hash>/`` (``envs._python_cache``).
+machine: ``$TMPDIR/shareval-python-<uid>/<hash>/`` (``envs._python_cache``),
+or under the workspace root if that folder is not usable.
 
 When the worker is root, the runs run as the sandbox user (``nobody`` by
 default), so the root is made traversable (0711) but not listable, and each
