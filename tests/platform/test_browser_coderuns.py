@@ -67,6 +67,8 @@ def code_stack(tmp_path):
                                           stderr=subprocess.STDOUT))
     yield s
     s.stop()
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def wait_text(page, text: str, timeout: float = 120):

@@ -110,6 +110,8 @@ def live(tmp_path_factory):
                 start_new_session=True))
     yield st, tokens, home
     st.stop()
+    import shutil
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def _free(port: int) -> bool:
