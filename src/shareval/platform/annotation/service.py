@@ -77,18 +77,21 @@ def create_study(dataset, slug: str, title: str, designer, *, per_topic: int = 2
     outputs = sources.team_outputs(dataset)
     if len(outputs) < 1:
         raise BadInput(f"{dataset}: no team has a scored run to compare")
-    cands = sources.candidates(titles, cited, outputs, strata)
+    base = sources.baseline_teams(dataset)       # strata and agreement: participants only
+    parts = {t: o for t, o in outputs.items() if t not in base} or outputs
+    cands = sources.candidates(titles, cited, parts, strata)
     by_id = {c.publication: c for c in cands}
     if agree:
         chosen = [by_id[p] for p in r2.where_teams_agree(
-            {t: set(o) for t, o in outputs.items()}, sorted(by_id), agree, seed)]
+            {t: set(o) for t, o in parts.items()}, sorted(by_id), agree, seed)]
         report = {"mode": "teams agree", "n": agree, "got": len(chosen), "shortfall": []}
     else:
         s = r2.stratified_sample(cands, per_topic, mix, seed, topics)
         chosen = s.chosen
         report = {"mode": "stratified", "per_topic": per_topic, "mix": mix, "wanted": s.wanted,
                   "got": s.got, "shortfall": s.shortfall}
-    rest = sorted(set(by_id) - {c.publication for c in chosen})
+    rest = sorted(p for p in set(by_id) - {c.publication for c in chosen}
+                  if topics is None or by_id[p].topic in topics)
     random.Random(f"{seed}:qualitative").shuffle(rest)
     quali = [by_id[p] for p in sorted(rest[:qualitative])]
     study = Study.objects.create(

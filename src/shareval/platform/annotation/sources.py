@@ -39,6 +39,10 @@ def reference_publications(dataset) -> tuple[dict[str, str], set[str]]:
     return titles, cited
 
 
+def baseline_teams(dataset) -> set[str]:
+    return {team for team, sub in team_runs(dataset).items() if sub.team.is_baseline}
+
+
 def team_outputs(dataset) -> dict[str, dict[str, list[str]]]:
     """team -> publication -> data set ids, from each team's leaderboard run."""
     if dataset.task.task_name != "rcc-citations":

@@ -58,6 +58,7 @@ def _fail(request, e) -> None:
 
 
 @login_required
+@require_GET
 def home(request, c):
     comp = get_object_or_404(Competition, slug=c)
     studies = Study.objects.filter(dataset__phase__competition=comp).order_by("pk")
