@@ -78,6 +78,8 @@ def test_topic_and_stratum_guesses():
     assert r2.topic_of("Bank stress testing") == "Finance"
     assert r2.topic_of("Reliability of reported age at menopause") == "Health care"
     assert r2.topic_of("On the shape of clouds") == "Other"
+    assert r2.topic_of("An investigation of circulating contaminants") == "Other"
+    assert r2.topic_of("Investment behaviour of fund managers") == "Finance"
     assert r2.stratum_proxy(True, 0) == "titled"
     assert r2.stratum_proxy(False, 2) == "untitled"
     assert r2.stratum_proxy(False, 0) == "none"

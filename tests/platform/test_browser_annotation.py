@@ -139,9 +139,12 @@ def test_rcc_phase2_walkthrough_from_sampling_to_f1(browser, demo_stack, tmp_pat
         if not refs and any("survey" in p.lower() for p in passages):
             refs = [("untitled", "survey data described in the text")]
         for kind, name in refs:
+            words = set(re.findall(r"\w{4,}", name.lower()))
+            best = max(passages, key=lambda x: len(words & set(re.findall(r"\w{4,}", x.lower()))),
+                       default=name)
             coder.select_option("#id_kind", kind)
             coder.fill("#id_name", name)
-            coder.fill("#id_context", (passages[0] if passages else name)[:300])
+            coder.fill("#id_context", best[:300])
             coder.click("#add-ref")
             coder.wait_for_selector("text=Reference recorded.")
         if refs and not shots.get("capture"):
@@ -242,12 +245,17 @@ def test_rcc_phase2_walkthrough_from_sampling_to_f1(browser, demo_stack, tmp_pat
         for href in [a.get_attribute("href") for a in page.query_selector_all("#work-rank a")]:
             page.goto(stack.url + href)
             boxes = page.query_selector_all("#rank-form .card")
-            found = [len(c.query_selector_all("li:not(.muted)")) for c in boxes]
-            # judge1 prefers the systems that found more, judge2 goes by the page order
-            order = sorted(range(len(boxes)), key=lambda i: (-found[i], i)) \
-                if topic == TOPICS[0] else list(range(len(boxes)))
+            pid = re.search(r"publication (\d+)", page.inner_text("main p.muted")).group(1)
+            ids = [re.findall(r"\(id (\d+)\)", c.inner_text()) for c in boxes]
+            found = [len(x) for x in ids]
+            right = [sum(d in cited.get(pid, ()) for d in x) for x in ids]
+            # simulated judges: judge1 weighs right against wrong outputs, judge2 counts
+            # the right ones only (ties: page order)
+            order = sorted(range(len(boxes)), key=lambda i: (-(2 * right[i] - found[i]), i)) \
+                if topic == TOPICS[0] else sorted(range(len(boxes)), key=lambda i: (-right[i], i))
             for i, card in enumerate(boxes):
-                card.query_selector("textarea[name^=good]").fill(f"{found[i]} data sets found")
+                card.query_selector("textarea[name^=good]").fill(
+                    f"{found[i]} data sets found" if found[i] else "")
                 card.query_selector("textarea[name^=bad]").fill("" if found[i] else
                                                                 "nothing found")
                 card.query_selector("select").select_option(str(order.index(i) + 1))

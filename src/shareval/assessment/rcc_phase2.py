@@ -50,7 +50,7 @@ _TOPIC_WORDS = {
     "Health care": r"health|medic|hospital|patient|disease|clinic|care\b|mortality|drug|"
                    r"dementia|obes|cancer|diabet|alcohol|smok|nurs|menopaus|injur",
     "Agriculture": r"agricult|farm|crop|food|rural|livestock|pesticide|land use",
-    "Finance": r"financ|bank|tax|credit|monetary|market|firm|invest|price|debt|fdi|"
+    "Finance": r"financ|bank|tax|credit|monetary|market|firm|invest(?:ment|or)|price|debt|fdi|"
                r"interest rate|capital|stock",
     "Criminal justice": r"crim|prison|police|violen|offend|justice|arrest|delinquen|court",
     "Welfare": r"welfare|poverty|benefit|pension|retire|income|unemploy|social security|"
@@ -59,10 +59,10 @@ _TOPIC_WORDS = {
 
 
 def topic_of(title: str) -> str:
-    """The first topic area whose keywords occur in ``title``, else ``Other``."""
+    """The first topic area with a keyword starting a word of ``title``, else ``Other``."""
     low = title.lower()
     for topic, words in _TOPIC_WORDS.items():
-        if re.search(words, low):
+        if re.search(rf"\b(?:{words})", low):
             return topic
     return OTHER
 
