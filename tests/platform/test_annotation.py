@@ -317,6 +317,13 @@ def test_phase1_rankings_consensus_and_kendall_w(rcc, client):
     r = post(client, u["judge1"], url(st, "rank", pubs[0]),
              {"rank-0": "1", "rank-1": "1", "good-0": "KEEP-ME"})
     assert b"different rank" in r.content and b"KEEP-ME" in r.content
+    # a third judge finds the publications ranked by their k = 2 judges already
+    from django.contrib.auth import get_user_model
+    j3 = get_user_model().objects.create_user("judge3", password="judge3-pass-123")
+    service.add_member(st, rcc["org"], j3, "judge", service.study_topics(st))
+    assert service.work_for(st, j3)["rank"] == []
+    with pytest.raises(service.NotAllowed, match="already has its 2 rankings"):
+        service.rank(pubs[0], j3, ["Team A", "Team B"], {})
     cons = results.consensus(st)
     rankings = [["Team A", "Team B"]] * 5 + [["Team B", "Team A"]]
     assert cons["order"] == r2.borda(rankings)[0] == ["Team A", "Team B"]

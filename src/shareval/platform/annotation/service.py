@@ -367,6 +367,9 @@ def rank(pub: Publication, user, order: list[str], notes: dict[str, dict]) -> Ra
     _need(study, user, Member.JUDGE)
     if pub.topic not in Member.objects.get(study=study, user=user, role=Member.JUDGE).topics:
         raise NotAllowed("this publication is not in your topic areas")
+    k = study.config.get("rankers", 2)
+    if not pub.rankings.filter(judge=user).exists() and pub.rankings.count() >= k:
+        raise NotAllowed(f"this publication already has its {k} rankings")
     teams = sorted(pub.outputs)
     if sorted(order) != teams:
         raise BadInput("give every system a different rank")
