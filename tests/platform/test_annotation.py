@@ -353,7 +353,13 @@ def test_cli_creates_a_study_with_members(rcc, tmp_path, capsys):
                               "--per-topic", "10", "--coder", "coder", "--reviewer", "rev",
                               "--judge", "judge1:Finance", "--texts", str(texts),
                               "--qualitative", "2"])
-    assert cli.run(args, Console(file=io.StringIO())) == 0
+    out = io.StringIO()
+    assert cli.run(args, Console(file=out, width=200)) == 0
+    assert re.search(r"Finance +titled \d+/5 +untitled \d+/4 +none 0/1", out.getvalue())
+    assert "short: Finance: 1 none short" in out.getvalue()
+    again = io.StringIO()
+    assert cli.run(args, Console(file=again, width=200)) == 1          # the slug is taken
+    assert "already has a study 'phase2'" in again.getvalue()
     st = Study.objects.get(slug="phase2")
     assert st.members.get(role="judge").topics == ["Finance"]
     p = st.publications.get(publication_id="0")

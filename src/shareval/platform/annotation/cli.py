@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.db import transaction
+
 
 def add_parser(cmds) -> None:
     p = cmds.add_parser("rcc-study", help="create an RCC phase-2 human evaluation study "
@@ -35,10 +37,10 @@ def add_parser(cmds) -> None:
 def run(args, console) -> int:
     from django.contrib.auth import get_user_model
 
+    from shareval.formats.errors import InvalidInput
     from shareval.platform.competitions.models import Dataset
 
     from . import service, sources
-    from .models import Member
     User = get_user_model()
     ds = Dataset.objects.filter(phase__competition__slug=args.competition,
                                 phase__slug=args.phase, slug=args.dataset).first()
@@ -51,9 +53,35 @@ def run(args, console) -> int:
         if u is None:
             raise SystemExit(f"no user {name!r}")
         return u
-    mix = dict(zip(("titled", "untitled", "none"), (int(x) for x in args.mix.split(":"))))
-    strata = sources.read_strata(Path(args.strata).read_text(encoding="utf-8"), args.strata) \
-        if args.strata else None
+    try:
+        mix = dict(zip(("titled", "untitled", "none"), (int(x) for x in args.mix.split(":"))))
+        strata = sources.read_strata(Path(args.strata).read_text(encoding="utf-8"),
+                                     args.strata) if args.strata else None
+        st = _create(args, ds, user, strata, mix)
+    except InvalidInput as e:
+        console.print(f"rcc-study:\n{e.render()}", markup=False)
+        return 1
+    except (service.BadInput, service.NotAllowed, ValueError) as e:
+        console.print(f"rcc-study: {e}", markup=False)
+        return 1
+    sample = st.config["sample"]
+    console.print(f"study {st.pk} '{st.title}' on {ds}: teams {', '.join(st.teams)}")
+    for topic, got in sample.get("got", {}).items() if isinstance(sample.get("got"), dict) \
+            else []:
+        want = sample["wanted"][topic]
+        console.print(f"  {topic:<18} " + "  ".join(f"{s} {got[s]}/{want[s]}" for s in got))
+    for s in sample.get("shortfall", []):
+        console.print(f"  short: {s}")
+    console.print(f"  {st.publications.filter(purpose='qualitative').count()} publications "
+                  f"for phase-1 rankings")
+    console.print(f"pages: /c/{args.competition}/annotation/{st.pk}/")
+    return 0
+
+
+@transaction.atomic
+def _create(args, ds, user, strata, mix):
+    from . import service
+    from .models import Member
     st = service.create_study(
         ds, args.slug, args.title, user(args.designer), per_topic=args.per_topic, mix=mix,
         seed=args.seed, qualitative=args.qualitative, rankers=args.rankers, strata=strata,
@@ -69,15 +97,4 @@ def run(args, console) -> int:
         name, _, topics = j.partition(":")
         service.add_member(st, designer, user(name), Member.JUDGE,
                            [t.strip() for t in topics.split(",") if t.strip()] or None)
-    sample = st.config["sample"]
-    console.print(f"study {st.pk} '{st.title}' on {ds}: teams {', '.join(st.teams)}")
-    for topic, got in sample.get("got", {}).items() if isinstance(sample.get("got"), dict) \
-            else []:
-        want = sample["wanted"][topic]
-        console.print(f"  {topic:<18} " + "  ".join(f"{s} {got[s]}/{want[s]}" for s in got))
-    for s in sample.get("shortfall", []):
-        console.print(f"  short: {s}")
-    console.print(f"  {st.publications.filter(purpose='qualitative').count()} publications "
-                  f"for phase-1 rankings")
-    console.print(f"pages: /c/{args.competition}/annotation/{st.pk}/")
-    return 0
+    return st

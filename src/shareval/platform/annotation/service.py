@@ -72,6 +72,8 @@ def create_study(dataset, slug: str, title: str, designer, *, per_topic: int = 2
     ``qualitative`` adds that many other publications for phase-1 rankings."""
     if not dataset.competition.is_organizer(designer):
         raise NotAllowed("the designer must be an organizer of the competition")
+    if Study.objects.filter(dataset=dataset, slug=slug).exists():
+        raise BadInput(f"{dataset} already has a study {slug!r} (choose another --slug)")
     mix = mix or dict(r2.MIX)
     titles, cited = sources.reference_publications(dataset)
     outputs = sources.team_outputs(dataset)
