@@ -115,7 +115,8 @@ def passages(texts_dir: Path | None, publication: str) -> dict:
         text = max((str(doc.get(k) or "") for k in ("abstract", "reduced_content", "text")),
                    key=len)
     elif (Path(texts_dir) / f"{publication}.txt").exists():
-        text = (Path(texts_dir) / f"{publication}.txt").read_text(encoding="utf-8", errors="replace")
+        text = (Path(texts_dir) / f"{publication}.txt").read_text(encoding="utf-8",
+                                                                   errors="replace")
     else:
         return {}
     flat = re.sub(r"\s+", " ", text).strip()
