@@ -49,6 +49,8 @@ def add_server_parser(sub) -> None:
     demo.add_argument("--port", type=int, default=8000)
     demo.add_argument("--data", default=None)
     demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
+    from .annotation.cli import add_parser as add_rcc_study
+    add_rcc_study(cmds)
 
 
 def _setup(args) -> None:
@@ -174,6 +176,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         _, key = ApiToken.issue(u, args.name)
         print(key)
         return 0
+    if c == "rcc-study":
+        from .annotation.cli import run as rcc_study
+        return rcc_study(args, console)
     if c == "demo":
         if not args.no_serve:
             check_port(args.host, args.port)

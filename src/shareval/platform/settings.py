@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "shareval.platform.competitions",
     "shareval.platform.submissions",
     "shareval.platform.judging",
+    "shareval.platform.annotation",
 ]
 
 MIDDLEWARE = [

@@ -1,7 +1,7 @@
 """Every route of the server. tests/platform/test_security.py enumerates this list."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from .accounts import api as accounts_api, views as accounts_views
 from .competitions import api as comp_api, views as comp_views
@@ -41,6 +41,7 @@ urlpatterns = [
          judging_views.adjudicate_item, name="adjudicate-item"),
     path("c/<slug:c>/organize/campaigns/<int:j>/<str:kind>", judging_views.export,
          name="campaign-export"),
+    path("c/<slug:c>/annotation/", include("shareval.platform.annotation.urls")),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),

@@ -82,6 +82,16 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
             e = res.get(r["team"])
             r.setdefault("human", []).append(
                 None if e is None else {k: e[k] for k in ("estimate", "low", "high", "n")})
+    from shareval.platform.annotation.models import Study
+    from shareval.platform.annotation.results import leaderboard_column
+    for study in Study.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        res = leaderboard_column(study)     # RCC phase 2: related-to F1 per team
+        if not res:
+            continue
+        out.append({"campaign": study.title + ("" if study.closed else ", provisional"),
+                    "measure": "related-to F1"})
+        for r in rows:
+            r.setdefault("human", []).append(res.get(r["team"]))
     return out
 
 
