@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, export, leaderboard
+from . import access, eligibility, export, leaderboard
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -38,12 +38,13 @@ def competition_summary(comp: Competition, user) -> dict:
 
 class CompetitionList(APIView):
     def get(self, request):
-        return Response([{"slug": c.slug, "title": c.title} for c in Competition.objects.all()])
+        return Response([{"slug": c.slug, "title": c.title}
+                         for c in eligibility.listed(request.user)])
 
 
 class CompetitionDetail(APIView):
     def get(self, request, c):
-        return Response(competition_summary(get_object_or_404(Competition, slug=c), request.user))
+        return Response(competition_summary(eligibility.visible(request, c), request.user))
 
 
 def get_dataset(c, p, d) -> Dataset:
@@ -88,6 +89,7 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
 class Leaderboard(APIView):
     def get(self, request, c, p, d):
         ds = get_dataset(c, p, d)
+        eligibility.visible_or_404(request, ds.phase.competition)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
         return Response(leaderboard_payload(ds, request.user))
@@ -111,6 +113,8 @@ class Release(_OrganizerView):
                             status=status.HTTP_400_BAD_REQUEST)
         phase.released = level
         phase.save(update_fields=["released"])
+        from shareval.platform.notifications import mail
+        mail.results_released(phase, phase.released_at())
         return Response({"phase": phase.slug, "released": level})
 
 
