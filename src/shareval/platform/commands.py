@@ -1,4 +1,5 @@
-"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, demo.
+"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
+send-reminders, demo.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -43,6 +44,10 @@ def add_server_parser(sub) -> None:
     tk = cmds.add_parser("token", help="issue an API token for a user (printed once)")
     tk.add_argument("username")
     tk.add_argument("--name", default="cli")
+    rm = cmds.add_parser("send-reminders", help="mail deadline reminders and scheduled "
+                                                 "result releases (idempotent: run from cron)")
+    rm.add_argument("--within-hours", type=float, default=72,
+                    help="remind of phases closing within this many hours (default 72)")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
@@ -173,6 +178,14 @@ def run_server_command(args: argparse.Namespace, console) -> int:
             return 1
         _, key = ApiToken.issue(u, args.name)
         print(key)
+        return 0
+    if c == "send-reminders":
+        import datetime as dt
+
+        from .notifications.reminders import send_due
+        n = send_due(within=dt.timedelta(hours=args.within_hours))
+        console.print(f"{n['reminders']} deadline reminders and {n['releases']} release "
+                      f"notices mailed")
         return 0
     if c == "demo":
         if not args.no_serve:
