@@ -36,6 +36,7 @@ def add_server_parser(sub) -> None:
     au = cmds.add_parser("add-user", help="create a user (or reset its password)")
     au.add_argument("username")
     au.add_argument("--password", required=True)
+    au.add_argument("--email", help="the address mail goes to (password reset, notices)")
     au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "
                                                              "use the admin")
     au.add_argument("--competition", help="with --team: the team's competition")
@@ -154,6 +155,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         u, _ = get_user_model().objects.get_or_create(username=args.username)
         u.set_password(args.password)
         u.is_staff = u.is_staff or args.organizer
+        if args.email:
+            u.email = args.email
         u.save()
         if args.team:
             from .competitions.models import Competition, Membership, Team

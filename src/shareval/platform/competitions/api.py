@@ -8,6 +8,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import access, eligibility, export, leaderboard
+from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -29,6 +30,7 @@ def competition_summary(comp: Competition, user) -> dict:
                        "end": ph.end.isoformat(), "blind": ph.blind, "open": ph.is_open(),
                        "leaderboard_public": ph.leaderboard_public,
                        "results": ph.release_level() if ph.blind else "detailed",
+                       "chosen_teams_only": PhaseLimit.objects.filter(phase=ph).exists(),
                        "datasets": dss})
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,

@@ -232,5 +232,5 @@ def phase_refusal(team, phase) -> str | None:
     if limit is None or team.is_baseline or limit.teams.filter(pk=team.pk).exists():
         return None
     names = sorted(limit.teams.values_list("name", flat=True))
-    return (f"phase {phase.slug} is limited to the teams the organizers chose "
+    return (f"{phase.title} is limited to the teams the organizers chose "
             f"({', '.join(names) or 'none yet'}); team {team.name} is not one of them")

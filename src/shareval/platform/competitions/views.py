@@ -43,7 +43,7 @@ def competition(request, c):
         "pages": comp.pages.all(), "announcements": comp.announcements.all()[:20],
         "refusal": eligibility.participation_refusal(request.user, comp),
         "registration": eligibility.registration(request.user, comp),
-        "has_data": comp.data_files.exists()})
+        "has_data": comp.data_files.exists(), "terms_page": eligibility.page(comp, "terms")})
 
 
 @login_required
