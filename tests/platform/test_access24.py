@@ -321,3 +321,17 @@ def test_a_catalog_on_a_task_without_catalog_ids_is_refused(world, tmp_path):
     (root / "bundle.yaml").write_text(yaml.safe_dump(doc))
     with pytest.raises(InvalidInput, match="names catalog ids"):
         load_bundle(root)
+
+
+def test_scripts_download_with_an_api_token_under_the_same_rules(secret, client):
+    from shareval.platform.accounts.models import ApiToken
+    comp, uma = secret["comp"], secret["users"]["uma"]
+    _, key = ApiToken.issue(uma, "script")
+    url = f"/c/{comp.slug}/data/texts.txt"
+    h = {"HTTP_AUTHORIZATION": f"Token {key}"}
+    assert client.get(url, **h).status_code == 403                 # not yet approved
+    _approved(comp, uma)
+    r = client.get(url, **h)
+    assert r.status_code == 200 and b"".join(r.streaming_content).startswith(b"RESTRICTED")
+    assert Download.objects.get().user == uma
+    assert client.get(url, HTTP_AUTHORIZATION="Token sv_wrong").status_code == 404
