@@ -1,4 +1,5 @@
-"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, demo.
+"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
+send-reminders, demo.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -35,6 +36,7 @@ def add_server_parser(sub) -> None:
     au = cmds.add_parser("add-user", help="create a user (or reset its password)")
     au.add_argument("username")
     au.add_argument("--password", required=True)
+    au.add_argument("--email", help="the address mail goes to (password reset, notices)")
     au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "
                                                              "use the admin")
     au.add_argument("--competition", help="with --team: the team's competition")
@@ -43,6 +45,10 @@ def add_server_parser(sub) -> None:
     tk = cmds.add_parser("token", help="issue an API token for a user (printed once)")
     tk.add_argument("username")
     tk.add_argument("--name", default="cli")
+    rm = cmds.add_parser("send-reminders", help="mail deadline reminders and scheduled "
+                                                 "result releases (idempotent: run from cron)")
+    rm.add_argument("--within-hours", type=float, default=72,
+                    help="remind of phases closing within this many hours (default 72)")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
@@ -151,6 +157,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         u, _ = get_user_model().objects.get_or_create(username=args.username)
         u.set_password(args.password)
         u.is_staff = u.is_staff or args.organizer
+        if args.email:
+            u.email = args.email
         u.save()
         if args.team:
             from .competitions.models import Competition, Membership, Team
@@ -179,6 +187,14 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "rcc-study":
         from .annotation.cli import run as rcc_study
         return rcc_study(args, console)
+    if c == "send-reminders":
+        import datetime as dt
+
+        from .notifications.reminders import send_due
+        n = send_due(within=dt.timedelta(hours=args.within_hours))
+        console.print(f"{n['reminders']} deadline reminders and {n['releases']} release "
+                      f"notices mailed")
+        return 0
     if c == "demo":
         if not args.no_serve:
             check_port(args.host, args.port)

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .accounts import api as accounts_api, views as accounts_views
-from .competitions import api as comp_api, views as comp_views
+from .competitions import api as comp_api, views as comp_views, views_access
 from .judging import views as judging_views
 from .submissions import api as sub_api, views as sub_views
 
@@ -18,6 +18,19 @@ urlpatterns = [
     path("accounts/logout/", accounts_views.logout_page, name="logout"),
     path("accounts/tokens/", accounts_views.tokens, name="tokens"),
     path("accounts/tokens/<int:pk>/revoke/", accounts_views.revoke_token, name="revoke-token"),
+    # access24: profile (mail opt-out) and password reset by e-mail
+    path("accounts/profile/", accounts_views.profile, name="profile"),
+    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(
+        template_name="shareval/password_reset.html",
+        email_template_name="shareval/password_reset_email.txt",
+        subject_template_name="shareval/password_reset_subject.txt"), name="password_reset"),
+    path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(
+        template_name="shareval/password_reset_done.html"), name="password_reset_done"),
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+        template_name="shareval/password_reset_confirm.html"), name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(
+        template_name="shareval/password_reset_complete.html"),
+        name="password_reset_complete"),
     path("organize/new/", comp_views.new_competition, name="new-competition"),
     path("c/<slug:c>/", comp_views.competition, name="competition"),
     path("c/<slug:c>/team/", comp_views.team, name="team"),
@@ -26,6 +39,19 @@ urlpatterns = [
     path("c/<slug:c>/leaderboard/<slug:p>/<slug:d>/", comp_views.leaderboard, name="leaderboard"),
     path("c/<slug:c>/files/<slug:p>/<slug:d>/<str:name>", comp_views.public_file,
          name="public-file"),
+    # access24: registration, pages, data; the organizers' access dashboard
+    path("c/<slug:c>/register/", views_access.register, name="register-competition"),
+    path("c/<slug:c>/pages/<slug:page>/", views_access.page, name="page"),
+    path("c/<slug:c>/data/", views_access.data, name="data"),
+    path("c/<slug:c>/data/<str:name>", views_access.data_file, name="data-file"),
+    path("c/<slug:c>/organize/access/", views_access.organize_access, name="organize-access"),
+    path("c/<slug:c>/organize/registrations/<int:reg>/", views_access.decide_registration,
+         name="decide-registration"),
+    path("c/<slug:c>/organize/invite/", views_access.invite, name="invite"),
+    path("c/<slug:c>/organize/announce/", views_access.announce, name="announce"),
+    path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
+         name="phase-teams"),
+    path("c/<slug:c>/organize/downloads.csv", views_access.downloads_csv, name="downloads-csv"),
     path("c/<slug:c>/organize/", comp_views.organize, name="organize"),
     path("c/<slug:c>/organize/release/<slug:p>/", comp_views.release, name="release"),
     path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),

@@ -7,7 +7,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, export, leaderboard
+from . import access, eligibility, export, leaderboard
+from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -29,6 +30,7 @@ def competition_summary(comp: Competition, user) -> dict:
                        "end": ph.end.isoformat(), "blind": ph.blind, "open": ph.is_open(),
                        "leaderboard_public": ph.leaderboard_public,
                        "results": ph.release_level() if ph.blind else "detailed",
+                       "chosen_teams_only": PhaseLimit.objects.filter(phase=ph).exists(),
                        "datasets": dss})
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
@@ -38,12 +40,13 @@ def competition_summary(comp: Competition, user) -> dict:
 
 class CompetitionList(APIView):
     def get(self, request):
-        return Response([{"slug": c.slug, "title": c.title} for c in Competition.objects.all()])
+        return Response([{"slug": c.slug, "title": c.title}
+                         for c in eligibility.listed(request.user)])
 
 
 class CompetitionDetail(APIView):
     def get(self, request, c):
-        return Response(competition_summary(get_object_or_404(Competition, slug=c), request.user))
+        return Response(competition_summary(eligibility.visible(request, c), request.user))
 
 
 def get_dataset(c, p, d) -> Dataset:
@@ -98,6 +101,7 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
 class Leaderboard(APIView):
     def get(self, request, c, p, d):
         ds = get_dataset(c, p, d)
+        eligibility.visible_or_404(request, ds.phase.competition)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
         return Response(leaderboard_payload(ds, request.user))
@@ -121,6 +125,8 @@ class Release(_OrganizerView):
                             status=status.HTTP_400_BAD_REQUEST)
         phase.released = level
         phase.save(update_fields=["released"])
+        from shareval.platform.notifications import mail
+        mail.results_released(phase, phase.released_at())
         return Response({"phase": phase.slug, "released": level})
 
 

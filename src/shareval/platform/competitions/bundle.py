@@ -25,6 +25,7 @@ from shareval import tasks as registry
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
+from .bundle_access import load_access, read_access
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
@@ -250,6 +251,7 @@ def read_bundle(root: Path) -> dict:
                                  "dataset": r.req(b, "dataset", w), "file": r.file(b, "file", w),
                                  "description": str(b.get("description", "")),
                                  "primary": bool(b.get("primary", True))})
+    out["access"] = read_access(doc, r, task_slugs)          # access24: bundle_access.py
     r.problems.raise_if_any()
     return out
 
@@ -333,6 +335,7 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
                                                     defaults={"path": prel})
             datasets[(phase.slug, d["slug"])] = ds
     made = []
+    load_access(comp, b["access"], _copy)                    # access24: bundle_access.py
     if b["baselines"]:
         owner = organizer or comp.organizers.first()
         if owner is None:

@@ -8,7 +8,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..competitions import access
+from ..competitions import access, eligibility
 from ..competitions.models import Competition, Dataset, Team
 from . import service
 from .models import Submission
@@ -74,6 +74,8 @@ class SubmissionList(APIView):
     def post(self, request):
         data = request.data
         comp = Competition.objects.filter(slug=data.get("competition", "")).first()
+        if comp is not None and not eligibility.can_see(request, comp):
+            comp = None                   # access24: hidden competitions look missing
         if comp is None:
             return Response({"error": f"no competition {data.get('competition')!r}"},
                             status=status.HTTP_404_NOT_FOUND)

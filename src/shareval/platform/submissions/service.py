@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ..competitions import access
+from ..competitions import access, catalogs, eligibility
 from ..competitions.models import Dataset, Quota, Team
 from . import isolate, queue
 from .models import Submission, SubmissionEvent
@@ -141,6 +141,11 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
     if access.frozen(dataset.phase, now):      # a blind phase whose results are out
         raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
                                    f"its runs are final")
+    # access24: registration, terms and finalist-only phases
+    why = eligibility.participation_refusal(user, comp) or \
+        eligibility.phase_refusal(team, dataset.phase)
+    if why:
+        raise SubmissionError(403, why)
 
 
 def team_refusal(team: Team) -> str:
@@ -243,7 +248,8 @@ def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], l
 
     def named(text):
         return rename_paths(text, path, original, ref)
-    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits)
+    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits,
+                         catalog=catalogs.phase_catalog(dataset))
     if v.limit == "busy":
         raise SubmissionError(503, "the server is busy validating other uploads; "
                                    "try again in a few minutes")

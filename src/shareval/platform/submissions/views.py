@@ -7,11 +7,11 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions import access
-from ..competitions.models import Competition, Dataset
+from ..competitions import access, eligibility
+from ..competitions.models import Dataset
 from . import samples, service
 from .api import visible_submission
 from .breakdowns import breakdown_tables
@@ -21,7 +21,7 @@ from .present import score_payload, submission_payload
 
 @login_required
 def submit(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
     if team is None:
         messages.error(request, "Join or create a team first.")
@@ -56,7 +56,7 @@ def submit(request, c):
 
 @login_required
 def my_submissions(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
     subs = (Submission.objects.filter(team=team).select_related("dataset__phase", "dataset__task")
             if team else [])
