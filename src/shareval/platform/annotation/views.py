@@ -13,7 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
-from shareval.platform.competitions.models import Competition
+from shareval.platform.competitions import eligibility
 
 from . import results, service
 from .forms import FinalForm, MemberForm, ReferenceForm, ReviewForm
@@ -60,7 +60,7 @@ def _fail(request, e) -> None:
 @login_required
 @require_GET
 def home(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)      # a hidden competition is 404, as everywhere
     studies = Study.objects.filter(dataset__phase__competition=comp).order_by("pk")
     if not comp.is_organizer(request.user):
         studies = [s for s in studies if service.roles(s, request.user)]
