@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, export, leaderboard
+from . import access, boards, export, leaderboard
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -51,18 +51,19 @@ def get_dataset(c, p, d) -> Dataset:
                              phase__competition__slug=c, phase__slug=p, slug=d)
 
 
-def leaderboard_payload(ds: Dataset, user) -> dict:
+def leaderboard_payload(ds: Dataset, user, part: str | None = None) -> dict:
     shown = access.leaderboard_shows_scores(user, ds)
-    columns, rows = leaderboard.rows(ds, scores=shown)
+    part = access.board_part(user, ds, part)
+    columns, rows = leaderboard.rows(ds, scores=shown, part=part)
+    columns, precision = boards.shape(ds, columns, rows)
     human = human_columns(ds, rows) if shown else []
-    return {"human": human, "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
+    several = (ds.board or {}).get("runs") == "all"
+    return {"human": human, "part": part, "precision": precision,
+            "runs_per_team": "several" if several else "one", "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
-            "rule": (f"its primary run if flagged, else its best run by {ds.task.metric}; "
-                     f"ranked by {ds.task.metric}, ties share a rank") if shown else
-                    ("its primary run if flagged, else its latest scored run; by team name, "
-                     "no ranks, since nothing may depend on unreleased scores"),
+            "rule": boards.rule(ds, shown, several),
             "rows": rows}
 
 
@@ -90,7 +91,7 @@ class Leaderboard(APIView):
         ds = get_dataset(c, p, d)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
-        return Response(leaderboard_payload(ds, request.user))
+        return Response(leaderboard_payload(ds, request.user, request.query_params.get("part")))
 
 
 class _OrganizerView(APIView):
