@@ -111,9 +111,10 @@ def _empty(v) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
 
 
-def clean(schema: dict, data: dict | None) -> tuple[dict, list[str]]:
+def clean(schema: dict, data: dict | None, required: bool = True) -> tuple[dict, list[str]]:
     """(the sheet as stored, problems). Unknown keys are problems too, so a typo in a
-    ``--factsheet`` file is not lost silently."""
+    ``--factsheet`` file is not lost silently. ``required=False`` (organizers'
+    baselines) checks the values given but requires none."""
     data = dict(data or {})
     data.pop("description", None)              # the run's own description field
     schema = schema or {}
@@ -127,7 +128,7 @@ def clean(schema: dict, data: dict | None) -> tuple[dict, list[str]]:
     for name in STANDARD:
         v = data.get(name)
         if _empty(v):
-            if name in schema.get("required", []):
+            if required and name in schema.get("required", []):
                 problems.append(f"factsheet.{name}: required ({STANDARD[name].lower()})")
             continue
         kind = "url" if name in URL_FIELDS else "text"
@@ -138,7 +139,7 @@ def clean(schema: dict, data: dict | None) -> tuple[dict, list[str]]:
     for name, f in extras.items():
         v = data.get(name)
         if _empty(v):
-            if f["required"]:
+            if required and f["required"]:
                 problems.append(f"factsheet.{name}: required ({f['label']})")
             continue
         out[name] = _coerce(f, v, problems)

@@ -155,7 +155,8 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     """Store, validate and queue one upload; raises SubmissionError on refusal."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
-    sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet)
+    sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet,
+                                             required=not team.is_baseline)
     if sheet_problems:
         raise SubmissionError(400, "the fact sheet is incomplete or invalid", sheet_problems)
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
