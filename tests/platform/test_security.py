@@ -56,6 +56,11 @@ RULES = {
     "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
+    # runs24: records are organizers-only; the run actions are addressed with
+    # action=cancel, which is not one of theirs (each action: test_runs.py)
+    "factsheet-table": (ORG, ORG), "bulk-download": (ORG, ORG),
+    "export-competition": (ORG, ORG),
+    "run-action": (set(), set()), "api-run-action": (set(), set()),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
@@ -114,7 +119,7 @@ def scene(world):
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
               "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
               "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
-              "team": w["teams"]["Team B"].pk}
+              "team": w["teams"]["Team B"].pk, "fmt": "csv"}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
