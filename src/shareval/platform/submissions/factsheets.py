@@ -170,3 +170,12 @@ def from_post(schema: dict, post) -> dict:
         elif post.get(key, "").strip():
             out[f["name"]] = post.get(key)
     return out
+
+
+def shown(value) -> str:
+    """A sheet value as pages show it: yes/no, numbers as given (4.5, not 4.5000)."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None else str(value)

@@ -86,7 +86,8 @@ def submission(request, s):
     comp = sub.dataset.phase.competition
     return render(request, "shareval/submission.html", {
         "sub": sub, "p": p, "score": score, "comp": comp,
-        "sheet": [dict(f, value=sub.factsheet.get(f["name"], ""))
+        "sheet": [dict(f, value=sub.factsheet.get(f["name"], ""),
+                       shown=factsheets.shown(sub.factsheet.get(f["name"], "")))
                   for f in factsheets.fields(comp.factsheet)],
         "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
         "organizer": sub.dataset.phase.competition.is_organizer(request.user),
