@@ -174,7 +174,8 @@ def test_release_shows_the_private_part(split, client):
     assert board["part"] == "private"
     assert [(r["team"], r["rank"], r["metrics"]["accuracy"]) for r in board["rows"]] == [
         ("Team A", 1, 0.5), ("Baseline", 2, 0.0), ("Team B", 2, 0.0)]
-    assert "<strong>private</strong> part" in client.get(f"/c/{c}/leaderboard/dev/dev/").content.decode()
+    page = client.get(f"/c/{c}/leaderboard/dev/dev/").content.decode()
+    assert "<strong>private</strong> part" in page
     client.force_login(w["users"]["alice"])
     p = client.get(f"/api/submissions/{w['runs']['a'].pk}/").json()["score"]
     assert p["private"]["metrics"]["accuracy"] == 0.5

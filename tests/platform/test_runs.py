@@ -231,3 +231,19 @@ def test_team_edits_its_fact_sheet_until_the_phase_is_frozen(rw, client):
     r = client.post(f"/api/submissions/{sub.pk}/run/factsheet/",
                     {"factsheet": GOOD}, content_type="application/json")
     assert r.status_code == 403
+
+
+def test_organizers_correct_a_frozen_runs_sheet_with_a_reason(rw, client):
+    from django.utils import timezone
+    w = rw
+    sub = up(w, "alice", "Team A", "dev", 15, factsheet=GOOD)
+    w["ds"]["dev"].phase.__class__.objects.filter(pk=w["ds"]["dev"].phase_id).update(
+        end=timezone.now())
+    client.force_login(w["org"])
+    url = f"/api/submissions/{sub.pk}/run/factsheet/"
+    r = client.post(url, {"factsheet": GOOD}, content_type="application/json")
+    assert r.status_code == 400 and "needs a reason" in r.json()["error"]
+    r = client.post(url, {"factsheet": dict(GOOD, method="fixed"), "reason": "typo"},
+                    content_type="application/json")
+    assert r.status_code == 200 and r.json()["factsheet"]["method"] == "fixed"
+    assert "fact sheet updated (by organizer org: typo)" in r.json()["events"][-1]["message"]

@@ -59,7 +59,8 @@ def leaderboard_payload(ds: Dataset, user, part: str | None = None) -> dict:
     human = human_columns(ds, rows) if shown else []
     several = (ds.board or {}).get("runs") == "all"
     return {"human": human, "part": part, "precision": precision,
-            "runs_per_team": "several" if several else "one", "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
+            "runs_per_team": "several" if several else "one",
+            "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",

@@ -31,7 +31,8 @@ from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
 from .bundle import _p, inside
-from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
+from .models import (Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota,
+                     Team)
 
 FORMAT = "shareval-competition/1"
 

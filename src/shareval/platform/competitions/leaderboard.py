@@ -42,7 +42,8 @@ PARTS = {"public": ("primary", "result__metrics"),
          "private": ("private_primary", "private_result__metrics")}
 
 
-def rows(dataset: Dataset, scores: bool = True, part: str = "public") -> tuple[list[str], list[dict]]:
+def rows(dataset: Dataset, scores: bool = True,
+         part: str = "public") -> tuple[list[str], list[dict]]:
     """(metric columns with the primary metric first, rows); see the module doc.
 
     ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""

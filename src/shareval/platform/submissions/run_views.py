@@ -32,10 +32,10 @@ def _apply(sub, user, action: str, data, sheet: dict | None) -> str:
                                                                            "yes"))
         return "Note added."
     if action in ("hide", "show"):
-        runs.set_on_board(sub, user, action == "show")
+        runs.set_on_board(sub, user, action == "show", str(data.get("reason", "")))
         return "Shown on the leaderboard." if action == "show" else "Taken off the leaderboard."
     if action == "factsheet":
-        runs.edit_factsheet(sub, user, sheet or {})
+        runs.edit_factsheet(sub, user, sheet or {}, str(data.get("reason", "")))
         return "Fact sheet updated."
     raise Http404("no such action")
 

@@ -85,13 +85,13 @@ def rescore(sub: Submission, user) -> None:
         transaction.on_commit(lambda: queue.dispatch(job.pk))
 
 
-def set_on_board(sub: Submission, user, shown: bool, now=None) -> None:
+def set_on_board(sub: Submission, user, shown: bool, reason: str = "", now=None) -> None:
     now = now or timezone.now()
     comp = sub.dataset.phase.competition
     if not (sub.dataset.board or {}).get("team_visibility") and not comp.is_organizer(user):
         raise SubmissionError(403, "the organizers do not let teams choose which runs this "
                                    "leaderboard shows")
-    note = _change_note(sub, user, "", now)
+    note = _change_note(sub, user, reason, now)
     with transaction.atomic():
         Submission.objects.filter(pk=sub.pk).update(on_board=shown)
         sub.on_board = shown
@@ -101,9 +101,9 @@ def set_on_board(sub: Submission, user, shown: bool, now=None) -> None:
                      "taken off the leaderboard by its team") + note)
 
 
-def edit_factsheet(sub: Submission, user, data: dict, now=None) -> None:
+def edit_factsheet(sub: Submission, user, data: dict, reason: str = "", now=None) -> None:
     now = now or timezone.now()
-    note = _change_note(sub, user, "", now)
+    note = _change_note(sub, user, reason, now)
     sheet, problems = factsheets.clean(sub.dataset.phase.competition.factsheet, data)
     if problems:
         raise SubmissionError(400, "the fact sheet is incomplete or invalid", problems)
