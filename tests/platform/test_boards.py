@@ -221,3 +221,12 @@ def test_split_is_refused_for_a_task_without_support(tmp_path):
     (root / "bundle.yaml").write_text(yaml.safe_dump(b))
     text = pytest.raises(InvalidInput, read_bundle, root).value.render()
     assert "task trec does not support a public/private split" in text
+
+
+def test_competition_api_says_there_is_a_split_but_not_which_units(split, client):
+    body = client.get("/api/competitions/tiny/").json()
+    dev = body["phases"][0]["datasets"][0]
+    assert dev["split"] is True and dev["runs_per_team"] == "one"
+    text = json.dumps(body)
+    assert "i15" not in text and "private.txt" not in text
+    assert [f["name"] for f in body["factsheet"]][:2] == ["method", "paper"]

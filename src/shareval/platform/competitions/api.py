@@ -7,6 +7,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from shareval.platform.submissions import factsheets
+
 from . import access, boards, export, leaderboard
 from .models import Competition, CompetitionTask, Dataset, Phase
 
@@ -21,7 +23,11 @@ def competition_summary(comp: Competition, user) -> dict:
             d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
                  "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
                  "quotas": [q.describe() for q in ds.quotas.all()],
-                 "public_files": [f.name for f in ds.public_files.all()]}
+                 "public_files": [f.name for f in ds.public_files.all()],
+                 # runs24: never the split's units or seed, only that there is one
+                 "concurrent": ds.concurrent, "split": bool(ds.split),
+                 "runs_per_team": "several" if (ds.board or {}).get("runs") == "all"
+                 else "one", "team_visibility": bool((ds.board or {}).get("team_visibility"))}
             if team is not None:
                 d["quota_state"] = [s.describe() for s in quota_states(team, ds)]
             dss.append(d)
@@ -33,7 +39,8 @@ def competition_summary(comp: Competition, user) -> dict:
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
             "team_status": team.status if team else None, "team_approval": comp.team_approval,
-            "organizer": comp.is_organizer(user), "phases": phases}
+            "organizer": comp.is_organizer(user), "phases": phases,
+            "factsheet": factsheets.fields(comp.factsheet)}
 
 
 class CompetitionList(APIView):
