@@ -158,3 +158,27 @@ def test_export_then_import_into_a_fresh_database_gives_identical_boards(rec, cl
     assert new.state == "scored"
     with pytest.raises(Exception, match="already has a competition 'tiny'"):
         import_competition(archive)
+
+
+def test_an_archive_cannot_point_the_server_outside_its_folders(rec, tmp_path):
+    import tarfile
+    archive = tmp_path / "x.tgz"
+    export_competition(rec["comp"], archive)
+    with tarfile.open(archive) as t:
+        doc = json.load(t.extractfile("competition.json"))
+    Competition.objects.all().delete()
+    for key, bad in (("reference_path", "../../etc/passwd"), ("stored_name", "../x")):
+        d = json.loads(json.dumps(doc))
+        if key == "reference_path":
+            d["phases"][0]["datasets"][0]["reference_path"] = bad
+        else:
+            d["submissions"][0]["stored_name"] = bad
+        data = json.dumps(d).encode()
+        forged = tmp_path / f"{key}.tgz"
+        with tarfile.open(forged, "w:gz") as t:
+            info = tarfile.TarInfo("competition.json")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+        with pytest.raises(Exception, match="leaves its folder|not a plain file name"):
+            import_competition(forged)
+        assert not Competition.objects.exists()

@@ -204,9 +204,27 @@ class _Users:
         return self.cache[name]
 
 
+def _check_paths(doc: dict) -> None:
+    """Every path the database will hold stays inside its folder (as bundles' do)."""
+    from .bundle import SLUG
+    if not SLUG.fullmatch(str(doc["competition"].get("slug", ""))):
+        raise InvalidInput([_p("competition.json", None, "competition.slug", "not a slug")])
+    for p in doc["phases"]:
+        for d in p["datasets"]:
+            if d.get("reference_path"):
+                inside(Path(settings.PRIVATE_DIR), d["reference_path"])
+            for f in d["public_files"]:
+                inside(Path(settings.PUBLIC_DIR), f["path"])
+    for s in doc["submissions"]:
+        if s.get("stored_name") and Path(s["stored_name"]).name != s["stored_name"]:
+            raise InvalidInput([_p("competition.json", None, "submissions.stored_name",
+                                   f"{s['stored_name']!r} is not a plain file name")])
+
+
 def _create(doc: dict) -> tuple[Competition, list[str]]:
     from shareval.platform.judging.models import Adjudication, Assignment, Campaign, Item
     from shareval.platform.submissions.models import Job, Score, Submission, SubmissionEvent
+    _check_paths(doc)
     users = _Users()
     comp = Competition.objects.create(**_load(Competition, doc["competition"]))
     comp.organizers.set([users(u) for u in doc["organizers"]])
