@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 
 from shareval.platform.submissions import factsheets
 
-from . import access, boards, export, leaderboard
+from . import access, boards, export
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -61,7 +61,7 @@ def get_dataset(c, p, d) -> Dataset:
 def leaderboard_payload(ds: Dataset, user, part: str | None = None) -> dict:
     shown = access.leaderboard_shows_scores(user, ds)
     part = access.board_part(user, ds, part)
-    columns, rows = leaderboard.rows(ds, scores=shown, part=part)
+    columns, rows = boards.board_rows(ds, scores=shown, part=part)
     columns, precision = boards.shape(ds, columns, rows)
     human = human_columns(ds, rows) if shown else []
     several = (ds.board or {}).get("runs") == "all"

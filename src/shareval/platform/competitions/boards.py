@@ -18,8 +18,17 @@ from __future__ import annotations
 
 from shareval.platform.submissions.models import Score, Submission
 
+from . import leaderboard
 from .leaderboard import PARTS, _current_scored, _row, scalar_metrics
 from .models import Dataset, Team
+
+
+def board_rows(dataset: Dataset, scores: bool, part: str = "public"):
+    """(columns, rows) of the dataset's board: one row per team (``leaderboard.rows``)
+    or, with ``runs: all``, several (:func:`all_rows`)."""
+    if (dataset.board or {}).get("runs") == "all":
+        return all_rows(dataset, scores, part)
+    return leaderboard.rows(dataset, scores=scores, part=part)
 
 
 def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list[str], list[dict]]:

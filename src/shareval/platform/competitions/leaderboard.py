@@ -12,8 +12,9 @@ its new run beat the earlier ones: the row is the primary run if scored, else
 the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
 Disqualified runs and runs their team took off the board never appear either.
-The dataset's ``board`` options (several runs per team, columns, precision) and
-the private part of a split dataset are in ``boards.py``.
+The dataset's ``board`` options (several runs per team, columns, precision) are
+in ``boards.py``, whose ``board_rows`` pages and API call; ``part`` chooses the
+public or private part of a split dataset's scores.
 
 Two queries: narrow tuples for every current score (to pick each team's row),
 then the metrics of the picked rows only, so the cost grows with the number of
@@ -47,9 +48,6 @@ def rows(dataset: Dataset, scores: bool = True,
     """(metric columns with the primary metric first, rows); see the module doc.
 
     ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
-    if (dataset.board or {}).get("runs") == "all":
-        from .boards import all_rows
-        return all_rows(dataset, scores, part)
     if not scores:
         return [], blind_rows(dataset)
     ct = dataset.task

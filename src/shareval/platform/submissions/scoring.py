@@ -12,6 +12,7 @@ from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars
 
 from .labels import label
+from .splits import score_parts
 from .models import Submission
 
 
@@ -61,7 +62,6 @@ def _rankable(value) -> float | None:
 def _score_split(sub: Submission, task, options: dict, metric: str) -> Outcome:
     """Both parts of a split dataset. No significance test against earlier runs: it
     would read the private units, whose scores stay hidden until release."""
-    from .splits import score_parts
     options.pop("plot", None)
     public, private = score_parts(task, _reference(sub), str(sub.path), sub.dataset.split,
                                   options)
