@@ -230,3 +230,22 @@ def test_competition_api_says_there_is_a_split_but_not_which_units(split, client
     text = json.dumps(body)
     assert "i15" not in text and "private.txt" not in text
     assert [f["name"] for f in body["factsheet"]][:2] == ["method", "paper"]
+
+
+def test_several_runs_board_costs_the_same_queries_for_more_runs(several, client):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    w = several
+    url = "/api/competitions/tiny/leaderboard/dev/dev/"
+
+    def count():
+        with CaptureQueriesContext(connection) as q:
+            assert client.get(url).status_code == 200
+        return len(q.captured_queries)
+    before = count()
+    for k in range(6):
+        up(w, "bob", "Team B", "dev", 5 + k, factsheet={"method": f"m{k}"})
+    queue.drain()
+    rows = client.get(url).json()["rows"]
+    assert len(rows) == 5 and {r["runs"] for r in rows if r["team"] == "Team B"} == {7}
+    assert count() == before
