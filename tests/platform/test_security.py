@@ -68,6 +68,11 @@ RULES = {
     "data-file": (ALL, set()), "organize-access": (ORG, set()),
     "decide-registration": (set(), ORG), "invite": (set(), ORG), "announce": (set(), ORG),
     "phase-teams": (set(), ORG), "downloads-csv": (ORG, set()),
+    # runs24: records are organizers-only; the run actions are addressed with
+    # action=cancel, which is not one of theirs (each action: test_runs.py)
+    "factsheet-table": (ORG, ORG), "bulk-download": (ORG, ORG),
+    "export-competition": (ORG, ORG),
+    "run-action": (set(), set()), "api-run-action": (set(), set()),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev
@@ -138,7 +143,7 @@ def scene(world):
               "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
               "team": w["teams"]["Team B"].pk, "page": "rules", "reg": reg.pk,
               "uidb64": "MQ", "token": "set-password",
-              "study": 1, "pub": 1}
+              "study": 1, "pub": 1, "fmt": "csv"}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,

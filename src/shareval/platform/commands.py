@@ -33,6 +33,13 @@ def add_server_parser(sub) -> None:
     lb.add_argument("path")
     lb.add_argument("--organizer", help="username made organizer (and baseline submitter)")
     lb.add_argument("--wait", action="store_true", help="score the baselines before returning")
+    ex = cmds.add_parser("export-competition", help="write a competition (configuration, "
+                         "teams, submissions, scores, judgments, files) to one .tgz")
+    ex.add_argument("slug")
+    ex.add_argument("--out", default=None, help="the archive (default: SLUG.tgz)")
+    im = cmds.add_parser("import-competition", help="load an archive written by "
+                                                    "export-competition into this server")
+    im.add_argument("path")
     au = cmds.add_parser("add-user", help="create a user (or reset its password)")
     au.add_argument("username")
     au.add_argument("--password", required=True)
@@ -152,6 +159,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         return 0
     if c == "load-bundle":
         return _load_bundle(args, console)
+    if c in ("export-competition", "import-competition"):
+        return _archive(args, console)
     if c == "add-user":
         from django.contrib.auth import get_user_model
         u, _ = get_user_model().objects.get_or_create(username=args.username)
@@ -224,6 +233,36 @@ def _load_bundle(args, console) -> int:
     if args.wait and made:
         from .submissions.queue import drain
         drain()
+    return 0
+
+
+def _archive(args, console) -> int:
+    from pathlib import Path
+
+    from shareval.formats.errors import InvalidInput
+
+    from .competitions.archive import export_competition, import_competition
+    from .competitions.models import Competition
+    if args.server_command == "export-competition":
+        comp = Competition.objects.filter(slug=args.slug).first()
+        if comp is None:
+            console.print(f"no competition {args.slug!r}")
+            return 1
+        out = Path(args.out or f"{comp.slug}.tgz")
+        n = export_competition(comp, out)
+        console.print(f"{out}: competition {comp.slug}, {n} files", markup=False)
+        return 0
+    try:
+        comp, created = import_competition(Path(args.path))
+    except InvalidInput as e:
+        console.print(e.render(), markup=False)
+        return 2
+    from .submissions.models import Submission
+    n = Submission.objects.filter(dataset__phase__competition=comp).count()
+    console.print(f"competition {comp.slug} imported: {comp.phases.count()} phases, "
+                  f"{comp.teams.count()} teams, {n} submissions"
+                  + (f"; users created without a password: {', '.join(created)}"
+                     if created else ""), markup=False)
     return 0
 
 

@@ -4,9 +4,9 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from .accounts import api as accounts_api, views as accounts_views
-from .competitions import api as comp_api, views as comp_views, views_access
+from .competitions import api as comp_api, records_views, views as comp_views, views_access
 from .judging import views as judging_views
-from .submissions import api as sub_api, views as sub_views
+from .submissions import api as sub_api, run_views, views as sub_views
 
 admin.site.site_header = "shareval administration (organizers only)"
 
@@ -57,6 +57,13 @@ urlpatterns = [
     path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),
     path("c/<slug:c>/organize/rescore/<slug:t>/", comp_views.rescore, name="rescore"),
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
+    # runs24: records (fact-sheet tables, bulk downloads, the competition archive)
+    path("c/<slug:c>/organize/runs.<str:fmt>", records_views.factsheet_table,
+         name="factsheet-table"),
+    path("c/<slug:c>/organize/submissions.zip", records_views.bulk_download,
+         name="bulk-download"),
+    path("c/<slug:c>/organize/export.tgz", records_views.export_archive,
+         name="export-competition"),
     path("judging/", judging_views.my_campaigns, name="my-campaigns"),
     path("judging/<int:j>/", judging_views.judge, name="judge"),
     path("c/<slug:c>/organize/campaigns/", judging_views.campaigns, name="campaigns"),
@@ -71,6 +78,7 @@ urlpatterns = [
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),
+    path("s/<uuid:s>/run/<str:action>/", run_views.run_action, name="run-action"),
     # REST API
     path("api/competitions/", comp_api.CompetitionList.as_view(), name="api-competitions"),
     path("api/competitions/<slug:c>/", comp_api.CompetitionDetail.as_view(),
@@ -89,6 +97,8 @@ urlpatterns = [
          sub_api.SubmissionAction.as_view(action="primary"), name="api-submission-primary"),
     path("api/submissions/<uuid:s>/cancel/",
          sub_api.SubmissionAction.as_view(action="cancel"), name="api-submission-cancel"),
+    path("api/submissions/<uuid:s>/run/<str:action>/", run_views.RunAction.as_view(),
+         name="api-run-action"),
     path("api/tokens/", accounts_api.TokenList.as_view(), name="api-tokens"),
     path("api/tokens/<int:pk>/", accounts_api.TokenDetail.as_view(), name="api-token"),
     path("admin/", admin.site.urls),

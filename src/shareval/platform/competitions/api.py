@@ -7,7 +7,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, eligibility, export, leaderboard
+from shareval.platform.submissions import factsheets
+
+from . import access, boards, eligibility, export
 from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
@@ -22,7 +24,11 @@ def competition_summary(comp: Competition, user) -> dict:
             d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
                  "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
                  "quotas": [q.describe() for q in ds.quotas.all()],
-                 "public_files": [f.name for f in ds.public_files.all()]}
+                 "public_files": [f.name for f in ds.public_files.all()],
+                 # runs24: never the split's units or seed, only that there is one
+                 "concurrent": ds.concurrent, "split": bool(ds.split),
+                 "runs_per_team": "several" if (ds.board or {}).get("runs") == "all"
+                 else "one", "team_visibility": bool((ds.board or {}).get("team_visibility"))}
             if team is not None:
                 d["quota_state"] = [s.describe() for s in quota_states(team, ds)]
             dss.append(d)
@@ -35,7 +41,8 @@ def competition_summary(comp: Competition, user) -> dict:
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
             "team_status": team.status if team else None, "team_approval": comp.team_approval,
-            "organizer": comp.is_organizer(user), "phases": phases}
+            "organizer": comp.is_organizer(user), "phases": phases,
+            "factsheet": factsheets.fields(comp.factsheet)}
 
 
 class CompetitionList(APIView):
@@ -54,18 +61,20 @@ def get_dataset(c, p, d) -> Dataset:
                              phase__competition__slug=c, phase__slug=p, slug=d)
 
 
-def leaderboard_payload(ds: Dataset, user) -> dict:
+def leaderboard_payload(ds: Dataset, user, part: str | None = None) -> dict:
     shown = access.leaderboard_shows_scores(user, ds)
-    columns, rows = leaderboard.rows(ds, scores=shown)
+    part = access.board_part(user, ds, part)
+    columns, rows = boards.board_rows(ds, scores=shown, part=part)
+    columns, precision = boards.shape(ds, columns, rows)
     human = human_columns(ds, rows) if shown else []
-    return {"human": human, "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
+    several = (ds.board or {}).get("runs") == "all"
+    return {"human": human, "part": part, "precision": precision,
+            "runs_per_team": "several" if several else "one",
+            "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
-            "rule": (f"its primary run if flagged, else its best run by {ds.task.metric}; "
-                     f"ranked by {ds.task.metric}, ties share a rank") if shown else
-                    ("its primary run if flagged, else its latest scored run; by team name, "
-                     "no ranks, since nothing may depend on unreleased scores"),
+            "rule": boards.rule(ds, shown, several),
             "rows": rows}
 
 
@@ -104,7 +113,7 @@ class Leaderboard(APIView):
         eligibility.visible_or_404(request, ds.phase.competition)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
-        return Response(leaderboard_payload(ds, request.user))
+        return Response(leaderboard_payload(ds, request.user, request.query_params.get("part")))
 
 
 class _OrganizerView(APIView):

@@ -27,6 +27,9 @@ class Competition(models.Model):
     team_approval = models.BooleanField(
         default=False, help_text="new teams may submit only once an organizer approves them")
     created = models.DateTimeField(default=timezone.now)
+    # runs24: the fact sheet every run carries (bundle ``factsheet:``; records.py)
+    factsheet = models.JSONField(default=dict, blank=True,
+                                 help_text="required standard fields and organizer-defined extras")
 
     # --- access24: access and eligibility (see eligibility.py, access_models.py) ---
     PUBLIC, UNLISTED, PRIVATE = "public", "unlisted", "private"
@@ -152,6 +155,14 @@ class Dataset(models.Model):
     reference_digest = models.CharField(max_length=64, blank=True)
     feedback = models.BooleanField(default=True, help_text="show scores to the team "
                                    "(subject to the phase's blind setting)")
+    # runs24: board options (runs per team, columns, team-chosen visibility), the
+    # public/private split of the reference, and a limit on runs queued or running
+    board = models.JSONField(default=dict, blank=True)
+    split = models.JSONField(default=dict, blank=True,
+                             help_text="private units: {'units': [...]} or {'fraction', 'seed'}")
+    concurrent = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="runs a team may have queued or "
+                                                       "running at once")
 
     class Meta:
         unique_together = [("phase", "slug")]

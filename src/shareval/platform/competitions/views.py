@@ -21,7 +21,7 @@ from shareval.platform.notifications import mail
 from . import access, eligibility, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
-from .models import Competition, CompetitionTask, Membership, Phase, PublicFile, Team
+from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
 
 
 def home(request):
@@ -84,12 +84,15 @@ def leaderboard(request, c, p, d):
     eligibility.visible_or_404(request, ds.phase.competition)
     if not access.can_view_leaderboard(request.user, ds):
         raise Http404("no such leaderboard")
-    board = leaderboard_payload(ds, request.user)
+    board = leaderboard_payload(ds, request.user, request.GET.get("part"))
     metric = ds.task.metric           # the rule's text names the metric: say it in words
     board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
+    digits = board["precision"]
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board,
-        "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
+        "organizer": ds.phase.competition.is_organizer(request.user),
+        "rows": [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4))
+                                 for k in board["columns"]])
                  for r in board["rows"]]})
 
 
@@ -144,6 +147,8 @@ def organize(request, c):
             .select_related("team", "dataset__phase", "dataset__task")[:300])
     return render(request, "shareval/organize.html", {
         "comp": comp, "subs": subs, "levels": Phase.RELEASE,
+        "split_phases": {d.phase_id for d in Dataset.objects.filter(phase__competition=comp)
+                         .only("phase_id", "split") if d.split},
         "teams": comp.teams.filter(is_baseline=False).select_related("lead")})
 
 

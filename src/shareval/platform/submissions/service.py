@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from ..competitions import access, catalogs, eligibility
 from ..competitions.models import Dataset, Quota, Team
-from . import isolate, queue
+from . import factsheets, isolate, queue
 from .models import Submission, SubmissionEvent
 from .scoring import rename_paths
 
@@ -156,13 +156,19 @@ def team_refusal(team: Team) -> str:
 
 
 def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
-           description: str = "", now=None) -> Submission:
+           description: str = "", factsheet: dict | None = None, now=None) -> Submission:
     """Store, validate and queue one upload; raises SubmissionError on refusal."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
+    sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet,
+                                             required=not team.is_baseline)
+    if sheet_problems:
+        raise SubmissionError(400, "the fact sheet is incomplete or invalid", sheet_problems)
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
     if full:                       # early refusal; re-checked under the lock below
         raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)
+    if not team.is_baseline:
+        check_concurrent(team, dataset)
     if not team.is_baseline:
         _check_rejection_rate(team, now)
     original = Path(getattr(upload, "name", "") or "upload").name[:255]
@@ -192,13 +198,15 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
             if full:
                 raise SubmissionError(429, "quota reached: " + full.describe(),
                                       next_slot=full.next_slot)
+            if not team.is_baseline:
+                check_concurrent(team, dataset)
             if primary:
                 _demote_primary(team, dataset)
             sub = Submission.objects.create(
                 team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
                 size=size, description=description[:5000], state=Submission.VALIDATED,
                 kind=Submission.PRIMARY if primary else Submission.CONTRASTIVE,
-                warnings=warnings, created=now)
+                warnings=warnings, created=now, factsheet=sheet)
             SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
                                            message=f"{original} ({size} bytes) uploaded")
             sub.record(Submission.VALIDATED, "passed validation" +
@@ -208,6 +216,21 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
         (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
         raise
     return sub
+
+
+PENDING = (Submission.VALIDATED, Submission.QUEUED, Submission.RUNNING)
+
+
+def check_concurrent(team: Team, dataset: Dataset) -> None:
+    """The dataset's ``concurrent`` limit: runs of the team not yet scored or failed."""
+    if not dataset.concurrent:
+        return
+    n = Submission.objects.filter(team=team, dataset=dataset, state__in=PENDING).count()
+    if n >= dataset.concurrent:
+        raise SubmissionError(429, f"too many runs at once: {n} of team {team.name}'s runs on "
+                                   f"{dataset.phase.slug}/{dataset.slug} are still queued or "
+                                   f"being scored (limit {dataset.concurrent} at a time); "
+                                   f"submit again when one of them is scored")
 
 
 REJECTION_WINDOW = dt.timedelta(hours=1)
