@@ -11,6 +11,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..competitions import eligibility
 from ..competitions.models import Competition
 from ..submissions.api import _team, error_response, resolve_dataset
 from ..submissions.service import SubmissionError
@@ -28,6 +29,8 @@ def visible_code(request, pk) -> tuple[CodeSubmission, bool]:
     comp = cs.dataset.phase.competition
     organizer = comp.is_organizer(request.user)
     if not organizer and comp.team_of(request.user) != cs.team:
+        raise Http404("no such code submission")
+    if not eligibility.can_see(request, comp):                 # access24
         raise Http404("no such code submission")
     return cs, organizer
 
@@ -47,6 +50,8 @@ class CodeSubmissionList(APIView):
     def post(self, request):
         data = request.data
         comp = Competition.objects.filter(slug=data.get("competition", "")).first()
+        if comp is not None and not eligibility.can_see(request, comp):
+            comp = None                   # access24: hidden competitions look missing
         if comp is None:
             return Response({"error": f"no competition {data.get('competition')!r}"},
                             status=status.HTTP_404_NOT_FOUND)

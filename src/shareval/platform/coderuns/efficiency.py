@@ -1,8 +1,20 @@
 """Leaderboard efficiency columns: the resources of the final run whose output
-a leaderboard row shows (None for rows from uploaded files)."""
+a leaderboard row shows (None for rows from uploaded files).
+
+The three columns are named like metrics (``runtime_s``, ``cpu_s``, ``peak_mb``)
+so that a dataset's ``board: columns:`` can choose them like any metric column
+(``competitions.boards.shape``): with ``columns:`` given, only the efficiency
+columns it names are shown, rounded to its precision; without it, all three are
+shown whenever a row comes from a code run (pages show 2, 2 and 0 digits).
+"""
 from __future__ import annotations
 
 from .models import CodeRun
+
+# column key -> (header, tooltip, default digits)
+COLUMNS = {"runtime_s": ("Runtime (s)", "code submissions: the final run's wall time", 2),
+           "cpu_s": ("CPU (s)", "code submissions: the final run's CPU time", 2),
+           "peak_mb": ("Peak memory (MB)", "code submissions: the final run's peak memory", 0)}
 
 
 def efficiency(submission_ids: list) -> dict:
@@ -13,4 +25,36 @@ def efficiency(submission_ids: list) -> dict:
             .order_by("finished").values_list("output_submission_id", "wall_seconds",
                                               "cpu_seconds", "peak_mb"):
         out[sub] = {"runtime_s": wall, "cpu_s": cpu, "peak_mb": peak}
+    return out
+
+
+def attach(rows: list[dict], submission_ids: list) -> None:
+    """Set each row's ``efficiency`` (None for uploaded files); one query."""
+    eff = efficiency(submission_ids)
+    for row, sub in zip(rows, submission_ids):
+        row["efficiency"] = eff.get(sub)
+
+
+def columns(board: dict, rows: list[dict]) -> list[dict]:
+    """The efficiency columns a board shows (see the module doc); rounds the rows'
+    values to the chosen precision and drops the values of columns not shown."""
+    chosen = [c for c in (board.get("columns") or []) if c["metric"] in COLUMNS]
+    if board.get("columns"):
+        keys = [(c["metric"], c.get("precision")) for c in chosen]
+    elif any(r.get("efficiency") for r in rows):
+        keys = [(k, None) for k in COLUMNS]
+    else:
+        keys = []
+    out = []
+    for key, p in keys:
+        head, title, digits = COLUMNS[key]
+        out.append({"key": key, "label": head, "title": title,
+                    "digits": digits if p is None else p})
+    shown = {key: p for key, p in keys}
+    for r in rows:
+        e = r.get("efficiency")
+        if e:        # as metric columns: rounded only to a precision the board gives
+            r["efficiency"] = {k: (round(v, shown[k]) if isinstance(v, float) and
+                                   shown[k] is not None else v)
+                               for k, v in e.items() if k in shown} or None
     return out

@@ -22,6 +22,7 @@ from shareval.sandbox.bundle import Manifest, unpack
 from shareval.sandbox.run import Limits
 from shareval.sandbox.workspace import Workspace
 
+from ..notifications import mail
 from ..submissions import queue as scoring_queue, service as subs
 from ..submissions.models import Submission, SubmissionEvent
 from ..submissions.scoring import json_safe
@@ -88,6 +89,12 @@ def execute(run: CodeRun) -> None:
 def _finish(run: CodeRun, state: str, message: str, **fields) -> None:
     CodeRun.objects.filter(pk=run.pk).update(state=state, message=message[:5000],
                                              finished=timezone.now(), **fields)
+    if state != CodeRun.OK:          # no output to score: mailed like a failed upload
+        pk = run.pk
+        transaction.on_commit(lambda: mail.code_run_failed(
+            CodeRun.objects.select_related("code_submission__team",
+                                           "code_submission__dataset__phase__competition")
+            .get(pk=pk)))
 
 
 def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> None:

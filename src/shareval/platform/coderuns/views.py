@@ -4,10 +4,10 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions.models import Competition
+from ..competitions import eligibility
 from ..submissions.service import SubmissionError
 from . import service
 from .api import visible_code
@@ -16,7 +16,7 @@ from .models import CodeDataset, CodeSubmission
 
 @login_required
 def submit_code(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)             # access24: hidden ones look missing
     team = comp.team_of(request.user)
     if team is None:
         messages.error(request, "Join or create a team first.")

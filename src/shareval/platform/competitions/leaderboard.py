@@ -11,12 +11,18 @@ part of a row may depend on a score, or the board would tell a team whether
 its new run beat the earlier ones: the row is the primary run if scored, else
 the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
+Disqualified runs and runs their team took off the board never appear either.
+The dataset's ``board`` options (several runs per team, columns, precision) are
+in ``boards.py``, whose ``board_rows`` pages and API call; ``part`` chooses the
+public or private part of a split dataset's scores.
+
 Two queries: narrow tuples for every current score (to pick each team's row),
 then the metrics of the picked rows only, so the cost grows with the number of
 submissions but not with the size of their results.
 """
 from __future__ import annotations
 
+from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions.models import Score, Submission
 
 from .models import Dataset, Team
@@ -29,10 +35,17 @@ def scalar_metrics(result: dict) -> dict[str, float]:
 
 def _current_scored(dataset: Dataset):
     return Score.objects.filter(submission__dataset=dataset, current=True,
-                                submission__state=Submission.SCORED)
+                                submission__state=Submission.SCORED,
+                                submission__disqualified="", submission__on_board=True)
 
 
-def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
+# the score fields a board reads: the public part (every dataset) or the private one
+PARTS = {"public": ("primary", "result__metrics"),
+         "private": ("private_primary", "private_result__metrics")}
+
+
+def rows(dataset: Dataset, scores: bool = True,
+         part: str = "public") -> tuple[list[str], list[dict]]:
     """(metric columns with the primary metric first, rows); see the module doc.
 
     ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
@@ -40,8 +53,9 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
         return [], blind_rows(dataset)
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
+    primary_field, metrics_field = PARTS[part]
     narrow = _current_scored(dataset).values_list(
-        "pk", "submission__team_id", "submission__kind", "primary", "submission__created",
+        "pk", "submission__team_id", "submission__kind", primary_field, "submission__created",
         "submission_id")
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
@@ -54,7 +68,7 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
             subs[team] = sub
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
     results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
-                   .values_list("pk", "result__metrics"))
+                   .values_list("pk", metrics_field))
     chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
                                                     teams[kv[0]].name))
     columns: list[str] = [ct.metric]
@@ -71,10 +85,7 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
         out.append(_row(teams[team], rank, kind, runs[team], created,
                         {k: metrics[pk].get(k) for k in columns}, "best"))
     # code submissions: the resources of the run that produced each row's output
-    from shareval.platform.coderuns.efficiency import efficiency
-    eff = efficiency([subs[team] for team, _ in chosen])
-    for row, (team, _) in zip(out, chosen):
-        row["efficiency"] = eff.get(subs[team])
+    efficiency.attach(out, [subs[team] for team, _ in chosen])
     return columns, out
 
 

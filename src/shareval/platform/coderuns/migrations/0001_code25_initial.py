@@ -12,8 +12,8 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('competitions', '0002_bundles_team_approval'),
-        ('submissions', '0001_initial'),
+        ('competitions', '0004_runs24_records'),
+        ('submissions', '0002_runs24_records'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
