@@ -172,3 +172,29 @@ def test_disqualified_output_blocks_running_the_code_again(world):
     sub.refresh_from_db()
     assert sub.state == "scored" and len(leaderboard_payload(world["ds"],
                                                              world["org"])["rows"]) == 1
+
+
+def test_the_cli_runs_a_system_without_django(tmp_path):
+    """A code submission's sandbox runs ``shareval run`` with only the bundle's
+    requirements installed: building the CLI's parser must not import django
+    (phase23's ``server rcc-study`` once did, and every RCC bundle failed)."""
+    import subprocess
+    import sys
+    probe = ("import builtins, sys\n"
+             "real = builtins.__import__\n"
+             "def imp(name, *a, **k):\n"
+             "    if name.split('.')[0] in ('django', 'rest_framework'):\n"
+             "        raise ModuleNotFoundError(f'No module named {name!r}')\n"
+             "    return real(name, *a, **k)\n"
+             "builtins.__import__ = imp\n"
+             "from shareval import cli\n"
+             "sys.exit(cli.main(['run', 'rcc', '--help']))\n")
+    import os
+    from pathlib import Path
+
+    import shareval
+    env = dict(os.environ, PYTHONPATH=str(Path(shareval.__file__).resolve().parents[1]))
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                       cwd=tmp_path, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "--catalog" in r.stdout

@@ -99,9 +99,10 @@ def test_the_rcc_reference_system_passes_as_a_code_submission(db, tmp_path, shar
     folder = rcc_system_bundle(tmp_path / "rcc-system",
                                shared_data / "rcc/catalog/dataset_text_dict.json")
     cs = service.submit_code(alice, team, ds, Upload("rcc-system.tgz", pack(folder)))
-    assert code_queue.drain() == 2
-    test, final = cs.runs.order_by("created")
+    code_queue.drain()
+    test = cs.runs.order_by("created").first()
     assert test.state == "ok", (test.message, test.log[-3000:])
+    test, final = cs.runs.order_by("created")
     assert 0 < test.score["metrics"]["f1"] <= 1
     assert final.state == "ok", (final.message, final.log[-3000:])
     drain()

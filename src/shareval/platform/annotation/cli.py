@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.db import transaction
-
 
 def add_parser(cmds) -> None:
     p = cmds.add_parser("rcc-study", help="create an RCC phase-2 human evaluation study "
@@ -78,8 +76,16 @@ def run(args, console) -> int:
     return 0
 
 
-@transaction.atomic
 def _create(args, ds, user, strata, mix):
+    # django is imported here, not at the top: the parser is built by every
+    # ``shareval`` command, also where only the core is installed (a code
+    # submission's sandbox runs ``shareval run``)
+    from django.db import transaction
+    with transaction.atomic():
+        return _create_in(args, ds, user, strata, mix)
+
+
+def _create_in(args, ds, user, strata, mix):
     from . import service
     from .models import Member
     st = service.create_study(
