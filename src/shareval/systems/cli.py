@@ -49,8 +49,6 @@ def add_parsers(sub) -> None:
                                       "clir/, optional domainid/)")
     train.add_argument("--beta", type=float, help="material: override the pack's beta")
     train.add_argument("--out", help="model file (default: the shipped model)")
-    train.add_argument("--encoder", choices=("usem3", "e5"), default="usem3",
-                       help="svident: the model of the default (usem3) or the e5 mode")
 
 
 def command(args, console) -> int:
@@ -104,7 +102,6 @@ def _command(args, console) -> int:
                                log=console.print)
         else:
             training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
-                                             args.out, log=console.print,
-                                             encoder=args.encoder)
+                                             args.out, log=console.print)
         return 0
     raise AssertionError(args.command)

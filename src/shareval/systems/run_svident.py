@@ -40,7 +40,7 @@ def svident_run(inp: Path, out: Path, opts: dict) -> dict:
     batch = 512
     for i in progress(range(0, len(rows), batch), (len(rows) + batch - 1) // batch,
                       "detection batches"):
-        detected += svident.detect(sentences[i:i + batch], opts.get("threshold"), encoder)
+        detected += svident.detect(sentences[i:i + batch], opts.get("threshold"))
     write_json(out / "detection.json", {r["uuid"]: d for r, (d, _) in zip(rows, detected)})
     written = ["detection.json"]
     if opts.get("vocabulary"):
@@ -76,7 +76,7 @@ def svident_service(opts: dict) -> dict:
         threshold = need(body, "threshold", float, problems, required=False)
         raise_problems(problems)
         return {"predictions": [{"is_variable": d, "score": s}
-                                for d, s in svident.detect(sentences, threshold, encoder)]}
+                                for d, s in svident.detect(sentences, threshold)]}
 
     def disambiguate(body):
         problems = []

@@ -8,11 +8,11 @@ training sentences than to its k nearest negative ones. Hashing needs no stored
 vocabulary, so the model is a weight vector and the training sentences'
 embeddings with their labels, no text (``models/svident_detection.npz``).
 
-The ``e5`` encoder (``encoder="e5"``, ``--encoder e5``) is a slower, better mode: a
-second detection model (``models/svident_detection_e5.npz``) adds a nearest-neighbour
-term over multilingual-e5-small vectors (``embed.e5``) of the same training sentences,
-and disambiguation's dense retriever uses e5 (``query:`` sentence against ``passage:``
-variable) instead of the Universal Sentence Encoder.
+The ``e5`` encoder (``encoder="e5"``, ``--encoder e5``) is a slower, better mode for
+disambiguation: its dense retriever uses multilingual-e5-small (``embed.e5``;
+``query:`` sentence against ``passage:`` variable) instead of the Universal Sentence
+Encoder. Detection has no e5 mode: e5 vectors as features or as a second
+neighbour term changed its cross-validated F1-macro by at most 0.01 (experiment record).
 
 Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
 at run time (``id, label, topic, question, answer``) becomes one document;
@@ -31,7 +31,6 @@ from pathlib import Path
 import numpy as np
 
 DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
-DETECTION_E5_PATH = DETECTION_PATH.with_name("svident_detection_e5.npz")
 ENCODERS = ("usem3", "e5")     # the default first
 HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
@@ -60,7 +59,6 @@ def detection_features(sentences: list[str], vectors: np.ndarray):
 
 NEIGHBORS = 10               # k of the nearest-neighbour term
 NEIGHBOR_WEIGHT = 20.0       # its weight on the logistic regression's log-odds
-E5_NEIGHBOR_WEIGHT = 20.0    # the e5 mode's second neighbour term (chosen by CV)
 
 
 def neighbor_margin(vectors: np.ndarray, neighbors: np.ndarray, labels: np.ndarray,
@@ -87,19 +85,11 @@ class DetectionModel:
     labels: np.ndarray | None = None           # and their labels
     k: int = NEIGHBORS
     weight: float = NEIGHBOR_WEIGHT
-    e5_neighbors: np.ndarray | None = None     # the same sentences' e5 vectors (e5 mode)
-    e5_weight: float = 0.0
 
     def __post_init__(self):
         # stored as float16; cast once here, not on every request
         if self.neighbors is not None:
             self.neighbors = np.asarray(self.neighbors, dtype=np.float32)
-        if self.e5_neighbors is not None:
-            self.e5_neighbors = np.asarray(self.e5_neighbors, dtype=np.float32)
-
-    @property
-    def encoder(self) -> str:
-        return "e5" if self.e5_neighbors is not None else "usem3"
 
     @classmethod
     def load(cls, path: str | Path = DETECTION_PATH) -> "DetectionModel":
@@ -108,8 +98,6 @@ class DetectionModel:
             if "neighbors" in d:
                 extra = dict(neighbors=d["neighbors"], labels=d["labels"], k=int(d["k"]),
                              weight=float(d["weight"]))
-            if "e5_neighbors" in d:
-                extra.update(e5_neighbors=d["e5_neighbors"], e5_weight=float(d["e5_weight"]))
             return cls(d["coef"], float(d["intercept"]), float(d["threshold"]),
                        json.loads(str(d["meta"])), **extra)
 
@@ -118,13 +106,10 @@ class DetectionModel:
         if self.neighbors is not None:
             extra = dict(neighbors=self.neighbors.astype(np.float16),
                          labels=self.labels.astype(np.int8), k=self.k, weight=self.weight)
-        if self.e5_neighbors is not None:
-            extra.update(e5_neighbors=self.e5_neighbors.astype(np.float16),
-                         e5_weight=self.e5_weight)
         np.savez_compressed(path, coef=self.coef.astype(np.float32), intercept=self.intercept,
                             threshold=self.threshold, meta=json.dumps(self.meta), **extra)
 
-    def probabilities(self, sentences: list[str], vectors=None, e5_vectors=None) -> np.ndarray:
+    def probabilities(self, sentences: list[str], vectors=None) -> np.ndarray:
         if not sentences:
             return np.zeros(0)
         if vectors is None:
@@ -134,16 +119,10 @@ class DetectionModel:
             + self.intercept
         if self.neighbors is not None:
             raw = raw + self.weight * neighbor_margin(vectors, self.neighbors, self.labels, self.k)
-        if self.e5_neighbors is not None:
-            if e5_vectors is None:
-                from .embed import e5
-                e5_vectors = e5(sentences, "query")
-            raw = raw + self.e5_weight * neighbor_margin(e5_vectors, self.e5_neighbors,
-                                                         self.labels, self.k)
         return 1.0 / (1.0 + np.exp(-raw))
 
 
-_DETECTION: dict[str, DetectionModel] = {}
+_DETECTION: DetectionModel | None = None
 
 
 def _check_encoder(encoder: str) -> None:
@@ -151,18 +130,16 @@ def _check_encoder(encoder: str) -> None:
         raise ValueError(f"unknown encoder {encoder!r}: {' or '.join(ENCODERS)}")
 
 
-def detection_model(encoder: str = "usem3") -> DetectionModel:
-    _check_encoder(encoder)
-    if encoder not in _DETECTION:
-        _DETECTION[encoder] = DetectionModel.load(DETECTION_E5_PATH if encoder == "e5"
-                                                  else DETECTION_PATH)
-    return _DETECTION[encoder]
+def detection_model() -> DetectionModel:
+    global _DETECTION
+    if _DETECTION is None:
+        _DETECTION = DetectionModel.load()
+    return _DETECTION
 
 
-def detect(sentences: list[str], threshold: float | None = None,
-           encoder: str = "usem3") -> list[tuple[int, float]]:
+def detect(sentences: list[str], threshold: float | None = None) -> list[tuple[int, float]]:
     """For each sentence: (1 if it mentions a survey variable else 0, probability)."""
-    model = detection_model(encoder)
+    model = detection_model()
     p = model.probabilities(list(sentences))
     cut = model.threshold if threshold is None else threshold
     return [(int(x >= cut), round(float(x), 4)) for x in p]

