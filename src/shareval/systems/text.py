@@ -24,25 +24,6 @@ def normalize(text: str) -> str:
     return _HYPHEN_BREAK.sub(lambda m: (m.group(1) or m.group(3)) + (m.group(2) or ""), text)
 
 
-_REFERENCES = re.compile(
-    r"^[ \t]*(?:\d+\.?[ \t]*)?(?:references|bibliography|literature cited|works cited|"
-    r"reference list|cited literature|literatur|literaturverzeichnis|quellen)[ \t]*:?[ \t]*$",
-    re.IGNORECASE | re.MULTILINE)
-
-
-def without_references(text: str, after: float = 0.5) -> str:
-    """The text before its reference list: cut at the last line that is only a heading
-    such as "References" or "Bibliography", when it lies in the text's second half
-    (``after``). Works cited in passing there are not datasets the paper uses, and the
-    competition's PDF-to-text conversion keeps the whole list."""
-    last = None
-    for m in _REFERENCES.finditer(text):
-        last = m
-    if last is None or last.start() < after * len(text):
-        return text
-    return text[:last.start()]
-
-
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens (letters and digits)."""
     return [t.lower() for t in _TOKEN.findall(text)]
