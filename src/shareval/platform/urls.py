@@ -33,6 +33,7 @@ urlpatterns = [
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
     path("judging/", judging_views.my_campaigns, name="my-campaigns"),
     path("judging/<int:j>/", judging_views.judge, name="judge"),
+    path("judging/<int:j>/text/<int:item>/", judging_views.judge_text, name="judge-text"),
     path("c/<slug:c>/organize/campaigns/", judging_views.campaigns, name="campaigns"),
     path("c/<slug:c>/organize/campaigns/<int:j>/", judging_views.manage, name="campaign"),
     path("c/<slug:c>/organize/campaigns/<int:j>/adjudicate/", judging_views.adjudicate,

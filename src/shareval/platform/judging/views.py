@@ -4,18 +4,18 @@ from __future__ import annotations
 import json
 import time
 
-import yaml
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions.models import Competition, Dataset, Membership
+from shareval.platform.competitions.models import Competition, Dataset
 
-from . import build, designs, results, service
+from . import build, content, designs, help, results, service
+from .forms import CampaignForm
 from .models import Assignment, Campaign, Item
 
 
@@ -42,74 +42,35 @@ def campaigns(request, c):
     comp = _comp(request, c)
     datasets = Dataset.objects.filter(phase__competition=comp).select_related("phase", "task")
     errors: list[str] = []
+    form = CampaignForm(comp, datasets, initial={"k": 2, "timeout": 30, "n": 50, "docs": 0,
+                                                 "seed": 0, "on_leaderboard": True})
     if request.method == "POST":
-        errors = _create(request, comp, datasets)
+        form = CampaignForm(comp, datasets, request.POST, request.FILES)
+        errors = _create(request, form)
         if not errors:
             return redirect("campaigns", c=comp.slug)
     return render(request, "shareval/campaigns.html", {
         "comp": comp, "datasets": datasets, "errors": errors, "designs": Campaign.DESIGNS,
-        "campaigns": Campaign.objects.filter(dataset__phase__competition=comp)
+        "form": form, "campaigns": Campaign.objects.filter(dataset__phase__competition=comp)
         .select_related("dataset__phase", "dataset__task")})
 
 
-def _create(request, comp, datasets) -> list[str]:
-    P = request.POST
-    errors = []
-    dataset = datasets.filter(pk=P.get("dataset") or 0).first()
-    design = P.get("design")
-    if dataset is None:
-        errors.append("dataset: choose one")
-    if design not in dict(Campaign.DESIGNS):
-        errors.append("design: choose one")
+def _create(request, form: CampaignForm) -> list[str]:
+    """Problems, or [] once the campaign and its items exist (the form keeps what
+    was typed when there are problems; an uploaded file must be chosen again)."""
+    if not form.is_valid():
+        return form.problems()
+    d = form.cleaned_data
     try:
-        k, timeout = int(P.get("k", 2)), int(P.get("timeout", 30))
-        if not 1 <= k <= 20 or not 1 <= timeout <= 24 * 60:
-            raise ValueError
-    except ValueError:
-        errors.append("judges per item must be 1-20 and the timeout 1-1440 minutes")
-    try:
-        config = yaml.safe_load(P.get("config") or "") or {}
-        if not isinstance(config, dict):
-            raise yaml.YAMLError("the configuration must be a mapping")
-    except yaml.YAMLError as e:
-        errors.append(f"configuration: {e}")
-        config = {}
-    if design == Campaign.CHAIN:
-        errors += [f"configuration: {p}" for p in designs.check_chains(config)]
-    User = get_user_model()
-    names = [n.strip() for n in (P.get("judges") or "").replace(",", " ").split() if n.strip()]
-    judges = list(User.objects.filter(username__in=names))
-    missing = set(names) - {u.username for u in judges}
-    if missing:
-        errors.append(f"judges: no such user(s) {sorted(missing)}")
-    in_teams = Membership.objects.filter(team__competition=comp, user__in=judges,
-                                         team__is_baseline=False).values_list("user__username",
-                                                                              flat=True)
-    if in_teams:
-        errors.append(f"judges: {sorted(set(in_teams))} belong to a participating team "
-                      f"(judges must not judge their own team)")
-    title = (P.get("title") or "").strip()
-    if not title:
-        errors.append("title: required")
-    if errors:
-        return errors
-    campaign = Campaign.objects.create(
-        dataset=dataset, slug=f"c{int(time.time() * 1000) % 10**9}", title=title, design=design,
-        judges_per_item=k, timeout_minutes=timeout, config=config,
-        on_leaderboard=bool(P.get("on_leaderboard")))
-    campaign.judges.set(judges)
-    try:
-        upload = request.FILES.get("items")
-        if upload:
-            text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
-            n = build.load_items(campaign, text, upload.name)
-        else:
-            n = build.build_from_runs(campaign, int(P.get("n") or 50), int(P.get("docs") or 0),
-                                      int(P.get("seed") or 0))
+        campaign = service.create_campaign(
+            d["dataset"], d["title"].strip(), d["design"], d["k"], d["timeout"], d["config"],
+            d["judges"], d["on_leaderboard"], d.get("hourly_rate"), d.get("seconds_per_judgment"),
+            upload=d.get("items"), n=d.get("n") or 50, docs=d.get("docs") or 0,
+            seed=d.get("seed") or 0)
     except (InvalidInput, ValueError) as e:
-        campaign.delete()
         return [str(p) for p in getattr(e, "problems", [e])]
-    messages.success(request, f"Campaign {title!r}: {n} items, {len(judges)} judges.")
+    messages.success(request, f"Campaign {campaign.title!r}: {campaign.items.count()} items, "
+                              f"{len(d['judges'])} judges.")
     return []
 
 
@@ -139,10 +100,15 @@ def _judge_campaign(request, j) -> Campaign:
 def judge_context(camp, item) -> dict:
     """What a judge may see: never team names, other judges or gold answers."""
     p = item.payload
-    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url")}
+    view = content.item_view(camp.design, p)
+    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url"),
+           "view": view, "instructions": str(p.get("instructions") or "")}
+    if view.get("kind") == "publication" and view.get("has_text"):
+        ctx["full_text_url"] = reverse("judge-text", args=[camp.pk, item.pk])
     if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
         order = designs.system_order(item)
-        ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", [])}
+        ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", []),
+                           "empty": s.get("empty") or "nothing output here"}
                           for i, (lab, s) in enumerate(zip(designs.letters(len(order)), order))]
     if camp.design == designs.CHAIN:
         ctx["chain"] = [{"id": q["id"], "text": designs.fill(q["text"], p),
@@ -190,9 +156,26 @@ def judge(request, j):
     service.start(a)
     ctx = judge_context(camp, a.item)
     return render(request, "shareval/judge.html", {
-        "camp": camp, "a": a, "item": ctx,
+        "camp": camp, "a": a, "item": ctx, "help": help.for_design(camp.design),
+        "instructions": str(camp.config.get("instructions") or ""),
         "started": time.time(), "count": Assignment.objects.filter(
             item__campaign=camp, judge=request.user, status=Assignment.DONE).count()})
+
+
+@login_required
+def judge_text(request, j, item):
+    """The full text of the publication of an item the judge holds (open or done)."""
+    camp = _judge_campaign(request, j)
+    it = get_object_or_404(Item, pk=item, campaign=camp, assignments__judge=request.user)
+    view = content.item_view(camp.design, it.payload)
+    text = content.Resources(camp.dataset).text_of(it.doc) if view.get("kind") == \
+        "publication" else None
+    if text is None:
+        raise Http404("no full text for this item")
+    paras = [content.marked(" ".join(p.split()), view.get("mentions", []))
+             for p in text.split("\n") if p.strip()]
+    return render(request, "shareval/judge_text.html", {"camp": camp, "view": view,
+                                                         "paragraphs": paras})
 
 
 @login_required
