@@ -248,12 +248,20 @@ def _line_units(task_name, path) -> dict[str, Unit]:
 
 # views: the content around a unit -------------------------------------------------------
 
+def _flexible(needle: str) -> str:
+    """A mention as a pattern that spans line breaks, hyphens and spacing between words."""
+    toks = re.findall(r"\w+", needle)
+    if not toks:
+        return re.escape(needle)
+    return r"\W+".join(re.escape(t) for t in toks)
+
+
 def marked(text: str, needles) -> list[dict]:
     """``text`` as segments [{"t": str, "m": bool}], occurrences of ``needles`` marked."""
     needles = sorted({n for n in needles if n and n.strip()}, key=len, reverse=True)
     if not needles:
         return [{"t": text, "m": False}]
-    pat = re.compile("|".join(re.escape(n) for n in needles), re.I)
+    pat = re.compile("|".join(_flexible(n) for n in needles), re.I)
     out, at = [], 0
     for m in pat.finditer(text):
         if m.start() > at:
@@ -269,7 +277,7 @@ def passages(text: str, mentions, width: int = PASSAGE, most: int = MAX_PASSAGES
     """Passages around each mention's occurrences, merged when they overlap."""
     spans = []
     for m in {x for x in mentions if x and len(x.strip()) > 1}:
-        for k, hit in enumerate(re.finditer(re.escape(m), text, re.I)):
+        for k, hit in enumerate(re.finditer(_flexible(m), text, re.I)):
             if k >= most:
                 break
             spans.append([max(0, hit.start() - width), min(len(text), hit.end() + width), m])
@@ -283,6 +291,10 @@ def passages(text: str, mentions, width: int = PASSAGE, most: int = MAX_PASSAGES
             merged.append([s, e, {m}])
     out = []
     for s, e, ms in merged[:3 * most]:
+        if s > 0:                                   # whole words at both ends
+            s = next((k + 1 for k in range(s, min(s + 30, e)) if text[k].isspace()), s)
+        if e < len(text):
+            e = next((k for k in range(e, max(e - 30, s), -1) if text[k].isspace()), e)
         seg = marked(" ".join(text[s:e].split()), ms)
         out.append({"segments": seg, "cut_start": s > 0, "cut_end": e < len(text)})
     return out
