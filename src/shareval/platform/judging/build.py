@@ -27,7 +27,7 @@ from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
 
 from . import content, designs
-from .models import Campaign, Item
+from .models import Campaign, Item, RunOutput
 
 MAX_IMAGE = 2 * 1024 * 1024
 MAX_ITEMS = 20_000
@@ -95,6 +95,10 @@ def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) ->
         campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs},
                            "overlaps": pair_overlaps(outputs)}
         campaign.save(update_fields=["config"])
+        # each team's output: what a late submission's on-demand evaluation weighs against
+        RunOutput.objects.bulk_create([RunOutput(campaign=campaign, name=t, submission=runs[t],
+                                                 keys=sorted(u)) for t, u in units.items()],
+                                      ignore_conflicts=True)
     Item.objects.bulk_create(items, ignore_conflicts=True)
     return len(items)
 

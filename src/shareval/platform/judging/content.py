@@ -37,6 +37,8 @@ PASSAGE = 220            # characters either side of a mention
 MAX_PASSAGES = 4         # per mention string
 TOP_VARIABLES = 3        # disambiguation units: a sentence's top-ranked variables
 MAX_LINE = 500           # an item key is at most 500 characters (models.Item.key)
+HEADER_WORDS = {"item", "id", "uuid", "doc", "doc_id", "docid", "query", "qid", "query_id",
+                "item_id"}
 
 
 @dataclass
@@ -234,8 +236,10 @@ def _line_units(task_name, path) -> dict[str, Unit]:
                          f"from an items file")
     out = {}
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
+        for number, line in enumerate(f, 1):
             line = line.rstrip("\n")
+            if number == 1 and line.split("\t")[0].strip().lower() in HEADER_WORDS:
+                continue                                # a header row is not an output
             if len(line) > MAX_LINE:
                 raise ValueError(f"a {task_name} run has a line of {len(line)} characters "
                                  f"(at most {MAX_LINE} per item): build this campaign from "

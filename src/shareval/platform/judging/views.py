@@ -13,8 +13,9 @@ from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
 from shareval.platform.competitions.models import Competition, Dataset
+from shareval.platform.submissions.models import Submission
 
-from . import build, content, designs, help, results, service
+from . import build, content, costs, crowd, designs, help, ondemand, results, service
 from .forms import CampaignForm
 from .models import Assignment, Campaign, Item
 
@@ -78,11 +79,69 @@ def _create(request, form: CampaignForm) -> list[str]:
 def manage(request, c, j):
     comp = _comp(request, c)
     camp = _campaign(comp, j)
+    late = list(camp.late.select_related("output").order_by("pk"))
+    taken = set(camp.outputs.values_list("name", flat=True))
+    runs_known = taken or "sizes" in camp.config            # built from runs: outputs known
+    candidates = [s for t, s in sorted(build.team_runs(camp.dataset).items()) if t not in taken] \
+        if ondemand.precision_design(camp) and runs_known else []
     return render(request, "shareval/campaign.html", {
         "comp": comp, "camp": camp, "progress": service.progress(camp),
         "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
         "results": sorted(results.team_results(camp).items(), key=_best_first),
-        "disagreements": len(service.disagreements(camp))})
+        "disagreements": len(service.disagreements(camp)), "late": [
+            {"ev": ev, "pilot": ev.draws.filter(stage="pilot").count(),
+             "main": ev.draws.filter(stage="main").count(),
+             "reused": ev.draws.filter(reused=True).values("item").distinct().count(),
+             "half": None if ev.high is None else (ev.high - ev.low) / 2} for ev in late],
+        "candidates": candidates, "costs": costs.campaign_costs(camp),
+        "crowd": camp.design != designs.RELATED})
+
+
+@login_required
+@require_POST
+def add_late(request, c, j):
+    """A late submission joins the campaign (on-demand evaluation)."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    P = request.POST
+    sub = Submission.objects.filter(pk=P.get("submission") or 0, dataset=camp.dataset).first()
+    try:
+        if sub is None:
+            raise ondemand.LateError("choose a submission")
+        budget = float(P["budget"]) if (P.get("budget") or "").strip() else None
+        ev = ondemand.add_late(camp, sub, float(P.get("half_width") or 0.05), budget,
+                               int(P.get("pilot") or 50), int(P.get("seed") or 0))
+    except (ondemand.LateError, ValueError) as e:
+        messages.error(request, f"Not added: {e}")
+    else:
+        messages.success(request, f"{ev.output.name} added: {ev.draws.count()} pilot draws, "
+                                  f"{ev.draws.filter(reused=True).count()} of them already "
+                                  f"judged.")
+    return redirect("campaign", c=comp.slug, j=camp.pk)
+
+
+@login_required
+@require_POST
+def crowd_import(request, c, j):
+    """An MTurk-style results CSV: each row one worker's answer to one task."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    up = request.FILES.get("results")
+    if up is None:
+        messages.error(request, "Not imported: choose a results CSV")
+        return redirect("campaign", c=comp.slug, j=camp.pk)
+    text = up.read(50 * 1024 * 1024).decode("utf-8-sig", errors="replace")
+    try:
+        n = crowd.import_results(camp, text, up.name)
+    except InvalidInput as e:
+        for p in e.problems[:20]:
+            messages.error(request, str(p))
+        if e.total > 20:
+            messages.error(request, f"… and {e.total - 20} more problems; nothing was imported")
+        return redirect("campaign", c=comp.slug, j=camp.pk)
+    ondemand.advance_all(camp)
+    messages.success(request, f"Imported {n} crowd judgments.")
+    return redirect("campaign", c=comp.slug, j=camp.pk)
 
 
 def _best_first(kv) -> tuple:
@@ -149,6 +208,8 @@ def judge(request, j):
         if not ok:
             messages.error(request, "This assignment expired before you answered; "
                                     "it went to another judge.")
+        else:
+            ondemand.advance_all(camp)       # a late submission may now move on
         return redirect("judge", j=camp.pk)
     a = service.next_assignment(camp, request.user)
     if a is None:
@@ -203,6 +264,7 @@ def adjudicate_item(request, c, j, item):
         service.adjudicate(it, request.user, json.loads(request.POST.get("answer") or "{}"),
                            request.POST.get("note", "")[:2000])
         messages.success(request, f"Decision recorded for {it.key}.")
+        ondemand.advance_all(camp)
     except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
         messages.error(request, f"Not saved: {e}")
     return redirect("adjudicate", c=comp.slug, j=camp.pk)
@@ -218,6 +280,8 @@ def export(request, c, j, kind):
         text, unresolved = results.qrels(camp)
         resp = HttpResponse(text, content_type="text/plain")
         resp["X-Unresolved-Items"] = str(len(unresolved))
+    elif kind == "crowd-batch.csv" and camp.design != designs.RELATED:
+        resp = HttpResponse(crowd.export_batch(camp), content_type="text/csv")
     elif kind == "e2e-judgments.tsv" and camp.design == designs.RELEVANCE:
         resp = HttpResponse(results.e2e_judgments(camp), content_type="text/tab-separated-values")
     else:
