@@ -115,7 +115,7 @@ def main() -> int:
           f"{true_p:.4f}")
     print(f"  estimate {ev.estimate:.4f} [{ev.low:.4f}, {ev.high:.4f}] half-width "
           f"{(ev.high - ev.low) / 2:.4f} (target {a.half_width}) outcome {ev.outcome}, "
-          f"{ev.rounds} main stage(s)")
+          f"main stage planned {ev.planned} draws")
     print(f"  draws: pilot {ev.draws.filter(stage='pilot').count()}, main "
           f"{ev.draws.filter(stage='main').count()}; new judgments {new}; reused items "
           f"{row['reused_items']} ({row['reused_judgments']} judgments)")

@@ -114,7 +114,6 @@ class LateEvaluation(models.Model):
     stage = models.CharField(max_length=8, default=PILOT)
     outcome = models.CharField(max_length=8, blank=True)
     planned = models.PositiveIntegerField(null=True, blank=True)   # stage-2 draws chosen
-    rounds = models.PositiveSmallIntegerField(default=0)            # main stages so far
     estimate = models.FloatField(null=True, blank=True)
     low = models.FloatField(null=True, blank=True)
     high = models.FloatField(null=True, blank=True)

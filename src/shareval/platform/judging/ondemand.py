@@ -15,10 +15,11 @@ through ``assessment.ondemand.OnDemand``'s two stages, asynchronously:
 3. once every main item has its label, the importance estimate over every
    labelled draw (earlier teams' and the late main draws; the pilot only chose
    n) gives the precision and its interval (outcome ``reached`` when the
-   half-width is at most the target). When the prediction fell short, the main
-   draws join the pilot and a new main stage of fresh draws follows (n chosen
-   before they are drawn, so each final estimate is again a two-stage one), at
-   most ``MAX_ROUNDS`` main stages (then the outcome is ``short``).
+   half-width is at most the target, else ``short``). There is no third
+   stage: redrawing when a main stage falls short accepts or rejects stages by
+   their own interval, a stopping rule that biases the estimate (measured:
+   -0.0067, 4 s.e., over 200 late evaluations on the demo data). Instead n is
+   planned for ``PLAN`` times the target half-width.
 
 An item's label is the mean of its judges' verdicts (or the adjudicated
 one) once it has ``k`` judgments or an adjudication; draws of items not
@@ -41,7 +42,8 @@ from .service import final_answers
 
 ONDEMAND = "ondemand"
 MAX_DRAWS = 10_000
-MAX_ROUNDS = 4           # main stages before settling for a wider interval ("short")
+PLAN = 0.85              # stage 2 is planned for 85% of the target half-width (measured:
+                         # the pilot's variance prediction is optimistic; bench/judging_ondemand)
 
 
 class LateError(ValueError):
@@ -214,27 +216,20 @@ def advance(ev: LateEvaluation) -> bool:
         moved = True
     if ev.stage == LateEvaluation.PILOT and all(k in labels for k in pilot):
         od = _state(camp, labels, ev)
-        n = od.sample_size(name, pilot, ev.half_width, ev.confidence, ev.pilot, MAX_DRAWS)
-        od.rng = np.random.default_rng([ev.seed, ev.pk, 2, ev.rounds])
+        n = od.sample_size(name, pilot, PLAN * ev.half_width, ev.confidence, ev.pilot,
+                           MAX_DRAWS)
+        od.rng = np.random.default_rng([ev.seed, ev.pk, 2])
         units = units or _units(camp, ev.output.submission)
         complete = _place(ev, od.draw(name, n), "main", units, _new_items_allowed(ev))
-        ev.planned, ev.stage, ev.rounds = n, LateEvaluation.MAIN, ev.rounds + 1
+        ev.planned, ev.stage = n, LateEvaluation.MAIN
         ev.outcome = "" if complete else LateEvaluation.BUDGET
-        ev.save(update_fields=["planned", "stage", "outcome", "rounds"])
+        ev.save(update_fields=["planned", "stage", "outcome"])
         moved = True
     if ev.stage == LateEvaluation.MAIN:
         main = list(ev.draws.filter(stage="main").values_list("item__key", flat=True))
         if all(k in labels for k in main):
             od = _state(camp, labels, ev)
             od.record(name, main)
-            est, low, high, _ = od.precision(name, ev.confidence)
-            if (high - low) / 2 > ev.half_width and not ev.outcome and ev.rounds < MAX_ROUNDS:
-                # short of the target: these draws join the pilot, which predicts afresh,
-                # and a new main stage of fresh draws is the estimate (two stages again)
-                ev.draws.filter(stage="main").update(stage="pilot")
-                ev.stage = LateEvaluation.PILOT
-                ev.save(update_fields=["stage"])
-                return True
             return _finish(ev, od, labels, ev.outcome or None) or True
     return moved
 
