@@ -24,7 +24,8 @@ chains:
   default:
   - {id: subject, text: 'Does "{subject}" refer to a person?'}
   - {id: object, text: 'Does "{object}" refer to a name?'}
-  - {id: relation, text: 'Does the sentence justify that "{object}" is another name of "{subject}"?'}
+  - {id: relation,
+     text: 'Does the sentence justify that "{object}" is another name of "{subject}"?'}
 """
 KBP_ITEMS = [
     {"key": "d7|per:alternate_names|Wahid|Gus Dur", "doc": "d7",

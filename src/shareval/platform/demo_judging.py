@@ -22,7 +22,6 @@ import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from shareval.systems.training import rcc_held_out
 
 ALPHA_WORDS = re.compile(r"\b(question(ed|s)?|asked|respondents?|Frage[n]?|gefragt|Befragten?)\b",
                          re.I)
