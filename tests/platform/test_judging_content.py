@@ -151,3 +151,17 @@ def test_the_judging_page_shows_instructions_help_and_the_full_text_link(world, 
     assert "Judge from the summary only." in html and "machine translations" in html
     assert 'id="help"' in html and "From the query and the summary alone" in html
     assert "heavy · rain" in html
+
+
+def test_the_adjudication_page_names_items_by_their_content(chain, world, client):
+    camp = chain
+    judges = [get_user_model().objects.create_user(f"a{i}", password="x-pass-123")
+              for i in range(2)]
+    camp.judges.set(judges)
+    for j, verdict in zip(judges, ("yes", "no")):
+        while (a := service.next_assignment(camp, j)) is not None:
+            assert service.submit(a, {"answers": {"correct": verdict}})
+    client.force_login(world["org"])
+    html = client.get(f"/c/tiny/organize/campaigns/{camp.pk}/adjudicate/").content.decode()
+    item = camp.items.first()
+    assert f"output: {item.payload['text']}" in html

@@ -361,3 +361,14 @@ def item_view(design: str, payload: dict) -> dict:
                 "object": obj, "provenance": marked(prov, [subj, obj]) if prov else [],
                 "source": str(payload.get("source") or "")}
     return {"kind": "text", "text": str(payload.get("text") or "")}
+
+
+def summary_line(view: dict, limit: int = 160) -> str:
+    """One line of an item's content, for the organizers' pages."""
+    kind = view.get("kind")
+    text = {"sentence": view.get("sentence"), "publication": view.get("title"),
+            "summary": f"query: {view.get('query', '')}",
+            "relation": f"{view.get('subject')} — {view.get('relation')} — {view.get('object')}"
+            }.get(kind) or view.get("text") or ""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -247,6 +247,9 @@ def adjudicate(request, c, j):
     for e in service.disagreements(camp):
         order = [s["team"] for s in designs.system_order(e["item"])]
         rows.append({**e, "answers": [(who, json.dumps(a), a) for who, a in e["answers"].items()],
+                     "shown": content.summary_line(content.item_view(camp.design,
+                                                                     e["item"].payload)),
+                     "output": e["item"].payload.get("text", ""),
                      "order": order,
                      "trail": e["item"].adjudications.select_related("decided_by")})
     return render(request, "shareval/adjudicate.html", {"comp": comp, "camp": camp,
