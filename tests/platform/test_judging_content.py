@@ -165,3 +165,11 @@ def test_the_adjudication_page_names_items_by_their_content(chain, world, client
     html = client.get(f"/c/tiny/organize/campaigns/{camp.pk}/adjudicate/").content.decode()
     item = camp.items.first()
     assert f"output: {item.payload['text']}" in html
+
+
+def test_full_texts_read_as_paragraphs():
+    text = "A first line of a para-\ngraph goes on\nhere.\n\nSecond block. " + "Words go on. " * 200
+    ps = content.paragraphs(text, size=300)
+    assert ps[0] == "A first line of a paragraph goes on here."
+    assert len(ps) > 3 and all(p.endswith(".") for p in ps[1:-1])
+    assert " ".join(ps[1:]) == " ".join(("Second block. " + "Words go on. " * 200).split())

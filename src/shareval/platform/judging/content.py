@@ -372,3 +372,22 @@ def summary_line(view: dict, limit: int = 160) -> str:
             }.get(kind) or view.get("text") or ""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def paragraphs(text: str, size: int = 900) -> list[str]:
+    """Readable paragraphs of an extracted text: hard line breaks joined (a hyphen at
+    a line end joins the word), blank lines kept as breaks, long runs cut after a
+    sentence end near ``size`` characters."""
+    out = []
+    for block in re.split(r"\n\s*\n", text):
+        block = re.sub(r"-\n(?=[a-z])", "", block)
+        block = " ".join(block.split())
+        while len(block) > 2 * size:
+            cut = block.find(". ", size)
+            if cut < 0:
+                break
+            out.append(block[:cut + 1])
+            block = block[cut + 2:]
+        if block:
+            out.append(block)
+    return out

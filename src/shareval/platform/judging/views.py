@@ -233,8 +233,7 @@ def judge_text(request, j, item):
         "publication" else None
     if text is None:
         raise Http404("no full text for this item")
-    paras = [content.marked(" ".join(p.split()), view.get("mentions", []))
-             for p in text.split("\n") if p.strip()]
+    paras = [content.marked(p, view.get("mentions", [])) for p in content.paragraphs(text)]
     return render(request, "shareval/judge_text.html", {"camp": camp, "view": view,
                                                          "paragraphs": paras})
 
