@@ -56,6 +56,9 @@ RULES = {
     "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
+    "campaign-late": (set(), ORG), "campaign-crowd": (set(), ORG),
+    # the scene's items are not publications: no full text for anyone
+    "judge-text": (set(), set()),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
