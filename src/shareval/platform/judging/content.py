@@ -32,6 +32,8 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import Problems
+from shareval.formats.rcc import read_citations, read_mentions
+from shareval.formats.svident import read_detection, read_disambiguation
 
 PASSAGE = 220            # characters either side of a mention
 MAX_PASSAGES = 4         # per mention string
@@ -194,26 +196,22 @@ def run_units(task_name: str, path, res: Resources | None = None) -> dict[str, U
     problems = Problems()
     res = res or Resources()
     if task_name == "rcc-citations":
-        from shareval.formats.rcc import read_citations
         recs = read_citations(path, problems, submission=True)
         return {f"{r.publication_id}|{r.data_set_id}": Unit(
             r.publication_id, r.publication_id, dataset_title(res, r.data_set_id),
             tuple(m for m in r.mentions if isinstance(m, str)))
             for r in (recs.records if recs else [])}
     if task_name == "rcc-mentions":
-        from shareval.formats.rcc import read_mentions
         recs = read_mentions(path, problems)
         return {f"{r.publication_id}|{r.mention}": Unit(r.publication_id, r.publication_id,
                                                          f"“{r.mention}”", (r.mention,))
                 for r in (recs.records if recs else [])}
     if task_name == "svident-detection":
-        from shareval.formats.svident import read_detection
         pred = read_detection(path, problems)
         sents = res.sentences
         return {u: Unit(sents.get(u, {}).get("doc", u), u, "mentions a survey variable")
                 for u, v in (pred.values.items() if pred else []) if v == 1}
     if task_name == "svident-disambiguation":
-        from shareval.formats.svident import read_disambiguation
         pred = read_disambiguation(path, problems)
         sents, out = res.sentences, {}
         for u, ranking in (pred.values.items() if pred else []):

@@ -22,7 +22,7 @@ from django.utils.text import slugify
 from shareval.metrics import agreement
 from shareval.platform.competitions.models import Membership
 
-from . import designs
+from . import build, designs
 from .models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
@@ -37,7 +37,6 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
                     seed: int = 0) -> Campaign:
     """A campaign with its items, from an uploaded items file or drawn from the runs;
     nothing is kept when the items are refused (raises InvalidInput or ValueError)."""
-    from . import build
     config = dict(config)
     if hourly_rate is not None:
         config["hourly_rate"] = hourly_rate
