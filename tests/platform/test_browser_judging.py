@@ -111,7 +111,7 @@ def test_judging_with_the_keyboard_adjudication_and_leaderboard(browser, stack, 
     j1.wait_for_selector("#all-done")
 
     open_campaign(j1, stack, "Summaries")
-    assert j1.locator("#ui img").count() == 1 and "elections" in j1.inner_text("#query")
+    assert j1.locator("#summary-image").count() == 1 and "elections" in j1.inner_text("#query")
     j1.keyboard.press("y")
     j1.wait_for_selector("#all-done")
 

@@ -80,6 +80,9 @@ RULES = {
     "factsheet-table": (ORG, ORG), "bulk-download": (ORG, ORG),
     "export-competition": (ORG, ORG),
     "run-action": (set(), set()), "api-run-action": (set(), set()),
+    "campaign-late": (set(), ORG), "campaign-crowd": (set(), ORG),
+    # the scene's items are not publications: no full text for anyone
+    "judge-text": (set(), set()),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev

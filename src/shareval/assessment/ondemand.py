@@ -41,18 +41,6 @@ class OnDemand:
         self.labels: dict[Hashable, float] = {}
         self.shared: dict[tuple[str, str], int] = {}      # |X_a & X_b|, both orders
 
-    def _sample(self, name: str, k: int, judge) -> tuple[list, int]:
-        """k uniform draws from ``name``'s output, judged where not judged before."""
-        items = self.order[name]
-        xs, new = [], 0
-        for i in self.rng.integers(0, len(items), k):
-            x = items[i]
-            if x not in self.labels:
-                self.labels[x] = float(judge(x))
-                new += 1
-            xs.append(x)
-        return xs, new
-
     def _membership(self, xs) -> tuple[list[str], np.ndarray]:
         names = list(self.outputs)
         m = np.array([[x in self.outputs[j] for j in names] for x in xs], dtype=float)
@@ -114,6 +102,58 @@ class OnDemand:
         return mixture_importance(y, target, np.where(q > 0, q, 1.0), strata, confidence,
                                   dict(zip(names, w_row)))
 
+    # steps of ``evaluate``, for callers whose judgments arrive later (the server) ----------
+
+    def add(self, name: str, items: Iterable[Hashable]) -> list:
+        """Register a submission's output (sorted, unique); returns its items."""
+        items = sorted(set(items), key=repr)
+        if not items:
+            raise ValueError(f"{name}: an empty output has no precision")
+        self._add(name, items)
+        return items
+
+    def draw(self, name: str, k: int) -> list:
+        """k uniform draws (with replacement) from ``name``'s output, not yet judged."""
+        items = self.order[name]
+        return [items[i] for i in self.rng.integers(0, len(items), k)]
+
+    def record(self, name: str, xs: list) -> None:
+        """Draws that enter the estimate (every x must have a label)."""
+        self.draws += [(x, name) for x in xs]
+
+    def sample_size(self, name: str, trial: list, half_width: float = 0.05,
+                    confidence: float = 0.95, pilot: int = 50, max_draws: int = 10_000) -> int:
+        """Stage 2's draws: the smallest n whose predicted half-width fits, at least
+        ``pilot`` (with very few, items only this submission output get huge weights
+        and the estimate grows heavy tails), at most ``max_draws``. Needs the labels
+        of the pilot draws ``trial`` and of every recorded draw."""
+        base: dict[str, int] = {}
+        for _, j in self.draws:
+            base[j] = base.get(j, 0) + 1
+        xs = [x for x, _ in self.draws] + list(trial)
+        names, member = self._membership(xs)
+        out = self.outputs[name]
+        g_parts = (names, member, base, np.array([self.labels[x] for x in xs]),
+                   np.array([1 / len(out) if x in out else 0.0 for x in xs]),
+                   np.array([j for _, j in self.draws] + ["\0pilot"] * len(trial)))
+        z = z_value(confidence)
+        lo, hi = min(pilot, max_draws), max_draws
+        while lo < hi:                       # smallest n whose predicted half-width fits
+            mid = (lo + hi) // 2
+            if z * np.sqrt(self._variance(name, g_parts, mid)) <= half_width:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
+
+    def _judge_all(self, xs, judge) -> int:
+        new = 0
+        for x in xs:
+            if x not in self.labels:
+                self.labels[x] = float(judge(x))
+                new += 1
+        return new
+
     def evaluate(self, name: str, items: Iterable[Hashable], judge: Callable[[Hashable], float],
                  half_width: float = 0.05, confidence: float = 0.95, pilot: int = 50,
                  max_draws: int = 10_000) -> Evaluation:
@@ -126,30 +166,12 @@ class OnDemand:
         would bias it (measured: -0.006 on the simulated late submission). Pilot
         judgments are kept, so redrawing a pilot item costs nothing.
         ``judge(item)`` is asked only for items nobody judged before."""
-        items = sorted(set(items), key=repr)
-        if not items:
-            raise ValueError(f"{name}: an empty output has no precision")
-        self._add(name, items)
-        trial, new = self._sample(name, pilot, judge)
-        base: dict[str, int] = {}
-        for _, j in self.draws:
-            base[j] = base.get(j, 0) + 1
-        xs = [x for x, _ in self.draws] + trial
-        names, member = self._membership(xs)
-        g_parts = (names, member, base, np.array([self.labels[x] for x in xs]),
-                   np.array([1 / len(items) if x in self.outputs[name] else 0.0 for x in xs]),
-                   np.array([j for _, j in self.draws] + ["\0pilot"] * len(trial)))
-        z = z_value(confidence)
-        # at least ``pilot`` own draws: with very few, items only this submission
-        # output get huge weights and the estimate grows heavy tails
-        lo, hi = min(pilot, max_draws), max_draws
-        while lo < hi:                       # smallest n whose predicted half-width fits
-            mid = (lo + hi) // 2
-            if z * np.sqrt(self._variance(name, g_parts, mid)) <= half_width:
-                hi = mid
-            else:
-                lo = mid + 1
-        xs, more = self._sample(name, lo, judge)
-        self.draws += [(x, name) for x in xs]
+        self.add(name, items)
+        trial = self.draw(name, pilot)
+        new = self._judge_all(trial, judge)
+        n = self.sample_size(name, trial, half_width, confidence, pilot, max_draws)
+        xs = self.draw(name, n)
+        more = self._judge_all(xs, judge)
+        self.record(name, xs)
         est, low, high, _ = self.precision(name, confidence)
-        return Evaluation(name, est, low, high, pilot + lo, new + more)
+        return Evaluation(name, est, low, high, pilot + n, new + more)

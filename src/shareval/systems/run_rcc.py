@@ -42,6 +42,24 @@ def _rcc_catalog(opts: dict, embeddings: bool):
                              use_cache=not opts.get("no_cache"))
 
 
+def _warm_up(embeddings: bool):
+    """Load the encoder and the compiled tree walk in a thread while the main thread reads
+    the model and the catalog: both mostly wait on zlib, BLAS or LLVM, which release the
+    GIL, so on two cores start-up overlaps (join it before forking)."""
+    import threading
+
+    from . import rcc_trees
+
+    def work():
+        rcc_trees.warm()
+        if embeddings:
+            from .embed import load
+            load()
+    thread = threading.Thread(target=work, name="rcc-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
 def rcc_run(inp: Path, out: Path, opts: dict) -> dict:
     from . import fields, rcc
     workers = 1 if opts.get("workers") is None else opts["workers"]
@@ -52,10 +70,12 @@ def rcc_run(inp: Path, out: Path, opts: dict) -> dict:
     if not files:
         raise RequestError(f"{inp}: no publications (*.pdf, *.txt or *.json files)")
     embeddings = not opts.get("no_embeddings")
+    warming = _warm_up(embeddings)
     # model, catalog and its embeddings before forking, so the workers share them
     rcc.model()
     prepared = _rcc_catalog(opts, embeddings)
     catalog = prepared.catalog
+    warming.join()
     out.mkdir(parents=True, exist_ok=True)
     _RCC_JOB.update(catalog=catalog, taxonomy=taxonomy, threshold=opts.get("threshold"),
                     mention_threshold=opts.get("mention_threshold"), embeddings=embeddings)

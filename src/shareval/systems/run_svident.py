@@ -33,6 +33,7 @@ def svident_run(inp: Path, out: Path, opts: dict) -> dict:
     if not files:
         raise RequestError(f"{inp}: no .tsv files of sentences")
     rows = [r for f in files for r in read_sentences(f)]
+    encoder = _encoder(opts)
     out.mkdir(parents=True, exist_ok=True)
     sentences = [r["sentence"] for r in rows]
     detected = []
@@ -46,17 +47,27 @@ def svident_run(inp: Path, out: Path, opts: dict) -> dict:
         vocab = [v for p in opts["vocabulary"] for v in svident.read_vocabulary(p)]
         langs = [r["lang"] or svident.language(r["sentence"]) for r in rows]
         ranked = svident.disambiguate(sentences, vocab, opts.get("k") or 10,
-                                      opts.get("method") or "fusion", langs)
+                                      opts.get("method") or "fusion", langs, encoder)
         strip = opts.get("strip_prefix") or ""
         write_json(out / "disambiguation.json", {
             r["uuid"]: {(vid[len(strip):] if strip and vid.startswith(strip) else vid): s
                         for vid, s in ranking} for r, ranking in zip(rows, ranked)})
         written.append("disambiguation.json")
-    return {"sentences": len(rows), "detected": sum(d for d, _ in detected), "files": written}
+    return {"sentences": len(rows), "detected": sum(d for d, _ in detected), "files": written,
+            "encoder": encoder}
+
+
+def _encoder(opts: dict) -> str:
+    from .svident import ENCODERS
+    encoder = opts.get("encoder") or ENCODERS[0]
+    if encoder not in ENCODERS:
+        raise RequestError(f"--encoder: {' or '.join(ENCODERS)}, found {encoder!r}")
+    return encoder
 
 
 def svident_service(opts: dict) -> dict:
     from . import svident
+    encoder = _encoder(opts)
     vocab = [v for p in (opts.get("vocabulary") or []) for v in svident.read_vocabulary(p)]
 
     def detect(body):
@@ -85,7 +96,7 @@ def svident_service(opts: dict) -> dict:
             problems.append("vocabulary: none given (start the service with --vocabulary or "
                             "send one)")
         raise_problems(problems)
-        ranked = svident.disambiguate(sentences, variables, k, method, langs)
+        ranked = svident.disambiguate(sentences, variables, k, method, langs, encoder)
         return {"rankings": [[{"id": v, "score": s} for v, s in r] for r in ranked]}
 
     return {"/detect": (detect, SVIDENT_API["/detect"]),

@@ -26,12 +26,11 @@ from shareval.formats.errors import InvalidInput, Problems
 from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
 
-from . import designs
-from .models import Campaign, Item
+from . import content, designs
+from .models import Campaign, Item, RunOutput
 
 MAX_IMAGE = 2 * 1024 * 1024
 MAX_ITEMS = 20_000
-MAX_LINE = 500            # an item key is at most 500 characters (models.Item.key)
 
 
 def team_runs(dataset) -> dict[str, Submission]:
@@ -45,75 +44,61 @@ def team_runs(dataset) -> dict[str, Submission]:
     return runs
 
 
-def run_units(task_name: str, path) -> dict[str, tuple[str, str]]:
-    """item key -> (document, text shown) for one run."""
-    problems = Problems()
-    if task_name in ("rcc-citations", "rcc-mentions"):
-        from shareval.formats.rcc import read_citations, read_mentions
-        if task_name == "rcc-citations":
-            recs = read_citations(path, problems, submission=True)
-            pairs = [(r.publication_id, f"dataset {r.data_set_id}") for r in recs.records] \
-                if recs else []
-        else:
-            recs = read_mentions(path, problems)
-            pairs = [(r.publication_id, r.mention) for r in recs.records] if recs else []
-        return {f"{d}|{t}": (d, t) for d, t in pairs}
-    with open(path, "rb") as f:
-        head = f.read(4096)
-    if head.lstrip()[:1] in (b"{", b"[") or head[:2] == b"\x1f\x8b" or head[:4] == b"PK\x03\x04" \
-            or b"\x00" in head:
-        # a JSON document or an archive is not one unit per line: read as lines, one
-        # "unit" would be a whole run file, shown to every judge of that item
-        raise ValueError(f"{task_name} runs are not one item per line: build this campaign "
-                         f"from an items file")
-    out = {}
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if len(line) > MAX_LINE:
-                raise ValueError(f"a {task_name} run has a line of {len(line)} characters "
-                                 f"(at most {MAX_LINE} per item): build this campaign from "
-                                 f"an items file")
-            if line.strip() and not line.startswith("#"):
-                cols = line.split("\t") if "\t" in line else line.split()
-                out["|".join(cols)] = (cols[0], " ".join(cols))
-    return out
+def run_units(task_name: str, path, res: content.Resources | None = None
+              ) -> dict[str, tuple[str, str]]:
+    """item key -> (document, output in words) for one run."""
+    return {k: (u.doc, u.text) for k, u in content.run_units(task_name, path, res).items()}
+
+
+def unit_payload(task: str, res: content.Resources, key: str, u: content.Unit,
+                 kind: str) -> dict:
+    """The payload of one judged unit: the output in words and the content around it."""
+    return {"text": u.text, "doc": u.doc, "type": kind,
+            "view": content.view_for(task, res, u.group, [u])}
 
 
 @transaction.atomic
 def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) -> int:
     runs = team_runs(campaign.dataset)
     task = campaign.dataset.task.task_name
-    units = {team: run_units(task, s.path) for team, s in runs.items()}
+    res = content.Resources(campaign.dataset)
+    units = {team: content.run_units(task, s.path, res) for team, s in runs.items()}
     if campaign.design in (designs.SIDE_BY_SIDE, designs.RELATED):
-        by_doc: dict[str, dict[str, list[str]]] = {}
+        by_group: dict[str, dict[str, list[content.Unit]]] = {}
         for team, u in units.items():
-            for key, (d, text) in u.items():
-                by_doc.setdefault(d, {}).setdefault(team, []).append(text)
-        all_docs = sorted(by_doc)
+            for key, unit in u.items():
+                by_group.setdefault(unit.group, {}).setdefault(team, []).append(unit)
+        all_groups = sorted(by_group)
         rng = np.random.default_rng(seed)
-        pick = sorted(rng.choice(len(all_docs), size=min(n, len(all_docs)), replace=False)) \
-            if all_docs else []
+        pick = sorted(rng.choice(len(all_groups), size=min(n, len(all_groups)), replace=False)) \
+            if all_groups else []
+        empty = content.empty_output(task)
         items = []
         for i in pick:
-            d = all_docs[i]
-            systems = [{"team": t, "output": sorted(by_doc[d].get(t, []))} for t in sorted(units)]
-            items.append(Item(campaign=campaign, key=d, doc=d, payload={
-                "text": f"Publication {d}", "systems": systems},
-                inclusion=len(pick) / len(all_docs), submissions=sorted(by_doc[d])))
+            g = all_groups[i]
+            systems = [{"team": t, "output": sorted(x.text for x in by_group[g].get(t, [])),
+                        "empty": empty} for t in sorted(units)]
+            shown = [x for t in by_group[g].values() for x in t]
+            items.append(Item(campaign=campaign, key=g, doc=shown[0].doc, payload={
+                "text": "", "view": content.view_for(task, res, g, shown), "systems": systems},
+                inclusion=len(pick) / len(all_groups), submissions=sorted(by_group[g])))
     else:
-        outputs = [Output(team, {k: d for k, (d, _) in u.items()}) for team, u in units.items()]
+        outputs = [Output(team, {k: x.doc for k, x in u.items()}) for team, u in units.items()]
         rows = draw_sample([o for o in outputs if len(o)], n, "joint", docs, seed)
-        text = {k: t for u in units.values() for k, (_, t) in u.items()}
+        every = {k: x for u in units.values() for k, x in u.items()}
+        kind = campaign.config.get("default_type", "default")
         items = [Item(campaign=campaign, key=r.item, doc=r.doc,
-                      payload={"text": text.get(r.item, r.item), "doc": r.doc,
-                               "type": campaign.config.get("default_type", "default")},
+                      payload=unit_payload(task, res, r.item, every[r.item], kind),
                       inclusion=r.inclusion_probability, drawn_for=r.drawn_for,
                       submissions=r.submissions, drawn_by=r.drawn_by) for r in rows]
         # sizes and pairwise overlaps: what `assess estimate --method importance` needs
         campaign.config = {**campaign.config, "sizes": {o.name: len(o) for o in outputs},
                            "overlaps": pair_overlaps(outputs)}
         campaign.save(update_fields=["config"])
+        # each team's output: what a late submission's on-demand evaluation weighs against
+        RunOutput.objects.bulk_create([RunOutput(campaign=campaign, name=t, submission=runs[t],
+                                                 keys=sorted(u)) for t, u in units.items()],
+                                      ignore_conflicts=True)
     Item.objects.bulk_create(items, ignore_conflicts=True)
     return len(items)
 

@@ -82,3 +82,54 @@ class Adjudication(models.Model):
 
     class Meta:
         ordering = ["created", "pk"]
+
+
+class RunOutput(models.Model):
+    """The units of one team's run in a campaign (what its precision is over):
+    the importance estimator's X_j. Stored when items are drawn from runs."""
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="outputs")
+    name = models.CharField(max_length=200)            # the team name
+    submission = models.ForeignKey("submissions.Submission", null=True, blank=True,
+                                   on_delete=models.SET_NULL, related_name="+")
+    keys = models.JSONField(default=list)
+    late = models.BooleanField(default=False)
+    added = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["campaign", "name"], name="output_name")]
+
+
+class LateEvaluation(models.Model):
+    """On-demand evaluation of a submission added to an existing campaign
+    (judging/ondemand.py): a pilot stage, then the main draws, then the estimate."""
+    PILOT, MAIN, DONE = "pilot", "main", "done"
+    REACHED, BUDGET = "reached", "budget"
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="late")
+    output = models.OneToOneField(RunOutput, on_delete=models.CASCADE, related_name="evaluation")
+    half_width = models.FloatField(default=0.05)
+    confidence = models.FloatField(default=0.95)
+    pilot = models.PositiveIntegerField(default=50)
+    budget = models.FloatField(null=True, blank=True)     # money, at the campaign's rate
+    seed = models.IntegerField(default=0)
+    stage = models.CharField(max_length=8, default=PILOT)
+    outcome = models.CharField(max_length=8, blank=True)
+    planned = models.PositiveIntegerField(null=True, blank=True)   # stage-2 draws chosen
+    estimate = models.FloatField(null=True, blank=True)
+    low = models.FloatField(null=True, blank=True)
+    high = models.FloatField(null=True, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+
+class Draw(models.Model):
+    """One uniform draw from a late submission's output, and whether its item
+    was already in the campaign (its judgments reused) when drawn."""
+    evaluation = models.ForeignKey(LateEvaluation, on_delete=models.CASCADE,
+                                   related_name="draws")
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="draws")
+    stage = models.CharField(max_length=8)
+    seq = models.PositiveIntegerField()
+    reused = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["evaluation", "stage", "seq"]

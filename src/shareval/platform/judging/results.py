@@ -18,6 +18,7 @@ from shareval.formats.spreadsheet import escape_formula
 from shareval.metrics.estimation import percentile_interval
 
 from . import designs
+from .ondemand import late_results
 from .service import final_answers
 
 ESTIMATE_COLUMNS = ["item", "doc", "submissions", "judge", "question", "answer",
@@ -41,8 +42,8 @@ def judgment_records(campaign) -> list[Judgment]:
     recs = []
     for e in final_answers(campaign).values():
         item = e["item"]
-        if item.gold is not None:
-            continue
+        if item.gold is not None or item.drawn_for == "ondemand":
+            continue         # late submissions' draws: judging/ondemand.py estimates them
         for judge, ans in counted(e).items():
             if campaign.design == designs.CHAIN:
                 pairs = [("correct", ans["correct"])] + [
@@ -166,6 +167,7 @@ def team_results(campaign, confidence: float = 0.95, seed: int = 0) -> dict[str,
                              "n": row["judged_items"]}
                 if "entity_precision" in row:
                     out[team]["entity_precision"] = row["entity_precision"]
+        out.update(late_results(campaign))
         return out
     if campaign.design == designs.SIDE_BY_SIDE:
         per_team: dict[str, list[float]] = {}

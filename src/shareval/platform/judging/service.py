@@ -10,20 +10,52 @@ updates keep two browsers of one judge, or two judges, from racing.
 from __future__ import annotations
 
 import datetime as dt
+import secrets
 from collections import Counter, defaultdict
 
 import numpy as np
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
+from django.utils.text import slugify
 
 from shareval.metrics import agreement
 from shareval.platform.competitions.models import Membership
 
-from . import designs
+from . import build, designs
 from .models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
+
+
+# creating a campaign ----------------------------------------------------------------
+
+@transaction.atomic
+def create_campaign(dataset, title: str, design: str, k: int, timeout: int, config: dict,
+                    judges, on_leaderboard: bool = True, hourly_rate: float | None = None,
+                    seconds: float | None = None, upload=None, n: int = 50, docs: int = 0,
+                    seed: int = 0) -> Campaign:
+    """A campaign with its items, from an uploaded items file or drawn from the runs;
+    nothing is kept when the items are refused (raises InvalidInput or ValueError)."""
+    config = dict(config)
+    if hourly_rate is not None:
+        config["hourly_rate"] = hourly_rate
+    if seconds is not None:
+        config["seconds_per_judgment"] = seconds
+    base = slugify(title)[:40] or "campaign"
+    slug = base
+    while Campaign.objects.filter(dataset=dataset, slug=slug).exists():
+        slug = f"{base}-{secrets.token_hex(3)}"
+    campaign = Campaign.objects.create(dataset=dataset, slug=slug, title=title, design=design,
+                                       judges_per_item=k, timeout_minutes=timeout,
+                                       config=config, on_leaderboard=on_leaderboard)
+    campaign.judges.set(judges)
+    if upload is not None:
+        text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
+        build.load_items(campaign, text, upload.name)
+    else:
+        build.build_from_runs(campaign, n, docs, seed)
+    return campaign
 
 
 # who may judge -------------------------------------------------------------------

@@ -4,18 +4,19 @@ from __future__ import annotations
 import json
 import time
 
-import yaml
 from django.contrib import messages
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions.models import Competition, Dataset, Membership
+from shareval.platform.competitions.models import Competition, Dataset
+from shareval.platform.submissions.models import Submission
 
-from . import build, designs, results, service
+from . import build, content, costs, crowd, designs, help, ondemand, results, service
+from .forms import CampaignForm
 from .models import Assignment, Campaign, Item
 
 
@@ -42,74 +43,35 @@ def campaigns(request, c):
     comp = _comp(request, c)
     datasets = Dataset.objects.filter(phase__competition=comp).select_related("phase", "task")
     errors: list[str] = []
+    form = CampaignForm(comp, datasets, initial={"k": 2, "timeout": 30, "n": 50, "docs": 0,
+                                                 "seed": 0, "on_leaderboard": True})
     if request.method == "POST":
-        errors = _create(request, comp, datasets)
+        form = CampaignForm(comp, datasets, request.POST, request.FILES)
+        errors = _create(request, form)
         if not errors:
             return redirect("campaigns", c=comp.slug)
     return render(request, "shareval/campaigns.html", {
         "comp": comp, "datasets": datasets, "errors": errors, "designs": Campaign.DESIGNS,
-        "campaigns": Campaign.objects.filter(dataset__phase__competition=comp)
+        "form": form, "campaigns": Campaign.objects.filter(dataset__phase__competition=comp)
         .select_related("dataset__phase", "dataset__task")})
 
 
-def _create(request, comp, datasets) -> list[str]:
-    P = request.POST
-    errors = []
-    dataset = datasets.filter(pk=P.get("dataset") or 0).first()
-    design = P.get("design")
-    if dataset is None:
-        errors.append("dataset: choose one")
-    if design not in dict(Campaign.DESIGNS):
-        errors.append("design: choose one")
+def _create(request, form: CampaignForm) -> list[str]:
+    """Problems, or [] once the campaign and its items exist (the form keeps what
+    was typed when there are problems; an uploaded file must be chosen again)."""
+    if not form.is_valid():
+        return form.problems()
+    d = form.cleaned_data
     try:
-        k, timeout = int(P.get("k", 2)), int(P.get("timeout", 30))
-        if not 1 <= k <= 20 or not 1 <= timeout <= 24 * 60:
-            raise ValueError
-    except ValueError:
-        errors.append("judges per item must be 1-20 and the timeout 1-1440 minutes")
-    try:
-        config = yaml.safe_load(P.get("config") or "") or {}
-        if not isinstance(config, dict):
-            raise yaml.YAMLError("the configuration must be a mapping")
-    except yaml.YAMLError as e:
-        errors.append(f"configuration: {e}")
-        config = {}
-    if design == Campaign.CHAIN:
-        errors += [f"configuration: {p}" for p in designs.check_chains(config)]
-    User = get_user_model()
-    names = [n.strip() for n in (P.get("judges") or "").replace(",", " ").split() if n.strip()]
-    judges = list(User.objects.filter(username__in=names))
-    missing = set(names) - {u.username for u in judges}
-    if missing:
-        errors.append(f"judges: no such user(s) {sorted(missing)}")
-    in_teams = Membership.objects.filter(team__competition=comp, user__in=judges,
-                                         team__is_baseline=False).values_list("user__username",
-                                                                              flat=True)
-    if in_teams:
-        errors.append(f"judges: {sorted(set(in_teams))} belong to a participating team "
-                      f"(judges must not judge their own team)")
-    title = (P.get("title") or "").strip()
-    if not title:
-        errors.append("title: required")
-    if errors:
-        return errors
-    campaign = Campaign.objects.create(
-        dataset=dataset, slug=f"c{int(time.time() * 1000) % 10**9}", title=title, design=design,
-        judges_per_item=k, timeout_minutes=timeout, config=config,
-        on_leaderboard=bool(P.get("on_leaderboard")))
-    campaign.judges.set(judges)
-    try:
-        upload = request.FILES.get("items")
-        if upload:
-            text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
-            n = build.load_items(campaign, text, upload.name)
-        else:
-            n = build.build_from_runs(campaign, int(P.get("n") or 50), int(P.get("docs") or 0),
-                                      int(P.get("seed") or 0))
+        campaign = service.create_campaign(
+            d["dataset"], d["title"].strip(), d["design"], d["k"], d["timeout"], d["config"],
+            d["judges"], d["on_leaderboard"], d.get("hourly_rate"), d.get("seconds_per_judgment"),
+            upload=d.get("items"), n=d.get("n") or 50, docs=d.get("docs") or 0,
+            seed=d.get("seed") or 0)
     except (InvalidInput, ValueError) as e:
-        campaign.delete()
         return [str(p) for p in getattr(e, "problems", [e])]
-    messages.success(request, f"Campaign {title!r}: {n} items, {len(judges)} judges.")
+    messages.success(request, f"Campaign {campaign.title!r}: {campaign.items.count()} items, "
+                              f"{len(d['judges'])} judges.")
     return []
 
 
@@ -117,11 +79,69 @@ def _create(request, comp, datasets) -> list[str]:
 def manage(request, c, j):
     comp = _comp(request, c)
     camp = _campaign(comp, j)
+    late = list(camp.late.select_related("output").order_by("pk"))
+    taken = set(camp.outputs.values_list("name", flat=True))
+    runs_known = taken or "sizes" in camp.config            # built from runs: outputs known
+    candidates = [s for t, s in sorted(build.team_runs(camp.dataset).items()) if t not in taken] \
+        if ondemand.precision_design(camp) and runs_known else []
     return render(request, "shareval/campaign.html", {
         "comp": comp, "camp": camp, "progress": service.progress(camp),
         "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
         "results": sorted(results.team_results(camp).items(), key=_best_first),
-        "disagreements": len(service.disagreements(camp))})
+        "disagreements": len(service.disagreements(camp)), "late": [
+            {"ev": ev, "pilot": ev.draws.filter(stage="pilot").count(),
+             "main": ev.draws.filter(stage="main").count(),
+             "reused": ev.draws.filter(reused=True).values("item").distinct().count(),
+             "half": None if ev.high is None else (ev.high - ev.low) / 2} for ev in late],
+        "candidates": candidates, "costs": costs.campaign_costs(camp),
+        "crowd": camp.design != designs.RELATED})
+
+
+@login_required
+@require_POST
+def add_late(request, c, j):
+    """A late submission joins the campaign (on-demand evaluation)."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    P = request.POST
+    sub = Submission.objects.filter(pk=P.get("submission") or 0, dataset=camp.dataset).first()
+    try:
+        if sub is None:
+            raise ondemand.LateError("choose a submission")
+        budget = float(P["budget"]) if (P.get("budget") or "").strip() else None
+        ev = ondemand.add_late(camp, sub, float(P.get("half_width") or 0.05), budget,
+                               int(P.get("pilot") or 50), int(P.get("seed") or 0))
+    except (ondemand.LateError, ValueError) as e:
+        messages.error(request, f"Not added: {e}")
+    else:
+        messages.success(request, f"{ev.output.name} added: {ev.draws.count()} pilot draws, "
+                                  f"{ev.draws.filter(reused=True).count()} of them already "
+                                  f"judged.")
+    return redirect("campaign", c=comp.slug, j=camp.pk)
+
+
+@login_required
+@require_POST
+def crowd_import(request, c, j):
+    """An MTurk-style results CSV: each row one worker's answer to one task."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    up = request.FILES.get("results")
+    if up is None:
+        messages.error(request, "Not imported: choose a results CSV")
+        return redirect("campaign", c=comp.slug, j=camp.pk)
+    text = up.read(50 * 1024 * 1024).decode("utf-8-sig", errors="replace")
+    try:
+        n = crowd.import_results(camp, text, up.name)
+    except InvalidInput as e:
+        for p in e.problems[:20]:
+            messages.error(request, str(p))
+        if e.total > 20:
+            messages.error(request, f"… and {e.total - 20} more problems; nothing was imported")
+        return redirect("campaign", c=comp.slug, j=camp.pk)
+    ondemand.advance_all(camp)
+    messages.success(request, f"Imported {n} crowd judgments.")
+    return redirect("campaign", c=comp.slug, j=camp.pk)
 
 
 def _best_first(kv) -> tuple:
@@ -139,10 +159,15 @@ def _judge_campaign(request, j) -> Campaign:
 def judge_context(camp, item) -> dict:
     """What a judge may see: never team names, other judges or gold answers."""
     p = item.payload
-    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url")}
+    view = content.item_view(camp.design, p)
+    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url"),
+           "view": view, "instructions": str(p.get("instructions") or "")}
+    if view.get("kind") == "publication" and view.get("has_text"):
+        ctx["full_text_url"] = reverse("judge-text", args=[camp.pk, item.pk])
     if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
         order = designs.system_order(item)
-        ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", [])}
+        ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", []),
+                           "empty": s.get("empty") or "nothing output here"}
                           for i, (lab, s) in enumerate(zip(designs.letters(len(order)), order))]
     if camp.design == designs.CHAIN:
         ctx["chain"] = [{"id": q["id"], "text": designs.fill(q["text"], p),
@@ -183,6 +208,8 @@ def judge(request, j):
         if not ok:
             messages.error(request, "This assignment expired before you answered; "
                                     "it went to another judge.")
+        else:
+            ondemand.advance_all(camp)       # a late submission may now move on
         return redirect("judge", j=camp.pk)
     a = service.next_assignment(camp, request.user)
     if a is None:
@@ -190,9 +217,25 @@ def judge(request, j):
     service.start(a)
     ctx = judge_context(camp, a.item)
     return render(request, "shareval/judge.html", {
-        "camp": camp, "a": a, "item": ctx,
+        "camp": camp, "a": a, "item": ctx, "help": help.for_design(camp.design),
+        "instructions": str(camp.config.get("instructions") or ""),
         "started": time.time(), "count": Assignment.objects.filter(
             item__campaign=camp, judge=request.user, status=Assignment.DONE).count()})
+
+
+@login_required
+def judge_text(request, j, item):
+    """The full text of the publication of an item the judge holds (open or done)."""
+    camp = _judge_campaign(request, j)
+    it = get_object_or_404(Item, pk=item, campaign=camp, assignments__judge=request.user)
+    view = content.item_view(camp.design, it.payload)
+    text = content.Resources(camp.dataset).text_of(it.doc) if view.get("kind") == \
+        "publication" else None
+    if text is None:
+        raise Http404("no full text for this item")
+    paras = [content.marked(p, view.get("mentions", [])) for p in content.paragraphs(text)]
+    return render(request, "shareval/judge_text.html", {"camp": camp, "view": view,
+                                                         "paragraphs": paras})
 
 
 @login_required
@@ -203,6 +246,9 @@ def adjudicate(request, c, j):
     for e in service.disagreements(camp):
         order = [s["team"] for s in designs.system_order(e["item"])]
         rows.append({**e, "answers": [(who, json.dumps(a), a) for who, a in e["answers"].items()],
+                     "shown": content.summary_line(content.item_view(camp.design,
+                                                                     e["item"].payload)),
+                     "output": e["item"].payload.get("text", ""),
                      "order": order,
                      "trail": e["item"].adjudications.select_related("decided_by")})
     return render(request, "shareval/adjudicate.html", {"comp": comp, "camp": camp,
@@ -220,6 +266,7 @@ def adjudicate_item(request, c, j, item):
         service.adjudicate(it, request.user, json.loads(request.POST.get("answer") or "{}"),
                            request.POST.get("note", "")[:2000])
         messages.success(request, f"Decision recorded for {it.key}.")
+        ondemand.advance_all(camp)
     except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
         messages.error(request, f"Not saved: {e}")
     return redirect("adjudicate", c=comp.slug, j=camp.pk)
@@ -235,6 +282,8 @@ def export(request, c, j, kind):
         text, unresolved = results.qrels(camp)
         resp = HttpResponse(text, content_type="text/plain")
         resp["X-Unresolved-Items"] = str(len(unresolved))
+    elif kind == "crowd-batch.csv" and camp.design != designs.RELATED:
+        resp = HttpResponse(crowd.export_batch(camp), content_type="text/csv")
     elif kind == "e2e-judgments.tsv" and camp.design == designs.RELEVANCE:
         resp = HttpResponse(results.e2e_judgments(camp), content_type="text/tab-separated-values")
     else:
