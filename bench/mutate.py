@@ -37,6 +37,7 @@ TESTS: dict[str, list[str]] = {
                                   "tests/metrics/test_classification_rules.py"],
     "metrics/detection.py": ["tests/metrics/test_detection.py"],
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
+                              "tests/metrics/test_estimation_rules.py",
                               "tests/assessment/test_weights.py"],
     "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
