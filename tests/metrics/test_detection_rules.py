@@ -90,6 +90,10 @@ def test_counts_and_values_from_zero_one_integers():
     assert roc_auc([1, 0, 1, 0], [0.9, 0.8, 0.1, 0.2]) == 0.5
 
 
+def test_document_weighted_without_relevant_pairs_is_nan_silently():
+    assert math.isnan(silent(document_weighted_value, [0, 0], [3, 3], [0, 0], [1, 0], 20.0))
+
+
 def test_document_weighted_lengths_message():
     with pytest.raises(ValueError,
                        match="^n_rel, n_total, hits and fas must have the same length$"):
