@@ -78,3 +78,21 @@ def test_coverage_counts_every_unknown_and_missing_item(tmp_path):
         f"{sub}: item: 3 items have no prediction: '2', '3', '4'"]
     # without a reference, nothing is checked against it
     assert get("classification").submission(sub) is not None
+
+
+def test_unseen_labels_are_listed_up_to_ten(tmp_path):
+    true = ["a"] * 12
+    pred = ["a"] + [f"u{k:02d}" for k in range(11)]
+    r = get("classification").score(*files(tmp_path, true, pred))
+    assert r.warnings[-1] == "submitted labels absent from the reference: " + \
+        ", ".join(f"u{k:02d}" for k in range(10))
+
+
+def test_unit_stats_check_coverage_like_score(tmp_path):
+    """The paired tests (shareval compare) read unit stats: a submission missing an item is
+    refused there with the same problem as in score, not scored on the items it has."""
+    ref = write(tmp_path / "ref.tsv", "item\tlabel\n1\ta\n2\tb\n")
+    sub = write(tmp_path / "sub.tsv", "item\tlabel\n1\ta\n")
+    with pytest.raises(InvalidInput) as e:
+        get("classification").unit_stats(ref, sub)
+    assert [str(p) for p in e.value.problems] == [f"{sub}: item: 1 item has no prediction: '2'"]
