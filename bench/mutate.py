@@ -3,6 +3,8 @@
     python bench/mutate.py                      # every module below
     python bench/mutate.py --module metrics/ranking.py --module tasks/rcc.py
     python bench/mutate.py --list               # the modules and their tests
+    python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
+                                                # last run's survivors against today's tests
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
 returned values) in its own copy of the tree under out/mutate/<module>/, and
@@ -14,6 +16,12 @@ Prints, per module: mutants, killed, survived, score = killed / (all - skipped)
 and the run time; then every survivor as a one-line diff. The list of accepted
 survivors (equivalent mutants and the reason for each) is docs/testing.md.
 A benchmark-style command: not part of `make test`.
+
+``--recheck`` runs only the survivors of a module's last run (kept in
+out/mutate/<module>/result.json) against the current tests (the module's
+TESTS, or ``--tests``), one mutant at a time in one warm process, selecting
+each mutant through mutmut's ``MUTANT_UNDER_TEST``: minutes instead of a full
+run, to check that new tests kill what they were written for.
 """
 from __future__ import annotations
 
@@ -35,13 +43,16 @@ TESTS: dict[str, list[str]] = {
                              "tests/metrics/test_agreement_rules.py"],
     "metrics/classification.py": ["tests/metrics/test_classification.py",
                                   "tests/metrics/test_classification_rules.py"],
-    "metrics/detection.py": ["tests/metrics/test_detection.py"],
+    "metrics/detection.py": ["tests/metrics/test_detection.py",
+                             "tests/metrics/test_detection_rules.py"],
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
+                              "tests/metrics/test_estimation_rules.py",
                               "tests/assessment/test_weights.py"],
     "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
     "tasks/base.py": ["tests/tasks/test_classification.py", "tests/tasks/test_trec.py"],
-    "tasks/classification.py": ["tests/tasks/test_classification.py"],
+    "tasks/classification.py": ["tests/tasks/test_classification.py",
+                                "tests/tasks/test_classification_rules.py"],
     "tasks/material.py": ["tests/tasks/test_material.py"],
     "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_rules.py",
                      "tests/tasks/test_rcc_mentions_kaggle.py"],
@@ -131,12 +142,51 @@ def run(module: str, children: int) -> dict:
                               "diff": diffs.get(k, [])} for k in survived}}
 
 
+RECHECK = r"""
+import contextlib, io, json, os, sys
+import pytest
+names, tests = json.loads(sys.argv[1]), sys.argv[2:]
+for name in names:
+    os.environ["MUTANT_UNDER_TEST"] = name
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *tests])
+    print(json.dumps([name, int(code)]), flush=True)
+"""
+
+
+def recheck(module: str, tests: list[str] | None) -> dict:
+    """The last run's survivors of ``module`` against the current tests."""
+    work = OUT / slug(module)
+    result = json.loads((work / "result.json").read_text())
+    shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
+    env = dict(os.environ, PYTHONPATH=str(work / "mutants" / "src"))
+    names = sorted(result["survivors"])
+    t0 = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", RECHECK, json.dumps(names), *(tests or TESTS[module])],
+                          cwd=work, env=env, capture_output=True, text=True)
+    codes = dict(json.loads(line) for line in proc.stdout.splitlines() if line.startswith("["))
+    if set(codes) != set(names):
+        raise SystemExit(f"recheck of {module} failed:\n{proc.stderr[-2000:]}")
+    killed = [n for n in names if codes[n] != 0]
+    still = {n: result["survivors"][n] for n in names if codes[n] == 0}
+    total_killed = result["killed"] + len(killed)
+    tested = result["mutants"] - result["skipped"]
+    return {**result, "killed": total_killed, "survived": len(still), "survivors": still,
+            "score": total_killed / tested if tested else float("nan"),
+            "seconds": time.perf_counter() - t0, "rechecked": len(names)}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--module", action="append", choices=sorted(TESTS),
                     help="one module (repeatable); default: all")
     ap.add_argument("--children", type=int, default=2, help="parallel mutants (default 2)")
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
+    ap.add_argument("--recheck", action="store_true",
+                    help="only the last run's survivors, against the current tests")
+    ap.add_argument("--tests", nargs="+", help="with --recheck: these tests instead of TESTS")
     args = ap.parse_args(argv)
     if args.list:
         for m, t in TESTS.items():
@@ -144,8 +194,12 @@ def main(argv=None) -> int:
         return 0
     results = []
     for module in args.module or list(TESTS):
-        print(f"mutating {module} ...", flush=True)
-        results.append(r := run(module, args.children))
+        print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
+        results.append(r := recheck(module, args.tests) if args.recheck
+                       else run(module, args.children))
+        if not args.recheck:
+            (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
+                                                            encoding="utf-8")
         print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
               f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s", flush=True)
     print()
@@ -155,7 +209,10 @@ def main(argv=None) -> int:
         print(f"{r['module']:40s} {r['mutants']:7d} {r['killed']:6d} {r['survived']:5d} "
               f"{r['no_tests']:8d} {100 * r['score']:5.1f}% {r['seconds']:5.0f}s")
     total = sum(r["seconds"] for r in results)
-    print(f"total time {total:.0f} s with {args.children} parallel mutants")
+    if args.recheck:
+        print(f"total time {total:.0f} s, survivors rechecked one at a time")
+    else:
+        print(f"total time {total:.0f} s with {args.children} parallel mutants")
     for r in results:
         if r["survivors"]:
             print(f"\nsurvivors in {r['module']}:")

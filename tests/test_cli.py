@@ -34,9 +34,35 @@ def test_score_json_shape_and_output_file(cli, trec_files, tmp_path):
     assert json.loads((tmp_path / "res.json").read_text())["task"] == "trec"
 
 
+def table_rows(out: str) -> dict[str, str]:
+    """The two-column rows of rich's metric table: {metric: printed value}."""
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("│").split("│")]
+        if len(cells) == 2 and cells[0] and cells[1]:
+            rows[cells[0]] = cells[1]
+    return rows
+
+
 def test_table_output(cli, trec_files):
+    """The table prints the same numbers as the JSON, to four decimals. By hand: q1 ranks its
+    one relevant document (a) first, q2 retrieves only x and misses c, so every per-query
+    value is 1 for q1 and 0 for q2, except P@k = 1/k on q1."""
     code, out, _ = cli("score", "trec", "-r", trec_files[0], "-s", trec_files[1])
-    assert code == 0 and "map" in out and "per_query" in out
+    assert code == 0
+    rows = table_rows(out)
+    want = {"map": 0.5, "map@10": 0.5, "p@5": (1 / 5) / 2, "p@10": (1 / 10) / 2,
+            "recall@10": 0.5, "recall@100": 0.5, "r_precision": 0.5, "ndcg@10": 0.5, "mrr": 0.5}
+    assert rows == {k: f"{v:.4f}" for k, v in want.items()}
+    counts = out.split("counts: ", 1)[1].splitlines()[0]
+    assert dict(kv.split("=") for kv in counts.split(", ")) == {
+        "queries_evaluated": "2", "queries_in_qrels": "2", "queries_in_run": "2",
+        "queries_without_relevant": "0", "queries_missing_from_run": "0",
+        "run_queries_not_in_qrels": "0", "qrels_lines": "3", "run_lines": "3"}
+    per_query = out.split("per_query", 1)[1]
+    q1 = next(line for line in per_query.splitlines() if "q1" in line)
+    q2 = next(line for line in per_query.splitlines() if "q2" in line)
+    assert q1.split("│")[2].strip().startswith("1.0") and q2.split("│")[2].strip().startswith("0.0")
 
 
 def test_invalid_input_exit_2_lists_problems_no_traceback(cli, tmp_path, trec_files):
@@ -132,10 +158,41 @@ def test_examples_without_shared_data_write_inputs_that_run(tmp_path, monkeypatc
     assert "30 sentences have no prediction" in lines[2]       # the last synthetic document
     code, _, err = cli("validate", "svident-detection", "-s", demo / "broken.json", "-r", ref)
     assert code == 2 and "broken.json:3:" in err and "expected ':'" in err
-    for task, sub in (("material-clir", "material-clir"), ("material-domainid",
-                      "material-domainid"), ("material-e2e", "material-e2e")):
-        code, _, err = cli("score", task, "-r", demo / "material-pack", "-s", demo / sub)
+    for task in ("material-clir", "material-domainid", "material-e2e"):    # the table form
+        code, _, err = cli("score", task, "-r", demo / "material-pack", "-s", demo / task)
         assert code == 0, (task, err)
+    # DomainID over the five text documents: GOV is {0, 2}, the system says {0, 3}
+    # (X1 1, X2 1, X3 1, X4 2); MIL is {1}, the system says nothing (X2 1, X4 4)
+    code, out, err = cli("score", "material-domainid", "-r", demo / "material-pack", "-s",
+                         demo / "material-domainid", "--format", "json")
+    d = json.loads(out)
+    assert code == 0, err
+    assert d["metrics"] == pytest.approx({"detected": 1 / 3, "missed": 2 / 3,
+                                          "false_alarms": 1 / 3, "correct_rejections": 6 / 3})
+    assert d["counts"] == {"domains": 2, "documents_scored": 5, "x1": 1, "x2": 2, "x3": 1,
+                           "x4": 6}
+    # E2E (beta 59.9 for 1A): query1 retrieves doc 0 (relevant, judges 3 of 3: kept) and doc 2
+    # (not relevant, judges 1 of 3: the false alarm becomes a correct rejection); query1 misses
+    # doc 1 and query3 its doc 4; query2 has nothing relevant and retrieves nothing.
+    beta = 59.9
+    code, out, err = cli("score", "material-e2e", "-r", demo / "material-pack", "-s",
+                         demo / "material-e2e", "--format", "json")
+    d = json.loads(out)
+    assert code == 0, err
+    p_miss = (1 / 2 + 1) / 2                                  # over the 2 queries with relevant
+    want = {"aqwv": 1 - p_miss, "aqwv_all": (0.5 + 1 + 0) / 3, "aqwv_with_relevant": 0.5 / 2,
+            # fractional credit: doc 2 keeps 1/3 of a false alarm among query1's 4 non-relevant
+            "aqwv_raw": 1 - (p_miss + beta * (1 / 3 / 4) / 3),
+            "aqwv_raw_all": ((0.5 - beta / 12) + 1 + 0) / 3,
+            "aqwv_raw_with_relevant": ((0.5 - beta / 12) + 0) / 2,
+            # document-weighted: 2 of the 3 relevant pairs missed; 1/3 of a false alarm among
+            # the 15 non-relevant pairs
+            "adwv": 1 - 2 / 3, "adwv_raw": 1 - (2 / 3 + beta * (1 / 3) / 15),
+            # the CLIR decisions before judging: doc 2 is a whole false alarm
+            "clir_aqwv_at_e2e_beta": 1 - (p_miss + beta * (1 / 4) / 3)}
+    assert d["metrics"] == pytest.approx(want, abs=1e-12)
+    assert (d["counts"]["beta"], d["counts"]["summaries"], d["counts"]["judged_pairs"]) == \
+        (beta, 2, 3)
     code, out, err = cli("score", "material-clir", "-r", demo / "material-pack", "-s",
                          demo / "material-clir", "--beta", "20", "--format", "json")
     # query1 finds one of its two relevant documents and one of four others; query3 misses

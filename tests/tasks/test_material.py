@@ -1,5 +1,6 @@
 """MATERIAL tasks on a hand-built pack: scores, strict validation, hostile archives."""
 import io
+import json
 import tarfile
 
 import tempfile
@@ -94,7 +95,16 @@ def test_clir_scores_equal_hand_computation(pack, tmp_path):
     assert set(r.breakdowns["per_type"]) == {"lexical", "conceptual"}
     assert r.breakdowns["per_domain"]["Lifestyle"]["aqwv"] == pytest.approx(0.0)
     assert r.breakdowns["per_word_count"]["3"]["queries"] == 1
-    assert r.metrics["mqwv"] >= r.metrics["aqwv"] and r.metrics["oracle_qwv"] >= r.metrics["mqwv"]
+    # MQWV: one global threshold over the pairs sorted by confidence; with Eq. 3 weights a hit
+    # gains 1/(2 N_rel) and a false alarm costs beta/(3 N_nonrel): 0.9 (q1 hit, +1/4) is the
+    # best prefix, since 0.8 (q1 false alarm, -20/12) follows. The oracle picks per query:
+    # q1 stops after 0.9 (+1/4), q3's first pair 0.45 is its hit (+1/2), q2 takes nothing.
+    assert r.metrics["mqwv"] == pytest.approx(1 / 4) and r.counts["mqwv_threshold"] == 0.9
+    assert r.metrics["oracle_qwv"] == pytest.approx(1 / 4 + 1 / 2)
+    # ROC AUC over the 3 relevant and 15 non-relevant pairs: 0.9 outranks all 15, 0.45 and
+    # 0.4 all but 0.8
+    assert r.metrics["roc_auc"] == pytest.approx((15 + 14 + 14) / 45)
+    assert r.metrics["p_miss"] == pytest.approx(0.75) and r.metrics["p_fa"] == pytest.approx(0.25 / 3)
     assert (tmp_path / "det.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -105,7 +115,8 @@ def test_tgz_equals_folder_and_beta_override(pack, tmp_path):
     b = get("material-clir").score(pack, arc).metrics
     assert a == b
     c = get("material-clir").score(pack, arc, beta=40.0)
-    assert c.counts["beta"] == 40.0 and c.metrics["aqwv"] < a["aqwv"]
+    assert c.counts["beta"] == 40.0
+    assert c.metrics["aqwv"] == pytest.approx(1 - ((0.5 + 1.0) / 2 + 40.0 * (0.25 / 3)))
 
 
 def test_every_format_problem_is_listed(pack, tmp_path):
@@ -231,6 +242,18 @@ def test_cli_json(pack, tmp_path, cli):
     arc = tgz(tmp_path, [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()])
     code, out, err = cli("score", "material-clir", "-r", pack, "-s", arc, "--format", "json")
     assert code == 0, err
+    d = json.loads(out)
+    # as in test_clir_scores_equal_hand_computation: beta 20 (1A); P_miss 1/2, 0, 1 and
+    # P_FA 1/4, 0, 0 for query1..3; document-weighted 1 - (2/3 + 20 * 1/15)
+    beta = 20.0
+    qv = [1 - (0.5 + beta / 4), 1.0, 0.0]
+    assert d["metrics"]["aqwv"] == pytest.approx(1 - ((0.5 + 1.0) / 2 + beta * (0.25 / 3)))
+    assert d["metrics"]["aqwv_all"] == pytest.approx(sum(qv) / 3)
+    assert d["metrics"]["aqwv_with_relevant"] == pytest.approx((qv[0] + qv[2]) / 2)
+    assert d["metrics"]["adwv"] == pytest.approx(-1.0)
+    assert [d["breakdowns"]["per_query"][q]["qv"] for q in ("query1", "query2", "query3")] == \
+        pytest.approx(qv)
+    assert d["counts"]["beta"] == beta and d["counts"]["queries_without_relevant"] == 1
     code, _, err = cli("validate", "material-clir", "-s", arc)
     assert code == 2 and "needs --reference PACK" in err
 
