@@ -14,6 +14,8 @@ SHAREVAL_TRUSTED_PROXY the proxy's address in HTTPS mode (default 127.0.0.1)
 SHAREVAL_HSTS_SECONDS  HSTS max-age in HTTPS mode (default 31536000, one year)
 SHAREVAL_LOGIN_FAILURE_LIMIT   wrong passwords before a lock-out (default 5)
 SHAREVAL_LOGIN_COOLOFF_MINUTES how long a lock-out lasts (default 15)
+SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
+                       caching them until a run, score or team changes (default 1)
 """
 from __future__ import annotations
 
@@ -105,6 +107,13 @@ else:
     }}
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")} \
     if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
+
+# Leaderboard rows are cached per dataset under a token that every write they
+# depend on replaces (competitions/boards.py); SHAREVAL_BOARD_CACHE=0 turns it off.
+BOARD_CACHE = os.environ.get("SHAREVAL_BOARD_CACHE", "1") not in ("", "0")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+          "boards": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                     "LOCATION": "shareval-boards", "OPTIONS": {"MAX_ENTRIES": 500}}}
 
 BROKER_URL = os.environ.get("SHAREVAL_BROKER_URL", "")
 SCORING_QUEUE = os.environ.get("SHAREVAL_QUEUE", "shareval-scoring")   # one per installation

@@ -7,7 +7,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, export, leaderboard
+from . import access, boards, export
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -51,10 +51,14 @@ def get_dataset(c, p, d) -> Dataset:
                              phase__competition__slug=c, phase__slug=p, slug=d)
 
 
-def leaderboard_payload(ds: Dataset, user) -> dict:
+def leaderboard_payload(ds: Dataset, user, key: list | None = None) -> dict:
+    """The board ``user`` may see. ``key``, if given, receives the cache key of
+    its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
-    columns, rows = leaderboard.rows(ds, scores=shown)
+    columns, rows, cache_key = boards.rows_and_key(ds, scores=shown)
     human = human_columns(ds, rows) if shown else []
+    if key is not None:
+        key.append(None if human else cache_key)    # judged columns change without a token
     return {"human": human, "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,

@@ -16,7 +16,7 @@ from . import samples, service
 from .api import visible_submission
 from .breakdowns import breakdown_tables
 from .models import Submission
-from .present import score_payload, submission_payload
+from .present import run_rows, submission_payload
 
 
 @login_required
@@ -58,14 +58,9 @@ def submit(request, c):
 def my_submissions(request, c):
     comp = get_object_or_404(Competition, slug=c)
     team = comp.team_of(request.user)
-    subs = (Submission.objects.filter(team=team).select_related("dataset__phase", "dataset__task")
-            if team else [])
-    rows = []
-    for s in subs:
-        sc = score_payload(s, request.user) or {}
-        metric = s.dataset.task.metric
-        rows.append({"sub": s, "value": (sc.get("metrics") or {}).get(metric),
-                     "metric": metric, "hidden": "hidden" in sc})
+    subs = (Submission.objects.filter(team=team)
+            .select_related("dataset__phase__competition", "dataset__task") if team else [])
+    rows = run_rows(subs, request.user)
     return render(request, "shareval/submissions.html", {"comp": comp, "team": team,
                                                          "rows": rows})
 
