@@ -20,7 +20,9 @@ it is lost), and the server's in-process worker scores the uploads. Steps:
 3. ``shareval server run`` as a subprocess (waitress, 8 threads);
 4. each page ``--requests`` times, sequentially, with the session cookie of the
    user who opens it: p50/p95/max; the leaderboard again with scores hidden
-   (``feedback: false``); ``--json FILE`` writes the table;
+   (``feedback: false``), and the leaderboard's first request after a change
+   (each request preceded by a new board token, as a new score gives: the
+   cache's miss); ``--json FILE`` writes the table;
 5. ``--uploads`` uploads at once, one per team, through the REST API
    (``shareval.client.submit``): errors, wall time, and the time until every
    one is scored (``--uploads 0`` skips this).
@@ -277,6 +279,8 @@ def main() -> int:
                 break
             except OSError:
                 time.sleep(0.1)
+        from django.db.models import Q
+
         from shareval.platform.competitions.models import Dataset
         lb = [p for p in plist if p[0].startswith("leaderboard")]
         rows = []
@@ -292,13 +296,26 @@ def main() -> int:
                          "p50": statistics.median(xs) * 1e3, "p95": pct(xs, 0.95) * 1e3,
                          "max": max(xs) * 1e3})
         Dataset.objects.update(feedback=True)
+        try:      # the first request after a change rebuilds the board (the cache's miss)
+            from shareval.platform.competitions.boards import bump
+        except ImportError:                                      # code without the cache
+            bump = None
+        for label, path, who in (lb if bump else []):
+            xs = []
+            for _ in range(min(a.requests, 20)):
+                bump(Q())                          # what a new score or flag does
+                xs += latencies(base + path, 1, cookies[who])
+            rows.append({"page": label + ", first after a change", "who": who,
+                         "queries": None, "p50": statistics.median(xs) * 1e3,
+                         "p95": pct(xs, 0.95) * 1e3, "max": max(xs) * 1e3})
         print(f"\n{db}, {a.teams} teams x {a.runs} runs = {a.teams * a.runs} submissions; "
               f"{a.requests} sequential requests per page:")
         print(f"{'page':<42}{'as':>7}{'queries':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
         for r in rows:
             print(f"{r['page']:<42}{r['who']:>7}{r['queries'] if r['queries'] is not None else '':>9}"
                   f"{r['p50']:>9.1f}{r['p95']:>9.1f}{r['max']:>9.1f}")
-        worst = max(rows, key=lambda r: r["p95"])
+        worst = max((r for r in rows if "after a change" not in r["page"]),
+                    key=lambda r: r["p95"])
         print(f"worst p95: {worst['page']} {worst['p95']:.1f} ms (target <= 100 ms: "
               f"{'met' if worst['p95'] <= 100 else 'NOT met'})")
         if a.json:
