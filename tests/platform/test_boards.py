@@ -170,3 +170,21 @@ def test_run_lists_make_the_same_queries_for_2_or_8_runs(world, client):
     run(world, "bob", "Team B", "dev", 14, 1)
     queue.drain()
     assert [_queries(client, p) for p in pages] == few
+
+
+def test_run_lists_are_paged_newest_first(world, client, monkeypatch):
+    from shareval.platform.submissions import views
+    monkeypatch.setattr(views, "RUNS_PAGE", 2)
+    runs = [run(world, "alice", "Team A", "dev", 10 + k, 5 - k) for k in range(3)]
+    client.force_login(world["users"]["alice"])
+    first = client.get("/c/tiny/submissions/").content.decode()
+    second = client.get("/c/tiny/submissions/?page=2").content.decode()
+    assert [str(r.pk) in first for r in runs] == [False, True, True]
+    assert [str(r.pk) in second for r in runs] == [True, False, False]
+    assert 'id="runs-pager"' in first and "Runs 1–2 of 3" in first
+    api = "/api/submissions/?competition=tiny"
+    assert [s["id"] for s in client.get(api).json()] == [str(r.pk) for r in runs[::-1]]
+    assert [s["id"] for s in client.get(api + "&limit=2").json()] == \
+        [str(r.pk) for r in runs[:0:-1]]
+    assert [s["id"] for s in client.get(api + "&limit=2&offset=2").json()] == [str(runs[0].pk)]
+    assert client.get(api + "&limit=x").status_code == 400

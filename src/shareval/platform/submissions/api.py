@@ -48,13 +48,17 @@ def visible_submission(request, pk) -> Submission:
     return sub
 
 
+LIST, MAX_LIST = 100, 500
+
+
 class SubmissionList(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
 
     def get(self, request):
-        """Your team's submissions (all of a competition's for its organizers);
-        ``?competition=slug`` narrows to one competition."""
+        """Your team's submissions (all of a competition's for its organizers), newest
+        first; ``?competition=slug`` narrows to one competition; ``?limit=`` (default
+        100, at most 500) and ``?offset=`` page through them."""
         from django.db.models import Q
 
         from ..competitions.models import Membership
@@ -72,7 +76,13 @@ class SubmissionList(APIView):
         if request.query_params.get("competition"):
             subs = subs.filter(dataset__phase__competition__slug=request.query_params["competition"])
         subs = subs.select_related("team", "dataset__phase__competition", "dataset__task")
-        return Response(list_payload(subs[:500], request.user))
+        try:
+            limit = min(MAX_LIST, max(1, int(request.query_params.get("limit", LIST))))
+            offset = max(0, int(request.query_params.get("offset", 0)))
+        except ValueError:
+            return Response({"error": "limit and offset are whole numbers"},
+                            status=status.HTTP_400_BAD_REQUEST)
+        return Response(list_payload(subs[offset:offset + limit], request.user))
 
     def post(self, request):
         data = request.data

@@ -6,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -54,15 +55,19 @@ def submit(request, c):
                                                     "problems": problems, "guides": guides})
 
 
+RUNS_PAGE = 50          # newest first; ?page=<n>
+
+
 @login_required
 def my_submissions(request, c):
     comp = get_object_or_404(Competition, slug=c)
     team = comp.team_of(request.user)
     subs = (Submission.objects.filter(team=team)
-            .select_related("dataset__phase__competition", "dataset__task") if team else [])
-    rows = run_rows(subs, request.user)
-    return render(request, "shareval/submissions.html", {"comp": comp, "team": team,
-                                                         "rows": rows})
+            .select_related("dataset__phase__competition", "dataset__task") if team else
+            Submission.objects.none())
+    page = Paginator(subs, RUNS_PAGE).get_page(request.GET.get("page"))
+    return render(request, "shareval/submissions.html", {
+        "comp": comp, "team": team, "rows": run_rows(page, request.user), "page": page})
 
 
 @login_required
