@@ -19,7 +19,8 @@ it is lost), and the server's in-process worker scores the uploads. Steps:
    ``CaptureQueriesContext``) as the team member, organizer or visitor who opens it;
 3. ``shareval server run`` as a subprocess (waitress, 8 threads);
 4. each page ``--requests`` times, sequentially, with the session cookie of the
-   user who opens it: p50/p95/max; the leaderboard again with scores hidden
+   user who opens it: p50/p95/max latency and the server's CPU time per request
+   (on a shared machine latency includes waiting for a core; CPU time does not); the leaderboard again with scores hidden
    (``feedback: false``), and the leaderboard's first request after a change
    (each request preceded by a new board token, as a new score gives: the
    cache's miss); ``--json FILE`` writes the table;
@@ -209,6 +210,12 @@ def latencies(url: str, n: int, cookie: str | None) -> list[float]:
     return out
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) used so far by process ``pid`` (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
@@ -291,10 +298,12 @@ def main() -> int:
             if Dataset.objects.filter(feedback=not feedback).exists():
                 Dataset.objects.update(feedback=feedback)
             latencies(base + path, 5, cookies[who])                  # warm-up
+            cpu = cpu_seconds(server.pid)
             xs = latencies(base + path, a.requests, cookies[who])
+            cpu = (cpu_seconds(server.pid) - cpu) / a.requests
             rows.append({"page": label, "who": who, "queries": queries.get(label),
                          "p50": statistics.median(xs) * 1e3, "p95": pct(xs, 0.95) * 1e3,
-                         "max": max(xs) * 1e3})
+                         "max": max(xs) * 1e3, "cpu": cpu * 1e3})
         Dataset.objects.update(feedback=True)
         try:      # the first request after a change rebuilds the board (the cache's miss)
             from shareval.platform.competitions.boards import bump
@@ -310,10 +319,14 @@ def main() -> int:
                          "p95": pct(xs, 0.95) * 1e3, "max": max(xs) * 1e3})
         print(f"\n{db}, {a.teams} teams x {a.runs} runs = {a.teams * a.runs} submissions; "
               f"{a.requests} sequential requests per page:")
-        print(f"{'page':<42}{'as':>7}{'queries':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+        print(f"{'page':<42}{'as':>7}{'queries':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}"
+              f"{'cpu ms':>9}")
         for r in rows:
             print(f"{r['page']:<42}{r['who']:>7}{r['queries'] if r['queries'] is not None else '':>9}"
-                  f"{r['p50']:>9.1f}{r['p95']:>9.1f}{r['max']:>9.1f}")
+                  f"{r['p50']:>9.1f}{r['p95']:>9.1f}{r['max']:>9.1f}"
+                  f"{r['cpu'] if 'cpu' in r else float('nan'):>9.1f}")
+        print("cpu ms: the server process's CPU time per request (the database's own, on "
+              "PostgreSQL, not included): what a request costs whatever else the machine runs")
         worst = max((r for r in rows if "after a change" not in r["page"]),
                     key=lambda r: r["p95"])
         print(f"worst p95: {worst['page']} {worst['p95']:.1f} ms (target <= 100 ms: "
