@@ -94,7 +94,11 @@ class Submission(models.Model):
                                 name="submission_board_idx"),
                    # newest first: a team's runs, a dataset's runs (organizer dashboard)
                    models.Index(fields=["team", "-created"], name="submission_team_new_idx"),
-                   models.Index(fields=["dataset", "-created"], name="submission_ds_new_idx")]
+                   models.Index(fields=["dataset", "-created"], name="submission_ds_new_idx"),
+                   # a team's quota window: without it SQLite counts a week of every
+                   # team's runs through (dataset, created)
+                   models.Index(fields=["team", "dataset", "created"],
+                                name="submission_quota_idx")]
 
     def __str__(self):
         return f"{self.team} {self.dataset} {self.id}"
