@@ -48,7 +48,7 @@ def visible_submission(request, pk) -> Submission:
     return sub
 
 
-LIST, MAX_LIST = 100, 500
+LIST, MAX_LIST = 50, 500
 
 
 class SubmissionList(APIView):
@@ -58,7 +58,7 @@ class SubmissionList(APIView):
     def get(self, request):
         """Your team's submissions (all of a competition's for its organizers), newest
         first; ``?competition=slug`` narrows to one competition; ``?limit=`` (default
-        100, at most 500) and ``?offset=`` page through them."""
+        50, at most 500) and ``?offset=`` page through them."""
         from django.db.models import Q
 
         from ..competitions.models import Membership
