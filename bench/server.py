@@ -20,7 +20,8 @@ it is lost), and the server's in-process worker scores the uploads. Steps:
 3. ``shareval server run`` as a subprocess (waitress, 8 threads);
 4. each page ``--requests`` times, sequentially, with the session cookie of the
    user who opens it: p50/p95/max latency and the server's CPU time per request
-   (on a shared machine latency includes waiting for a core; CPU time does not); the leaderboard again with scores hidden
+   (on a shared machine latency includes waiting for a core; CPU time does
+   not); the leaderboard again with scores hidden
    (``feedback: false``), and the leaderboard's first request after a change
    (each request preceded by a new board token, as a new score gives: the
    cache's miss); ``--json FILE`` writes the table;
@@ -322,7 +323,8 @@ def main() -> int:
         print(f"{'page':<42}{'as':>7}{'queries':>9}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}"
               f"{'cpu ms':>9}")
         for r in rows:
-            print(f"{r['page']:<42}{r['who']:>7}{r['queries'] if r['queries'] is not None else '':>9}"
+            q = r["queries"] if r["queries"] is not None else ""
+            print(f"{r['page']:<42}{r['who']:>7}{q:>9}"
                   f"{r['p50']:>9.1f}{r['p95']:>9.1f}{r['max']:>9.1f}"
                   f"{r['cpu'] if 'cpu' in r else float('nan'):>9.1f}")
         print("cpu ms: the server process's CPU time per request (the database's own, on "

@@ -98,8 +98,8 @@ def compare_result(task_name: str, reference, sub_a, sub_b, samples: int = 10_00
         value_a = float(ua.aggregate(ua.stats[None], ua.weights[None])[0])
         value_b = float(ub.aggregate(ub.stats[None], ub.weights[None])[0])
         # the two tests resample in batches: 1 step each, shared by their batches
-        per = 1 / significance.batch_count(samples, len(ua.weights),
-                                           np.asarray(ua.stats).reshape(len(ua.weights), -1).shape[1])
+        width = np.asarray(ua.stats).reshape(len(ua.weights), -1).shape[1]
+        per = 1 / significance.batch_count(samples, len(ua.weights), width)
         advance(what=f"compare: paired bootstrap ({samples} samples)")
         boot = significance.paired_bootstrap(ua.stats, ub.stats, ua.aggregate, ua.weights,
                                              ua.strata, samples, confidence, seed,
