@@ -307,7 +307,7 @@ def main() -> int:
                          "max": max(xs) * 1e3, "cpu": cpu * 1e3})
         Dataset.objects.update(feedback=True)
         try:      # the first request after a change rebuilds the board (the cache's miss)
-            from shareval.platform.competitions.boards import bump
+            from shareval.platform.competitions.board_cache import bump
         except ImportError:                                      # code without the cache
             bump = None
         for label, path, who in (lb if bump else []):

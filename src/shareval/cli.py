@@ -144,6 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
     sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
     sm.add_argument("--primary", action="store_true", help="flag the run primary")
     sm.add_argument("--description", "-m", default="")
+    sm.add_argument("--method", default=None, help="the fact sheet's method name")
+    sm.add_argument("--factsheet", default=None, metavar="FILE.yaml",
+                    help="the run's fact sheet (YAML or JSON mapping: method, paper, code, "
+                         "resources, training and the competition's own fields)")
     sm.add_argument("--server", default=None,
                     help="server URL (default: $SHAREVAL_SERVER or http://127.0.0.1:8000)")
     sm.add_argument("--token", default=None, help="API token (default: $SHAREVAL_TOKEN)")

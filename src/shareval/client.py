@@ -53,9 +53,11 @@ def request(server: str, method: str, path: str, token: str | None, body: bytes 
 
 def submit(server: str, token: str, path: Path, competition: str, phase: str, task: str,
            dataset: str | None = None, primary: bool = False, description: str = "",
-           timeout: float = 600) -> tuple[int, dict]:
+           timeout: float = 600, factsheet: dict | None = None) -> tuple[int, dict]:
     fields = {"competition": competition, "phase": phase, "task": task,
               "primary": "true" if primary else "false", "description": description}
+    if factsheet:
+        fields["factsheet"] = json.dumps(factsheet, default=str)
     if dataset:
         fields["dataset"] = dataset
     body, ctype = _multipart(fields, "file", path)
@@ -74,8 +76,13 @@ def submit_command(args, console) -> int:
         console.print(f"{path}: file: does not exist")
         return 2
     try:
+        sheet = read_factsheet(getattr(args, "factsheet", None), getattr(args, "method", None))
+    except ValueError as e:
+        console.print(str(e), markup=False)
+        return 2
+    try:
         code, body = submit(server, token, path, args.competition, args.phase, args.task,
-                            args.dataset, args.primary, args.description)
+                            args.dataset, args.primary, args.description, factsheet=sheet)
     except (urllib.error.URLError, OSError) as e:
         console.print(f"shareval submit: cannot reach {server}: {e}")
         return 1
@@ -93,6 +100,26 @@ def submit_command(args, console) -> int:
     if body.get("next_slot"):
         console.print(f"next slot opens {body['next_slot']}")
     return {400: 2, 429: 3}.get(code, 1)
+
+
+def read_factsheet(path: str | None, method: str | None) -> dict:
+    """The ``--factsheet`` file (a YAML or JSON mapping) with ``--method`` on top."""
+    sheet: dict = {}
+    if path:
+        import yaml
+        p = Path(path)
+        if not p.is_file():
+            raise ValueError(f"{path}: file: does not exist")
+        try:
+            sheet = yaml.safe_load(p.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as e:
+            raise ValueError(f"{path}: not YAML: {str(e).splitlines()[0]}") from None
+        if not isinstance(sheet, dict):
+            raise ValueError(f"{path}: expected a mapping of fact-sheet fields")
+        sheet = {str(k): v for k, v in sheet.items()}
+    if method:
+        sheet["method"] = method
+    return sheet
 
 
 def _wait(server, token, sid, timeout, console) -> int:

@@ -40,7 +40,10 @@ def run_with_accuracy(correct: int) -> str:
 
 def make_bundle(root: Path, slug: str = "tiny", *, blind_eval: bool = True,
                 dev_quota: int = 200, eval_quota: int = 5, now=None, baseline: bool = True,
-                window: str = "week") -> Path:
+                window: str = "week", extra: dict | None = None,
+                options: dict[str, dict] | None = None) -> Path:
+    """``extra``: more top-level bundle keys; ``options``: more keys per dataset slug
+    (board, split, concurrent: runs24)."""
     now = now or dt.datetime.now(dt.timezone.utc)
     root.mkdir(parents=True, exist_ok=True)
     (root / "gold-dev.tsv").write_text(labels_tsv(gold()))
@@ -61,6 +64,10 @@ def make_bundle(root: Path, slug: str = "tiny", *, blind_eval: bool = True,
               "leaderboard": "public",
               "datasets": [{"slug": "eval", "task": "labels", "reference": "gold-eval.tsv",
                             "quotas": [{"limit": eval_quota, "window": "phase"}]}]}]}
+    b.update(extra or {})
+    for ph in b["phases"]:
+        for d in ph["datasets"]:
+            d.update((options or {}).get(d["slug"], {}))
     if baseline:
         b["baselines"] = [{"team": "Baseline", "phase": "dev", "dataset": "dev",
                            "file": "baseline.tsv"}]
@@ -78,10 +85,20 @@ class Upload:
     def chunks(self):
         yield self.data
 
+    def as_file(self):
+        """The same file for Django's test client (a multipart upload)."""
+        from django.core.files.uploadedfile import SimpleUploadedFile
+        return SimpleUploadedFile(self.name, self.data)
+
 
 @pytest.fixture
 def world(db, tmp_path):
     """A competition with an organizer, two teams (A: alice+carol, B: bob) and a baseline."""
+    return make_world(tmp_path)
+
+
+def make_world(tmp_path, **bundle_kw) -> dict:
+    """The ``world`` fixture's competition, with ``make_bundle`` options (needs ``db``)."""
     from django.contrib.auth import get_user_model
 
     from shareval.platform.competitions.bundle import load_bundle
@@ -91,7 +108,7 @@ def world(db, tmp_path):
     org = User.objects.create_user("org", password="org-pass-123", is_staff=True)
     users = {n: User.objects.create_user(n, password=f"{n}-pass-123")
              for n in ("alice", "bob", "carol", "dave")}
-    comp, made = load_bundle(make_bundle(tmp_path / "bundle"), org)
+    comp, made = load_bundle(make_bundle(tmp_path / "bundle", **bundle_kw), org)
     teams = {}
     for name, lead, extra in (("Team A", "alice", ["carol"]), ("Team B", "bob", [])):
         t = Team.objects.create(competition=comp, name=name, lead=users[lead])

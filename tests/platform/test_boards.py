@@ -1,190 +1,252 @@
-"""Cached leaderboards (competitions/boards.py) and pages whose query count must
-not grow with the number of runs (issue 22, page performance).
-
-Every test first loads a board, so its rows are cached, then changes something
-the board reads, and checks that the very next load shows the change; the
-visibility rules themselves are test_visibility.py's, run with the cache on.
-No test measures time: bench/server.py does.
-"""
+"""Board options (issue 24): several runs per team, chosen columns and precision, and
+the public/private split, whose private part must not reach participants before
+release through any page, API answer or file."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
-from shareval.platform.competitions.models import Dataset, Phase
-from shareval.platform.submissions import queue, service
-from shareval.platform.submissions.models import Score, Submission
+from shareval.formats.errors import InvalidInput
+from shareval.platform.competitions import boards
+from shareval.platform.competitions.bundle import read_bundle
+from shareval.platform.competitions.models import Phase
+from shareval.platform.submissions import queue, service, splits
+from shareval.platform.submissions.models import Score
 
-from .conftest import Upload, run_with_accuracy
+from .conftest import ITEMS, Upload, make_bundle, make_world, run_with_accuracy, shows_number
+from .test_visibility import seen, swap_scores
 
 NOW = dt.datetime.now(dt.timezone.utc)
-DEV, EVAL = "/api/competitions/tiny/leaderboard/dev/dev/", \
-    "/api/competitions/tiny/leaderboard/eval/eval/"
+SEVERAL = {"runs": "all", "max_runs": 2,
+           "columns": [{"metric": "f1_macro", "precision": 3}, {"metric": "accuracy",
+                                                                "precision": 2}]}
+PRIVATE = ITEMS[10:]          # the second half of the items is the private part
 
 
-@pytest.fixture(autouse=True)
-def cache_on(settings):
-    settings.BOARD_CACHE = True
-
-
-def run(w, user, team, ds, correct, hours_ago, **kw):
+def up(w, user, team, ds, correct, at=None, **kw):
     return service.submit(w["users"][user], w["teams"][team], w["ds"][ds],
                           Upload(f"{user}-{correct}.tsv", run_with_accuracy(correct)),
-                          now=NOW - dt.timedelta(hours=hours_ago), **kw)
-
-
-def board(client, url=DEV) -> list[tuple]:
-    rows = client.get(url).json()["rows"]
-    return [(r["team"], r["rank"], r["runs"], r["metrics"].get("f1_macro"), r["run"])
-            for r in rows]
-
-
-def score_queries(client, url) -> list[str]:
-    with CaptureQueriesContext(connection) as q:
-        assert client.get(url).status_code == 200
-    return [x["sql"] for x in q.captured_queries if "submissions_score" in x["sql"]]
+                          now=at or NOW, **kw)
 
 
 @pytest.fixture
-def two(world):
-    run(world, "alice", "Team A", "dev", 12, 3)
-    run(world, "bob", "Team B", "dev", 15, 2)
+def several(db, tmp_path):
+    w = make_world(tmp_path, options={"dev": {"board": SEVERAL}, "eval": {"board": SEVERAL}})
+    h = dt.timedelta(hours=1)
+    runs = {"a1": up(w, "alice", "Team A", "dev", 17, NOW - 5 * h, primary=True,
+                     factsheet={"method": "big"}),
+            "a2": up(w, "alice", "Team A", "dev", 19, NOW - 4 * h, factsheet={"method": "bigger"}),
+            "a3": up(w, "alice", "Team A", "dev", 8, NOW - 3 * h),
+            "b1": up(w, "bob", "Team B", "dev", 18, NOW - 2 * h),
+            "e1": up(w, "alice", "Team A", "eval", 17, NOW - 5 * h, primary=True),
+            "e2": up(w, "alice", "Team A", "eval", 9, NOW - 4 * h),
+            "e3": up(w, "bob", "Team B", "eval", 13, NOW - 3 * h)}
     queue.drain()
-    return world
+    return {**w, "runs": runs}
 
 
-def test_a_second_load_reads_no_scores_and_a_new_score_shows_at_once(two, client):
-    first = board(client)
-    assert [t for t, *_ in first] == ["Team B", "Team A", "Baseline"]
-    page = "/c/tiny/leaderboard/dev/dev/"
-    client.get(page)
-    assert score_queries(client, DEV) == [] and score_queries(client, page) == []
-    run(two, "alice", "Team A", "dev", 19, 1)               # A's new best run
-    assert board(client) == first                            # queued, not scored: same board
-    queue.drain()
-    now = board(client)
-    assert now[0][:3] == ("Team A", 1, 2) and now[1][:2] == ("Team B", 2)
-    assert now[0][3] > first[0][3]
-    assert "Team A" in client.get(page).content.decode().split("Team B")[0]   # page too
-
-
-def test_primary_flag_cancel_and_queryset_updates_show_at_once(two, client):
-    a = Submission.objects.get(team=two["teams"]["Team A"])
-    better = run(two, "alice", "Team A", "dev", 19, 1)
-    queue.drain()
-    assert board(client)[0][::4] == ("Team A", "best")
-    service.make_primary(a, two["users"]["alice"])           # the worse run, flagged
-    rows = board(client)
-    assert rows[0][0] == "Team B" and ("Team A", 2, 2) == rows[1][:3] and \
-        rows[1][4] == "primary"
-    service.cancel(a, two["users"]["alice"])
-    assert [r[2] for r in board(client) if r[0] == "Team A"] == [1]
-    # writes that send no signal (queryset update) also replace the token
-    Submission.objects.filter(pk=better.pk).update(state=Submission.FAILED)
-    assert "Team A" not in [r[0] for r in board(client)]
-    Score.objects.filter(submission__team=two["teams"]["Team B"]).update(primary=0.01)
-    assert board(client)[-1][0] == "Team B"
-
-
-def test_team_name_task_direction_and_a_stale_dataset_save(two, client):
-    board(client)
-    t = two["teams"]["Team B"]
-    t.name = "Team Bravo"
-    t.save()
-    assert board(client)[0][0] == "Team Bravo"
-    task = two["ds"]["dev"].task
-    task.lower_is_better = True
-    task.save()
-    assert board(client)[0][0] == "Baseline"                  # the lowest F1 now ranks first
-    stale = Dataset.objects.get(pk=two["ds"]["dev"].pk)       # loaded before the next change
-    run(two, "bob", "Team B", "dev", 2, 1)
-    queue.drain()
-    stale.title = "Development set"
-    stale.save()                       # writes its old token back: must not revive old rows
-    assert board(client)[0][:3] == ("Team Bravo", 1, 2)
-
-
-def test_release_and_visibility_changes_show_at_once_and_hidden_rows_hold_no_score(world,
-                                                                                  client):
-    run(world, "alice", "Team A", "eval", 17, 5)
-    run(world, "bob", "Team B", "eval", 13, 4)
-    queue.drain()
-    client.force_login(world["org"])
-    shown = board(client, EVAL)                               # organizer: cached with scores
-    assert shown[0][3] is not None
-    client.logout()
-    hidden = board(client, EVAL)
-    assert [r[3] for r in hidden] == [None, None] and [r[1] for r in hidden] == [None, None]
-    phase = world["ds"]["eval"].phase
-    phase.released = Phase.TOP
-    phase.save()
-    assert board(client, EVAL) == shown
-    phase.released = Phase.HIDDEN
-    phase.save()
-    assert board(client, EVAL) == hidden
-    # a scheduled release needs no write at all: visibility is decided per request
-    Phase.objects.filter(pk=phase.pk).update(release_top_at=NOW - dt.timedelta(minutes=1))
-    assert board(client, EVAL) == shown
-    # feedback: false on an open, non-blind dataset hides the scores at once
-    ds = world["ds"]["dev"]
-    run(world, "bob", "Team B", "dev", 15, 2)
-    queue.drain()
-    assert board(client)[0][3] is not None
-    ds.feedback = False
-    ds.save()
-    assert all(r[3] is None and r[1] is None for r in board(client))
+def test_several_runs_per_team_primary_first_ranked_together(several, client):
+    r = several["runs"]
+    board = client.get("/api/competitions/tiny/leaderboard/dev/dev/").json()
+    rows = [(x["team"], x["run"], x["method"], x["rank"]) for x in board["rows"]]
+    # A keeps 2 runs (max_runs): its primary (17) and its best other (19), not the 8
+    assert rows == [("Team A", "contrastive", "bigger", 1), ("Team B", "contrastive", "", 2),
+                    ("Team A", "primary", "big", 3), ("Baseline", "primary", "", 4)]
+    assert board["runs_per_team"] == "several" and [x["runs"] for x in board["rows"]][:1] == [3]
+    assert r["a3"].created.isoformat() not in json.dumps(board)
     html = client.get("/c/tiny/leaderboard/dev/dev/").content.decode()
-    assert 'id="scores-hidden"' in html and 'data-v="0.' not in html
+    assert "Several runs per team" in html and html.count('class="method"') == 2
 
 
-def test_cache_off_gives_the_same_board(two, client, settings):
-    on = board(client)
-    settings.BOARD_CACHE = False
-    assert board(client) == on
+def test_columns_and_precision_from_the_bundle(several, client):
+    board = client.get("/api/competitions/tiny/leaderboard/dev/dev/").json()
+    assert board["columns"] == ["f1_macro", "accuracy"]
+    assert board["precision"] == {"f1_macro": 3, "accuracy": 2}
+    for row in board["rows"]:
+        assert set(row["metrics"]) == {"f1_macro", "accuracy"}     # others are not sent
+        for k, d in (("f1_macro", 3), ("accuracy", 2)):
+            assert row["metrics"][k] == round(row["metrics"][k], d)
+    html = client.get("/c/tiny/leaderboard/dev/dev/").content.decode()
+    assert "Precision" not in html and "0.95<" in html          # a2: accuracy 19/20, 2 digits
 
 
-def _queries(client, url) -> int:
-    with CaptureQueriesContext(connection) as q:
-        assert client.get(url).status_code == 200
-    return len(q)
+def test_several_runs_on_a_blind_board_depend_on_no_score(several, client):
+    w = several
+    pages = ["/api/competitions/tiny/leaderboard/eval/eval/", "/c/tiny/leaderboard/eval/eval/"]
+    rows = client.get(pages[0]).json()["rows"]
+    assert [(x["team"], x["run"], x["rank"], x["metrics"]) for x in rows] == [
+        ("Team A", "primary", None, {}), ("Team A", "contrastive", None, {}),
+        ("Team B", "contrastive", None, {})]
+    before = {who: seen(client, w, who, pages) for who in (None, "alice", "bob")}
+    swap_scores(w["ds"]["eval"])
+    after = {who: seen(client, w, who, pages) for who in (None, "alice", "bob")}
+    assert before == after
+    assert boards.board_rows(w["ds"]["eval"], True)[1][0]["metrics"]   # organizers see scores
 
 
-def test_run_lists_make_the_same_queries_for_2_or_8_runs(world, client):
-    """No query per run (the list pages made 5-6 per run: 1,005 for 200 runs)."""
-    client.force_login(world["users"]["alice"])
-    pages = ["/c/tiny/submissions/", "/api/submissions/?competition=tiny"]
-    for k in range(2):
-        run(world, "alice", "Team A", "dev", 10 + k, 20 - k)
+def test_disqualified_and_hidden_runs_leave_the_several_runs_board(several, client):
+    w, r = several, several["runs"]
+    from shareval.platform.submissions import runs
+    runs.disqualify(r["a2"], w["org"], "late")
+    rows = client.get("/api/competitions/tiny/leaderboard/dev/dev/").json()["rows"]
+    assert [(x["team"], x["run"], x["method"]) for x in rows if x["team"] == "Team A"] == [
+        ("Team A", "primary", "big"), ("Team A", "contrastive", "")]
+
+
+# ---------------------------------------------------------------------------
+# public/private split
+
+@pytest.fixture
+def split(db, tmp_path):
+    (tmp_path / "bundle").mkdir(parents=True)
+    (tmp_path / "bundle" / "private.txt").write_text("\n".join(PRIVATE) + "\n")
+    w = make_world(tmp_path, options={"dev": {"split": {"private": "private.txt"}}})
+    # A gets the first 15 items right: all 10 public ones, 5 of the 10 private ones;
+    # B gets 8 right: 8 public, no private one. Public: A > B; private: A > B but apart
+    runs = {"a": up(w, "alice", "Team A", "dev", 15), "b": up(w, "bob", "Team B", "dev", 8)}
     queue.drain()
-    few = [_queries(client, p) for p in pages]
+    for s in runs.values():
+        s.refresh_from_db()
+    return {**w, "runs": runs}
+
+
+def private_values(w) -> set[str]:
+    out = set()
+    for s in w["runs"].values():
+        m = s.current_score.private_result["metrics"]
+        for k in ("accuracy", "f1_macro"):
+            out |= {repr(m[k]), f"{m[k]:.4f}"}
+    return out
+
+
+def test_both_parts_are_scored_at_scoring_time(split):
+    a = split["runs"]["a"].current_score
+    assert a.result["metrics"]["accuracy"] == 1.0 and a.result["counts"]["items"] == 10
+    assert a.private_result["metrics"]["accuracy"] == 0.5
+    assert a.private_result["counts"]["items"] == 10
+    assert a.primary == a.result["metrics"]["f1_macro"]
+    assert a.private_primary == a.private_result["metrics"]["f1_macro"]
+    assert a.comparison is None           # a paired test would read the private units
+
+
+def test_private_part_never_leaks_before_release(split, client):
+    w = split
+    a, b = w["runs"]["a"], w["runs"]["b"]
+    secret = private_values(w) - {"1.0", "1.0000", "0.0", "0.0000"}
+    assert secret
+    c = w["comp"].slug
+    pages = [f"/api/competitions/{c}/leaderboard/dev/dev/", f"/c/{c}/leaderboard/dev/dev/",
+             f"/api/competitions/{c}/leaderboard/dev/dev/?part=private",
+             f"/c/{c}/leaderboard/dev/dev/?part=private", f"/api/competitions/{c}/",
+             f"/c/{c}/", f"/c/{c}/submissions/", f"/api/submissions/?competition={c}",
+             f"/api/submissions/{a.pk}/", f"/s/{a.pk}/"]
+    views = {None: pages[:6], "bob": pages[:6] + [f"/api/submissions/{b.pk}/", f"/s/{b.pk}/"],
+             "alice": pages}
+    for who, urls in views.items():
+        for url, body in seen(client, w, who, urls).items():
+            for v in secret:
+                assert not shows_number(body, v), (who, url, v)
+    client.force_login(w["users"]["alice"])
+    assert client.get(f"/api/submissions/{a.pk}/").json()["score"]["private"] == {
+        "hidden": "scored; shown once the organizers release the results"}
+    for url in (f"/c/{c}/organize/results.csv", f"/c/{c}/organize/runs.csv",
+                f"/c/{c}/organize/export.tgz", f"/c/{c}/organize/submissions.zip"):
+        assert client.get(url).status_code == 404, url
+    client.force_login(w["org"])
+    board = client.get(f"/api/competitions/{c}/leaderboard/dev/dev/?part=private").json()
+    assert board["part"] == "private"
+    assert board["rows"][0]["metrics"]["accuracy"] == 0.5
+    assert "private_accuracy" in client.get(f"/c/{c}/organize/results.csv").content.decode()
+
+
+def test_release_shows_the_private_part(split, client):
+    w = split
+    c = w["comp"].slug
+    board = client.get(f"/api/competitions/{c}/leaderboard/dev/dev/").json()
+    assert board["part"] == "public"
+    # the baseline gets the first 10 items right: all public ones, so it ties with A
+    assert [(r["team"], r["rank"], r["metrics"]["accuracy"]) for r in board["rows"]] == [
+        ("Baseline", 1, 1.0), ("Team A", 1, 1.0), ("Team B", 3, 0.8)]
+    Phase.objects.filter(pk=w["ds"]["dev"].phase_id).update(released=Phase.TOP)
+    board = client.get(f"/api/competitions/{c}/leaderboard/dev/dev/").json()
+    assert board["part"] == "private"
+    assert [(r["team"], r["rank"], r["metrics"]["accuracy"]) for r in board["rows"]] == [
+        ("Team A", 1, 0.5), ("Baseline", 2, 0.0), ("Team B", 2, 0.0)]
+    page = client.get(f"/c/{c}/leaderboard/dev/dev/").content.decode()
+    assert "<strong>private</strong> part" in page
+    client.force_login(w["users"]["alice"])
+    p = client.get(f"/api/submissions/{w['runs']['a'].pk}/").json()["score"]
+    assert p["private"]["metrics"]["accuracy"] == 0.5
+
+
+def test_seeded_fraction_split_is_fixed_by_the_seed(db, tmp_path):
+    w = make_world(tmp_path, options={"dev": {"split": {"fraction": 0.5, "seed": 13}}})
+    test = splits.private_test({"fraction": 0.5, "seed": 13})
+    private = [i for i in ITEMS if test(i)]
+    assert 0 < len(private) < len(ITEMS)
+    assert private == [i for i in ITEMS if splits.private_test({"fraction": 0.5, "seed": 13})(i)]
+    assert private != [i for i in ITEMS if splits.private_test({"fraction": 0.5, "seed": 14})(i)]
+    s = up(w, "alice", "Team A", "dev", 20)
+    queue.drain()
+    sc = Score.objects.get(submission=s)
+    assert sc.private_result["counts"]["items"] == len(private)
+    assert sc.result["counts"]["items"] == len(ITEMS) - len(private)
+
+
+def test_bundle_checks_the_split(tmp_path):
+    root = make_bundle(tmp_path / "a", options={
+        "dev": {"split": {"fraction": 1.5, "seed": 1}},
+        "eval": {"split": {"private": "nowhere.txt"}, "concurrent": 0,
+                 "board": {"runs": "many", "columns": [{"metric": "x", "precision": 99}]}}})
+    with pytest.raises(InvalidInput) as e:
+        read_bundle(root)
+    text = e.value.render()
+    for expected in ("split.fraction", "nowhere.txt not found", "concurrent", "board.runs",
+                     "precision"):
+        assert expected in text, text
+    (tmp_path / "b").mkdir()
+    (tmp_path / "b" / "all.txt").write_text("\n".join(ITEMS + ["zz"]))
+    root = make_bundle(tmp_path / "b", options={"dev": {"split": {"private": "all.txt"}}})
+    text = pytest.raises(InvalidInput, read_bundle, root).value.render()
+    assert "1 ids are not units of the reference: zz" in text and "both parts need units" in text
+
+
+def test_split_is_refused_for_a_task_without_support(tmp_path):
+    import yaml
+    root = make_bundle(tmp_path / "c", options={"dev": {"split": {"fraction": 0.5, "seed": 1}}})
+    b = yaml.safe_load((root / "bundle.yaml").read_text())
+    b["tasks"][0]["task"] = "trec"
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b))
+    text = pytest.raises(InvalidInput, read_bundle, root).value.render()
+    assert "task trec does not support a public/private split" in text
+
+
+def test_competition_api_says_there_is_a_split_but_not_which_units(split, client):
+    body = client.get("/api/competitions/tiny/").json()
+    dev = body["phases"][0]["datasets"][0]
+    assert dev["split"] is True and dev["runs_per_team"] == "one"
+    text = json.dumps(body)
+    assert "i15" not in text and "private.txt" not in text
+    assert [f["name"] for f in body["factsheet"]][:2] == ["method", "paper"]
+
+
+def test_several_runs_board_costs_the_same_queries_for_more_runs(several, client, settings):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    settings.BOARD_CACHE = False        # count the queries of building it, every time
+    w = several
+    url = "/api/competitions/tiny/leaderboard/dev/dev/"
+
+    def count():
+        with CaptureQueriesContext(connection) as q:
+            assert client.get(url).status_code == 200
+        return len(q.captured_queries)
+    before = count()
     for k in range(6):
-        run(world, "alice", "Team A", "dev", 12 + k, 10 - k)
+        up(w, "bob", "Team B", "dev", 5 + k, factsheet={"method": f"m{k}"})
     queue.drain()
-    assert [_queries(client, p) for p in pages] == few
-    client.force_login(world["org"])
-    pages.append("/c/tiny/organize/")
-    few = [_queries(client, p) for p in pages]
-    run(world, "bob", "Team B", "dev", 14, 1)
-    queue.drain()
-    assert [_queries(client, p) for p in pages] == few
-
-
-def test_run_lists_are_paged_newest_first(world, client, monkeypatch):
-    from shareval.platform.submissions import views
-    monkeypatch.setattr(views, "RUNS_PAGE", 2)
-    runs = [run(world, "alice", "Team A", "dev", 10 + k, 5 - k) for k in range(3)]
-    client.force_login(world["users"]["alice"])
-    first = client.get("/c/tiny/submissions/").content.decode()
-    second = client.get("/c/tiny/submissions/?page=2").content.decode()
-    assert [str(r.pk) in first for r in runs] == [False, True, True]
-    assert [str(r.pk) in second for r in runs] == [True, False, False]
-    assert 'id="runs-pager"' in first and "Runs 1–2 of 3" in first
-    api = "/api/submissions/?competition=tiny"
-    assert [s["id"] for s in client.get(api).json()] == [str(r.pk) for r in runs[::-1]]
-    assert [s["id"] for s in client.get(api + "&limit=2").json()] == \
-        [str(r.pk) for r in runs[:0:-1]]
-    assert [s["id"] for s in client.get(api + "&limit=2&offset=2").json()] == [str(runs[0].pk)]
-    assert client.get(api + "&limit=x").status_code == 400
+    rows = client.get(url).json()["rows"]
+    assert len(rows) == 5 and {r["runs"] for r in rows if r["team"] == "Team B"} == {7}
+    assert count() == before

@@ -56,9 +56,27 @@ RULES = {
     "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
+    # RCC phase-2 studies: none exists in the scene (404 for all; roles with a real
+    # study are checked in test_annotation.py)
+    "annotation-home": (USERS, set()),
+    **{f"annotation-{n}": (set(), set()) for n in (
+        "study", "work", "capture", "related", "review", "rank", "final", "results", "audit")},
+    # access24: profile, password reset, registration, pages, data, organizer access
+    "profile": (USERS, USERS), "password_reset": (ALL, ALL), "password_reset_done": (ALL, set()),
+    "password_reset_confirm": (ALL, ALL), "password_reset_complete": (ALL, set()),
+    "register-competition": (ALL, USERS), "page": (ALL, set()), "data": (ALL, USERS),
+    "data-file": (ALL, set()), "organize-access": (ORG, set()),
+    "decide-registration": (set(), ORG), "invite": (set(), ORG), "announce": (set(), ORG),
+    "phase-teams": (set(), ORG), "downloads-csv": (ORG, set()),
+    # runs24: records are organizers-only; the run actions are addressed with
+    # action=cancel, which is not one of theirs (each action: test_runs.py)
+    "factsheet-table": (ORG, ORG), "bulk-download": (ORG, ORG),
+    "export-competition": (ORG, ORG),
+    "run-action": (set(), set()), "api-run-action": (set(), set()),
 }
 REFUSED = {401, 403, 404, 405}
-OVERRIDES = {"public-file": {"p": "dev", "d": "dev"}}       # items.txt is released with dev
+OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev
+             "data-file": {"name": "corpus.txt"}}
 
 
 def routes():
@@ -110,11 +128,22 @@ def scene(world):
         for k in ("f1_macro", "precision_macro", "recall_macro"):
             blind_values += [repr(m[k]), f"{m[k]:.4f}"]
     ref_text = ds["eval"].reference_file.read_text()
+    # access24: an organizer page, a data file and a registration to address
+    from shareval.platform.competitions.access_models import DataFile, Page, Registration
+    Page.objects.create(competition=w["comp"], slug="rules", title="Rules", body="Be *nice*.")
+    data = settings.PRIVATE_DIR / w["comp"].slug / "data" / "corpus.txt"
+    data.parent.mkdir(parents=True, exist_ok=True)
+    data.write_text("corpus\n")
+    DataFile.objects.create(competition=w["comp"], name="corpus.txt",
+                            path=f"{w['comp'].slug}/data/corpus.txt", size=7)
+    reg = Registration.objects.create(competition=w["comp"], user=users["carol"])
     values = {"c": w["comp"].slug, "p": "eval", "d": "eval", "t": "labels", "s": bob_eval.pk,
               "name": "items.txt", "pk": bob_token.pk, "action": "cancel",
               "object_id": 1, "app_label": "auth", "content_type_id": 1, "url": "x", "id": 1,
               "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
-              "team": w["teams"]["Team B"].pk}
+              "team": w["teams"]["Team B"].pk, "page": "rules", "reg": reg.pk,
+              "uidb64": "MQ", "token": "set-password",
+              "study": 1, "pub": 1, "fmt": "csv"}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,

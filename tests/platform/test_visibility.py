@@ -249,3 +249,32 @@ def test_judged_columns_follow_the_score_rules(blind, client):
     board = client.get(url).json()
     assert [h["campaign"] for h in board["human"]] == ["SbS"]
     assert [r["human"][0]["estimate"] for r in board["rows"]] == [3, -3]
+
+
+def test_blind_board_with_runs24_options_depends_on_no_score(tmp_path, db, client):
+    """Several runs per team, chosen columns, a run taken off the board and a
+    disqualified one (issue 24): the blind board still shows nothing that depends
+    on a score, and neither removed run appears."""
+    from shareval.platform.submissions import runs
+
+    from .conftest import make_world
+    w = make_world(tmp_path, options={"eval": {"board": {
+        "runs": "all", "team_visibility": True, "columns": [{"metric": "accuracy",
+                                                            "precision": 2}]}}})
+    h = dt.timedelta(hours=1)
+    rs = [submit(w, "alice", "Team A", "eval", 17, NOW - 5 * h),
+          submit(w, "carol", "Team A", "eval", 9, NOW - 4 * h),
+          submit(w, "bob", "Team B", "eval", 13, NOW - 3 * h),
+          submit(w, "bob", "Team B", "eval", 15, NOW - 2 * h)]
+    queue.drain()
+    runs.set_on_board(rs[1], w["users"]["alice"], False)
+    runs.disqualify(rs[3], w["org"], "late")
+    pages = ["/api/competitions/tiny/leaderboard/eval/eval/", "/c/tiny/leaderboard/eval/eval/"]
+    rows = client.get(pages[0]).json()["rows"]
+    assert [(r["team"], r["rank"], r["metrics"]) for r in rows] == [
+        ("Team A", None, {}), ("Team B", None, {})]
+    assert [r["submitted"] for r in rows] == [rs[0].created.isoformat(),
+                                              rs[2].created.isoformat()]
+    before = {who: seen(client, w, who, pages) for who in (None, "alice", "bob")}
+    swap_scores(w["ds"]["eval"])
+    assert before == {who: seen(client, w, who, pages) for who in (None, "alice", "bob")}

@@ -135,14 +135,14 @@ def _group_positions(keys_sorted: np.ndarray) -> np.ndarray:
 JOIN_BLOCK = 1 << 20        # run rows joined at a time: bounds the temporaries' memory
 
 
-def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
-    """Judgment of the given run rows (all rows when None); 0 where unjudged.
+def judgments_of(e: Encoded, rows: np.ndarray | None, missing: int = 0) -> np.ndarray:
+    """Judgment of the given run rows (all rows when None); ``missing`` where unjudged.
 
     A binary search of each (query, document) key among the sorted qrels keys,
     by blocks of rows so that a ten-million-line run needs no key-sized temporaries.
     """
     n_rows = e.run_q.size if rows is None else rows.size
-    out = np.zeros(n_rows, dtype=np.int64)
+    out = np.full(n_rows, missing, dtype=np.int64)
     if e.qrels_q.size == 0:
         return out
     n_docs = np.int64(max(e.n_docs, 1))
@@ -160,7 +160,7 @@ def judgments_of(e: Encoded, rows: np.ndarray | None) -> np.ndarray:
         key += e.run_doc[sel]
         pos = np.searchsorted(skey, key)
         np.minimum(pos, last, out=pos)
-        out[block] = np.where(skey[pos] == key, srel[pos], 0)
+        out[block] = np.where(skey[pos] == key, srel[pos], missing)
     return out
 
 
@@ -209,7 +209,9 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1,
     else:
         rows = order
     del order
-    gain = judgments_of(e, rows)
+    # an unjudged document is never relevant, even with rel_level <= 0 (as in
+    # trec_eval, where unjudged documents sit below every judgment), and has gain 0
+    gain = judgments_of(e, rows, missing=min(0, rel_level - 1))
     del rows
     # rows with gain <= 0 that are not relevant add nothing to any measure
     keep = np.flatnonzero((gain > 0) | (gain >= rel_level))

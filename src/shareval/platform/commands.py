@@ -1,4 +1,5 @@
-"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, demo.
+"""``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
+send-reminders, demo.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -32,9 +33,17 @@ def add_server_parser(sub) -> None:
     lb.add_argument("path")
     lb.add_argument("--organizer", help="username made organizer (and baseline submitter)")
     lb.add_argument("--wait", action="store_true", help="score the baselines before returning")
+    ex = cmds.add_parser("export-competition", help="write a competition (configuration, "
+                         "teams, submissions, scores, judgments, files) to one .tgz")
+    ex.add_argument("slug")
+    ex.add_argument("--out", default=None, help="the archive (default: SLUG.tgz)")
+    im = cmds.add_parser("import-competition", help="load an archive written by "
+                                                    "export-competition into this server")
+    im.add_argument("path")
     au = cmds.add_parser("add-user", help="create a user (or reset its password)")
     au.add_argument("username")
     au.add_argument("--password", required=True)
+    au.add_argument("--email", help="the address mail goes to (password reset, notices)")
     au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "
                                                              "use the admin")
     au.add_argument("--competition", help="with --team: the team's competition")
@@ -43,12 +52,18 @@ def add_server_parser(sub) -> None:
     tk = cmds.add_parser("token", help="issue an API token for a user (printed once)")
     tk.add_argument("username")
     tk.add_argument("--name", default="cli")
+    rm = cmds.add_parser("send-reminders", help="mail deadline reminders and scheduled "
+                                                 "result releases (idempotent: run from cron)")
+    rm.add_argument("--within-hours", type=float, default=72,
+                    help="remind of phases closing within this many hours (default 72)")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
     demo.add_argument("--port", type=int, default=8000)
     demo.add_argument("--data", default=None)
     demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
+    from .annotation.cli import add_parser as add_rcc_study
+    add_rcc_study(cmds)
 
 
 def _setup(args) -> None:
@@ -144,11 +159,15 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         return 0
     if c == "load-bundle":
         return _load_bundle(args, console)
+    if c in ("export-competition", "import-competition"):
+        return _archive(args, console)
     if c == "add-user":
         from django.contrib.auth import get_user_model
         u, _ = get_user_model().objects.get_or_create(username=args.username)
         u.set_password(args.password)
         u.is_staff = u.is_staff or args.organizer
+        if args.email:
+            u.email = args.email
         u.save()
         if args.team:
             from .competitions.models import Competition, Membership, Team
@@ -173,6 +192,17 @@ def run_server_command(args: argparse.Namespace, console) -> int:
             return 1
         _, key = ApiToken.issue(u, args.name)
         print(key)
+        return 0
+    if c == "rcc-study":
+        from .annotation.cli import run as rcc_study
+        return rcc_study(args, console)
+    if c == "send-reminders":
+        import datetime as dt
+
+        from .notifications.reminders import send_due
+        n = send_due(within=dt.timedelta(hours=args.within_hours))
+        console.print(f"{n['reminders']} deadline reminders and {n['releases']} release "
+                      f"notices mailed")
         return 0
     if c == "demo":
         if not args.no_serve:
@@ -203,6 +233,36 @@ def _load_bundle(args, console) -> int:
     if args.wait and made:
         from .submissions.queue import drain
         drain()
+    return 0
+
+
+def _archive(args, console) -> int:
+    from pathlib import Path
+
+    from shareval.formats.errors import InvalidInput
+
+    from .competitions.archive import export_competition, import_competition
+    from .competitions.models import Competition
+    if args.server_command == "export-competition":
+        comp = Competition.objects.filter(slug=args.slug).first()
+        if comp is None:
+            console.print(f"no competition {args.slug!r}")
+            return 1
+        out = Path(args.out or f"{comp.slug}.tgz")
+        n = export_competition(comp, out)
+        console.print(f"{out}: competition {comp.slug}, {n} files", markup=False)
+        return 0
+    try:
+        comp, created = import_competition(Path(args.path))
+    except InvalidInput as e:
+        console.print(e.render(), markup=False)
+        return 2
+    from .submissions.models import Submission
+    n = Submission.objects.filter(dataset__phase__competition=comp).count()
+    console.print(f"competition {comp.slug} imported: {comp.phases.count()} phases, "
+                  f"{comp.teams.count()} teams, {n} submissions"
+                  + (f"; users created without a password: {', '.join(created)}"
+                     if created else ""), markup=False)
     return 0
 
 

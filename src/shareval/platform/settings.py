@@ -14,6 +14,12 @@ SHAREVAL_TRUSTED_PROXY the proxy's address in HTTPS mode (default 127.0.0.1)
 SHAREVAL_HSTS_SECONDS  HSTS max-age in HTTPS mode (default 31536000, one year)
 SHAREVAL_LOGIN_FAILURE_LIMIT   wrong passwords before a lock-out (default 5)
 SHAREVAL_LOGIN_COOLOFF_MINUTES how long a lock-out lasts (default 15)
+SHAREVAL_EMAIL          console (default: mail printed on the server's output),
+                       file (one file per message in SHAREVAL_EMAIL_DIR, default
+                       HOME/mail) or smtp (SHAREVAL_SMTP_HOST, _PORT (587), _USER,
+                       _PASSWORD, _TLS (1) / _SSL)
+SHAREVAL_MAIL_FROM     the sender address (default shareval@localhost)
+SHAREVAL_SITE_URL      the server's address in mailed links (default http://127.0.0.1:8000)
 SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
                        caching them until a run, score or team changes (default 1)
 """
@@ -62,6 +68,8 @@ INSTALLED_APPS = [
     "shareval.platform.competitions",
     "shareval.platform.submissions",
     "shareval.platform.judging",
+    "shareval.platform.annotation",
+    "shareval.platform.notifications",
 ]
 
 MIDDLEWARE = [
@@ -109,7 +117,7 @@ DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")}
     if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
 
 # Leaderboard rows are cached per dataset under a token that every write they
-# depend on replaces (competitions/boards.py); SHAREVAL_BOARD_CACHE=0 turns it off.
+# depend on replaces (competitions/board_cache.py); SHAREVAL_BOARD_CACHE=0 turns it off.
 BOARD_CACHE = os.environ.get("SHAREVAL_BOARD_CACHE", "1") not in ("", "0")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
           "boards": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -160,6 +168,27 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "shareval/locked.html"
 AXES_VERBOSE = False
+# Mail (access24): Django's mail framework; the backend is chosen by SHAREVAL_EMAIL.
+_email = os.environ.get("SHAREVAL_EMAIL", "console")
+if _email == "file":
+    EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"
+    EMAIL_FILE_PATH = os.environ.get("SHAREVAL_EMAIL_DIR", str(HOME / "mail"))
+elif _email == "smtp":
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_HOST = os.environ.get("SHAREVAL_SMTP_HOST", "localhost")
+    EMAIL_PORT = int(os.environ.get("SHAREVAL_SMTP_PORT", "587"))
+    EMAIL_HOST_USER = os.environ.get("SHAREVAL_SMTP_USER", "")
+    EMAIL_HOST_PASSWORD = os.environ.get("SHAREVAL_SMTP_PASSWORD", "")
+    EMAIL_USE_SSL = os.environ.get("SHAREVAL_SMTP_SSL", "") not in ("", "0")
+    EMAIL_USE_TLS = not EMAIL_USE_SSL and os.environ.get("SHAREVAL_SMTP_TLS", "1") != "0"
+    EMAIL_TIMEOUT = 20
+elif _email == "console":
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+else:
+    raise ValueError(f"SHAREVAL_EMAIL={_email!r}: console, file or smtp")
+DEFAULT_FROM_EMAIL = os.environ.get("SHAREVAL_MAIL_FROM", "shareval@localhost")
+SITE_URL = os.environ.get("SHAREVAL_SITE_URL", "http://127.0.0.1:8000")
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "home"

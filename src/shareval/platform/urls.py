@@ -1,12 +1,12 @@
 """Every route of the server. tests/platform/test_security.py enumerates this list."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from .accounts import api as accounts_api, views as accounts_views
-from .competitions import api as comp_api, views as comp_views
+from .competitions import api as comp_api, records_views, views as comp_views, views_access
 from .judging import views as judging_views
-from .submissions import api as sub_api, views as sub_views
+from .submissions import api as sub_api, run_views, views as sub_views
 
 admin.site.site_header = "shareval administration (organizers only)"
 
@@ -18,6 +18,19 @@ urlpatterns = [
     path("accounts/logout/", accounts_views.logout_page, name="logout"),
     path("accounts/tokens/", accounts_views.tokens, name="tokens"),
     path("accounts/tokens/<int:pk>/revoke/", accounts_views.revoke_token, name="revoke-token"),
+    # access24: profile (mail opt-out) and password reset by e-mail
+    path("accounts/profile/", accounts_views.profile, name="profile"),
+    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(
+        template_name="shareval/password_reset.html",
+        email_template_name="shareval/password_reset_email.txt",
+        subject_template_name="shareval/password_reset_subject.txt"), name="password_reset"),
+    path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(
+        template_name="shareval/password_reset_done.html"), name="password_reset_done"),
+    path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(
+        template_name="shareval/password_reset_confirm.html"), name="password_reset_confirm"),
+    path("accounts/reset/done/", auth_views.PasswordResetCompleteView.as_view(
+        template_name="shareval/password_reset_complete.html"),
+        name="password_reset_complete"),
     path("organize/new/", comp_views.new_competition, name="new-competition"),
     path("c/<slug:c>/", comp_views.competition, name="competition"),
     path("c/<slug:c>/team/", comp_views.team, name="team"),
@@ -26,11 +39,31 @@ urlpatterns = [
     path("c/<slug:c>/leaderboard/<slug:p>/<slug:d>/", comp_views.leaderboard, name="leaderboard"),
     path("c/<slug:c>/files/<slug:p>/<slug:d>/<str:name>", comp_views.public_file,
          name="public-file"),
+    # access24: registration, pages, data; the organizers' access dashboard
+    path("c/<slug:c>/register/", views_access.register, name="register-competition"),
+    path("c/<slug:c>/pages/<slug:page>/", views_access.page, name="page"),
+    path("c/<slug:c>/data/", views_access.data, name="data"),
+    path("c/<slug:c>/data/<str:name>", views_access.data_file, name="data-file"),
+    path("c/<slug:c>/organize/access/", views_access.organize_access, name="organize-access"),
+    path("c/<slug:c>/organize/registrations/<int:reg>/", views_access.decide_registration,
+         name="decide-registration"),
+    path("c/<slug:c>/organize/invite/", views_access.invite, name="invite"),
+    path("c/<slug:c>/organize/announce/", views_access.announce, name="announce"),
+    path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
+         name="phase-teams"),
+    path("c/<slug:c>/organize/downloads.csv", views_access.downloads_csv, name="downloads-csv"),
     path("c/<slug:c>/organize/", comp_views.organize, name="organize"),
     path("c/<slug:c>/organize/release/<slug:p>/", comp_views.release, name="release"),
     path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),
     path("c/<slug:c>/organize/rescore/<slug:t>/", comp_views.rescore, name="rescore"),
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
+    # runs24: records (fact-sheet tables, bulk downloads, the competition archive)
+    path("c/<slug:c>/organize/runs.<str:fmt>", records_views.factsheet_table,
+         name="factsheet-table"),
+    path("c/<slug:c>/organize/submissions.zip", records_views.bulk_download,
+         name="bulk-download"),
+    path("c/<slug:c>/organize/export.tgz", records_views.export_archive,
+         name="export-competition"),
     path("judging/", judging_views.my_campaigns, name="my-campaigns"),
     path("judging/<int:j>/", judging_views.judge, name="judge"),
     path("c/<slug:c>/organize/campaigns/", judging_views.campaigns, name="campaigns"),
@@ -41,9 +74,11 @@ urlpatterns = [
          judging_views.adjudicate_item, name="adjudicate-item"),
     path("c/<slug:c>/organize/campaigns/<int:j>/<str:kind>", judging_views.export,
          name="campaign-export"),
+    path("c/<slug:c>/annotation/", include("shareval.platform.annotation.urls")),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),
+    path("s/<uuid:s>/run/<str:action>/", run_views.run_action, name="run-action"),
     # REST API
     path("api/competitions/", comp_api.CompetitionList.as_view(), name="api-competitions"),
     path("api/competitions/<slug:c>/", comp_api.CompetitionDetail.as_view(),
@@ -62,6 +97,8 @@ urlpatterns = [
          sub_api.SubmissionAction.as_view(action="primary"), name="api-submission-primary"),
     path("api/submissions/<uuid:s>/cancel/",
          sub_api.SubmissionAction.as_view(action="cancel"), name="api-submission-cancel"),
+    path("api/submissions/<uuid:s>/run/<str:action>/", run_views.RunAction.as_view(),
+         name="api-run-action"),
     path("api/tokens/", accounts_api.TokenList.as_view(), name="api-tokens"),
     path("api/tokens/<int:pk>/", accounts_api.TokenDetail.as_view(), name="api-token"),
     path("admin/", admin.site.urls),

@@ -19,6 +19,31 @@ class RegisterForm(UserCreationForm):
         fields = ("username", "email")
 
 
+class ProfileForm(forms.Form):
+    email = forms.EmailField(required=False, help_text="for password reset and notices")
+    opt_out = forms.BooleanField(required=False, label="No non-essential mail",
+                                 help_text="run results, released results, deadline reminders "
+                                           "and announcements; decisions on your registration "
+                                           "or team and password resets still come")
+
+
+@login_required
+def profile(request):
+    """access24: the e-mail address and the opt-out of non-essential mail."""
+    from shareval.platform.notifications.models import MailPreference
+    pref, _ = MailPreference.objects.get_or_create(user=request.user)
+    form = ProfileForm(request.POST or None,
+                       initial={"email": request.user.email, "opt_out": pref.opt_out})
+    if request.method == "POST" and form.is_valid():
+        request.user.email = form.cleaned_data["email"]
+        request.user.save(update_fields=["email"])
+        pref.opt_out = form.cleaned_data["opt_out"]
+        pref.save(update_fields=["opt_out"])
+        messages.success(request, "Profile saved.")
+        return redirect("profile")
+    return render(request, "shareval/profile.html", {"form": form})
+
+
 def register(request):
     form = RegisterForm(request.POST or None)
     if request.method == "POST" and form.is_valid():

@@ -8,6 +8,10 @@
   public, only by organizers otherwise; scores on it only once the phase's
   results are released (blind phases) or the dataset gives feedback. Without
   scores, nothing on the board may depend on them (see ``leaderboard.rows``).
+- A split dataset's private part (``Score.private_result``) is shown to
+  non-organizers only once the phase's results are released
+  (:func:`private_released`); until then no page, API answer or file derived
+  from it reaches them.
 - Primary flags and cancellations change what a leaderboard reads: teams may
   change them only while the phase is open and its results unreleased
   (:func:`frozen`); organizers any time, with a reason once frozen.
@@ -68,3 +72,19 @@ def frozen(phase: Phase, now=None) -> bool:
     ended, or (blind phases) its results are released."""
     now = now or timezone.now()
     return now >= phase.end or (phase.blind and phase.released_at(now) != Phase.HIDDEN)
+
+
+def private_released(dataset: Dataset, now=None) -> bool:
+    """Whether the private part of a split dataset is out: the phase's results are
+    released (by hand or by schedule), whether or not the phase is blind."""
+    return bool(dataset.split) and dataset.phase.released_at(now) != Phase.HIDDEN
+
+
+def board_part(user, dataset: Dataset, asked: str | None = None, now=None) -> str:
+    """Which part of a split dataset a board shows: the private part once released;
+    organizers may ask for either (``?part=``)."""
+    if not dataset.split:
+        return "public"
+    if asked in ("public", "private") and dataset.phase.competition.is_organizer(user):
+        return asked
+    return "private" if private_released(dataset, now) else "public"

@@ -7,7 +7,10 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import access, boards, export
+from shareval.platform.submissions import factsheets
+
+from . import access, board_cache, boards, eligibility, export
+from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
 
@@ -21,7 +24,11 @@ def competition_summary(comp: Competition, user) -> dict:
             d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
                  "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
                  "quotas": [q.describe() for q in ds.quotas.all()],
-                 "public_files": [f.name for f in ds.public_files.all()]}
+                 "public_files": [f.name for f in ds.public_files.all()],
+                 # runs24: never the split's units or seed, only that there is one
+                 "concurrent": ds.concurrent, "split": bool(ds.split),
+                 "runs_per_team": "several" if (ds.board or {}).get("runs") == "all"
+                 else "one", "team_visibility": bool((ds.board or {}).get("team_visibility"))}
             if team is not None:
                 d["quota_state"] = [s.describe() for s in quota_states(team, ds)]
             dss.append(d)
@@ -29,21 +36,24 @@ def competition_summary(comp: Competition, user) -> dict:
                        "end": ph.end.isoformat(), "blind": ph.blind, "open": ph.is_open(),
                        "leaderboard_public": ph.leaderboard_public,
                        "results": ph.release_level() if ph.blind else "detailed",
+                       "chosen_teams_only": PhaseLimit.objects.filter(phase=ph).exists(),
                        "datasets": dss})
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
             "team_status": team.status if team else None, "team_approval": comp.team_approval,
-            "organizer": comp.is_organizer(user), "phases": phases}
+            "organizer": comp.is_organizer(user), "phases": phases,
+            "factsheet": factsheets.fields(comp.factsheet)}
 
 
 class CompetitionList(APIView):
     def get(self, request):
-        return Response([{"slug": c.slug, "title": c.title} for c in Competition.objects.all()])
+        return Response([{"slug": c.slug, "title": c.title}
+                         for c in eligibility.listed(request.user)])
 
 
 class CompetitionDetail(APIView):
     def get(self, request, c):
-        return Response(competition_summary(get_object_or_404(Competition, slug=c), request.user))
+        return Response(competition_summary(eligibility.visible(request, c), request.user))
 
 
 def get_dataset(c, p, d) -> Dataset:
@@ -51,22 +61,24 @@ def get_dataset(c, p, d) -> Dataset:
                              phase__competition__slug=c, phase__slug=p, slug=d)
 
 
-def leaderboard_payload(ds: Dataset, user, key: list | None = None) -> dict:
+def leaderboard_payload(ds: Dataset, user, part: str | None = None,
+                        key: list | None = None) -> dict:
     """The board ``user`` may see. ``key``, if given, receives the cache key of
     its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
-    columns, rows, cache_key = boards.rows_and_key(ds, scores=shown)
+    part = access.board_part(user, ds, part)
+    columns, rows, precision, cache_key = board_cache.board(ds, scores=shown, part=part)
     human = human_columns(ds, rows) if shown else []
     if key is not None:
         key.append(None if human else cache_key)    # judged columns change without a token
-    return {"human": human, "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
+    several = (ds.board or {}).get("runs") == "all"
+    return {"human": human, "part": part, "precision": precision,
+            "runs_per_team": "several" if several else "one",
+            "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
             "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
-            "rule": (f"its primary run if flagged, else its best run by {ds.task.metric}; "
-                     f"ranked by {ds.task.metric}, ties share a rank") if shown else
-                    ("its primary run if flagged, else its latest scored run; by team name, "
-                     "no ranks, since nothing may depend on unreleased scores"),
+            "rule": boards.rule(ds, shown, several),
             "rows": rows}
 
 
@@ -86,15 +98,26 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
             e = res.get(r["team"])
             r.setdefault("human", []).append(
                 None if e is None else {k: e[k] for k in ("estimate", "low", "high", "n")})
+    from shareval.platform.annotation.models import Study
+    from shareval.platform.annotation.results import leaderboard_column
+    for study in Study.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        res = leaderboard_column(study)     # RCC phase 2: related-to F1 per team
+        if not res:
+            continue
+        out.append({"campaign": study.title + ("" if study.closed else ", provisional"),
+                    "measure": "related-to F1"})
+        for r in rows:
+            r.setdefault("human", []).append(res.get(r["team"]))
     return out
 
 
 class Leaderboard(APIView):
     def get(self, request, c, p, d):
         ds = get_dataset(c, p, d)
+        eligibility.visible_or_404(request, ds.phase.competition)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
-        return Response(leaderboard_payload(ds, request.user))
+        return Response(leaderboard_payload(ds, request.user, request.query_params.get("part")))
 
 
 class _OrganizerView(APIView):
@@ -115,6 +138,8 @@ class Release(_OrganizerView):
                             status=status.HTTP_400_BAD_REQUEST)
         phase.released = level
         phase.save(update_fields=["released"])
+        from shareval.platform.notifications import mail
+        mail.results_released(phase, phase.released_at())
         return Response({"phase": phase.slug, "released": level})
 
 

@@ -6,5 +6,5 @@ class CompetitionsConfig(AppConfig):
     label = "competitions"
 
     def ready(self):
-        from . import boards
-        boards.connect()           # writes that change a leaderboard give it a new token
+        from . import board_cache
+        board_cache.connect()           # writes that change a leaderboard give it a new token

@@ -1,101 +1,117 @@
-"""Leaderboard rows cached per dataset, keyed by the dataset's ``board_token``.
+"""Board options of a dataset (bundle ``board:``) beyond one row per team.
 
-At 500 teams x 100,000 runs, choosing each team's row reads 100,000 narrow
-score tuples (about a second); the rows change only when a run, a score or a
-team changes. So ``Dataset.board_token`` gets a new random value whenever
-anything the rows are built from is written, in the same transaction as the
-write, and the rows are cached under (dataset, token, shown or hidden):
+``runs: all`` lists several runs per team, as overview papers do: each team's
+primary run first, then its other scored runs (best first when scores are
+shown, latest first when they are hidden), at most ``max_runs`` per team;
+rows are ranked together by the primary metric (ties share a rank). With
+scores hidden, the rows go by team name, primary first, then by date: as in
+``leaderboard.blind_rows``, nothing about them depends on a score.
 
-- ``Submission`` and ``Score`` saves and deletes (signals below), and their
-  queryset ``update`` / ``bulk_create`` / ``bulk_update``
-  (``submissions.models.BoardQuerySet``), which send no signals: scoring, a
-  state change, a primary flag, a cancellation, a re-score;
-- ``Team`` (name, baseline), ``CompetitionTask`` (primary metric, direction),
-  ``Phase`` (release) and ``Dataset`` saves and deletes: the datasets they hold.
+``columns`` chooses the metric columns and their order (the primary metric
+always comes first) and the digits each shows; a column left out is not sent
+at all. Disqualified runs and runs a team took off the board are never read.
 
-A reader takes the token *before* building the rows, so a write that commits
-in between can only leave newer rows under an older token, never older rows
-under the newest one. What a user may see is not cached: whether scores are
-shown (blind phase, release state and schedule, ``feedback``, organizer) is
-decided on every request, and the two kinds of rows are built by different
-functions (``leaderboard.rows`` and ``leaderboard.blind_rows``) and cached
-under different keys, so a hidden board never holds a score. A random token
-rather than a counter: a database rebuilt or rolled back (tests) cannot bring
-back a value whose rows are still cached.
-
-The cache is Django's ``boards`` cache (``settings.CACHES``; in-process by
-default, so each server process builds its own copy once per change).
+Two queries, as in ``leaderboard.rows``: narrow tuples, then the metrics of
+the rows kept.
 """
 from __future__ import annotations
 
-from django.conf import settings
-from django.core.cache import caches
-from django.db.models import Q
-from django.db.models.signals import post_delete, post_save
+from shareval.platform.submissions.models import Score, Submission
 
 from . import leaderboard
-from .models import CompetitionTask, Dataset, Phase, Team, new_board_token
-
-TIMEOUT = 24 * 3600
-
-
-def bump(where: Q) -> None:
-    """A new token for every dataset matching ``where``: their cached rows are stale."""
-    Dataset.objects.filter(where).update(board_token=new_board_token())
+from .leaderboard import PARTS, _current_scored, _row, scalar_metrics
+from .models import Dataset, Team
 
 
-def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
-    """``leaderboard.rows(dataset, scores)``, from the cache when nothing changed since."""
-    return rows_and_key(dataset, scores)[:2]
+def board_rows(dataset: Dataset, scores: bool, part: str = "public"):
+    """(columns, rows) of the dataset's board: one row per team (``leaderboard.rows``)
+    or, with ``runs: all``, several (:func:`all_rows`)."""
+    if (dataset.board or {}).get("runs") == "all":
+        return all_rows(dataset, scores, part)
+    return leaderboard.rows(dataset, scores=scores, part=part)
 
 
-def rows_and_key(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict], str | None]:
-    """(columns, rows, key): ``key`` names these rows until the next change (None:
-    not cached); the leaderboard page caches its rendered table body under it."""
-    token = Dataset.objects.filter(pk=dataset.pk).values_list("board_token", flat=True).first()
-    if token is None or not settings.BOARD_CACHE:
-        return (*leaderboard.rows(dataset, scores=scores), None)
-    key = f"board:{dataset.pk}:{token}:{'shown' if scores else 'hidden'}"
-    cache = caches["boards"]
-    hit = cache.get(key)
-    if hit is None:
-        hit = leaderboard.rows(dataset, scores=scores)
-        cache.set(key, hit, TIMEOUT)
-    return (*hit, key)
+def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list[str], list[dict]]:
+    board = dataset.board or {}
+    limit = board.get("max_runs") or 10 ** 6
+    ct = dataset.task
+    sign = 1 if ct.lower_is_better else -1
+    primary_field, metrics_field = PARTS[part]
+    fields = ["pk", "submission__team_id", "submission__kind", "submission__created",
+              "submission__factsheet__method"]
+    if scores:
+        fields.append(primary_field)
+    by_team: dict[int, list[tuple]] = {}
+    for row in _current_scored(dataset).values_list(*fields):
+        by_team.setdefault(row[1], []).append(row)
+    teams = {t.pk: t for t in Team.objects.filter(pk__in=by_team)}
+    kept = []
+    for team, runs in by_team.items():
+        if scores:
+            runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[5] is None,
+                                     sign * (r[5] or 0), r[3]))
+        else:       # primary first, then latest: no score is read
+            runs.sort(key=lambda r: r[3], reverse=True)
+            runs.sort(key=lambda r: r[2] != Submission.PRIMARY)
+        kept += [(r, len(runs)) for r in runs[:limit]]
+    if not scores:
+        kept.sort(key=lambda k: (teams[k[0][1]].name, k[0][2] != Submission.PRIMARY,
+                                 -k[0][3].timestamp()))
+        return [], [_with_method(_row(teams[r[1]], None, r[2], n, r[3], {}, "contrastive"), r[4])
+                    for r, n in kept]
+    kept.sort(key=lambda k: (k[0][5] is None, sign * (k[0][5] or 0), teams[k[0][1]].name,
+                             k[0][3]))
+    results = dict(Score.objects.filter(pk__in=[r[0] for r, _ in kept])
+                   .values_list("pk", metrics_field))
+    columns = [ct.metric]
+    metrics = {}
+    for r, _ in kept:
+        metrics[r[0]] = scalar_metrics({"metrics": results.get(r[0]) or {}})
+        columns += [k for k in metrics[r[0]] if k not in columns]
+    out, rank, prev = [], 0, object()
+    for i, (r, n) in enumerate(kept, 1):
+        if r[5] != prev:
+            rank, prev = i, r[5]
+        out.append(_with_method(_row(teams[r[1]], rank, r[2], n, r[3],
+                                     {k: metrics[r[0]].get(k) for k in columns}, "contrastive"),
+                                r[4]))
+    return columns, out
 
 
-def _submission_saved(sender, instance, **kw):
-    bump(Q(pk=instance.dataset_id))
+def _with_method(row: dict, method) -> dict:
+    row["method"] = str(method) if method else ""
+    return row
 
 
-def _score_saved(sender, instance, **kw):
-    bump(Q(submissions__pk=instance.submission_id))
+def shape(dataset: Dataset, columns: list[str], rows: list[dict]) -> tuple[list[str], dict]:
+    """Apply the board's ``columns``: keep and order the chosen metric columns (the
+    primary metric first), round each to its precision; returns (columns, precision)."""
+    chosen = (dataset.board or {}).get("columns") or []
+    precision = {c["metric"]: c["precision"] for c in chosen if c.get("precision") is not None}
+    if chosen and columns:
+        primary = dataset.task.metric
+        names = [primary] + [c["metric"] for c in chosen if c["metric"] != primary]
+        columns[:] = names
+        for r in rows:
+            r["metrics"] = {k: r["metrics"].get(k) for k in names}
+    for r in rows:
+        for k, p in precision.items():
+            v = r["metrics"].get(k)
+            if isinstance(v, float):
+                r["metrics"][k] = round(v, p)
+    return columns, precision
 
 
-def _team_saved(sender, instance, **kw):
-    bump(Q(phase__competition_id=instance.competition_id))
-
-
-def _task_saved(sender, instance, **kw):
-    bump(Q(task_id=instance.pk))
-
-
-def _phase_saved(sender, instance, **kw):
-    bump(Q(phase_id=instance.pk))
-
-
-def _dataset_saved(sender, instance, **kw):
-    # a save writes back the token the instance was loaded with: replace it
-    if not kw.get("created"):
-        bump(Q(pk=instance.pk))
-
-
-def connect() -> None:
-    from shareval.platform.submissions.models import Score, Submission
-    for model, receiver in ((Submission, _submission_saved), (Score, _score_saved),
-                            (Team, _team_saved), (CompetitionTask, _task_saved),
-                            (Phase, _phase_saved), (Dataset, _dataset_saved)):
-        uid = f"boards-{model.__name__}"
-        post_save.connect(receiver, sender=model, dispatch_uid=uid + "-save")
-        if model is not Dataset:
-            post_delete.connect(receiver, sender=model, dispatch_uid=uid + "-delete")
+def rule(ds: Dataset, shown: bool, several: bool) -> str:
+    """The board's rule in words (pages and API)."""
+    m = ds.task.metric
+    if several:
+        n = (ds.board or {}).get("max_runs")
+        runs = f"up to {n} runs per team" if n else "every scored run of each team"
+        return (f"{runs}, its primary run first; ranked by {m}, ties share a rank" if shown else
+                f"{runs}, its primary run first, then the latest; by team name, no ranks, "
+                f"since nothing may depend on unreleased scores")
+    return (f"its primary run if flagged, else its best run by {m}; ranked by {m}, ties "
+            f"share a rank") if shown else (
+        "its primary run if flagged, else its latest scored run; by team name, no ranks, "
+        "since nothing may depend on unreleased scores")

@@ -25,6 +25,8 @@ from shareval import tasks as registry
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
+from . import bundle_runs
+from .bundle_access import load_access, read_access
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
@@ -165,6 +167,7 @@ def read_bundle(root: Path) -> dict:
            "time_zone": str(doc.get("time_zone", "UTC")), "tasks": [], "phases": [],
            "baselines": [], "organizers": list(doc.get("organizers", []) or []),
            "team_approval": doc.get("team_approval", False) is True, "line": doc.get(LINE)}
+    out["factsheet"] = bundle_runs.read_factsheet(r, doc)
     if not isinstance(doc.get("team_approval", False), bool):
         r.err(doc, "bundle.team_approval", "true or false")
     try:
@@ -240,7 +243,10 @@ def read_bundle(root: Path) -> dict:
             phase["datasets"].append({"slug": r.slug(d, dw), "task": tslug,
                                       "title": str(d.get("title", "")), "reference": ref,
                                       "public": public, "quotas": quotas,
-                                      "feedback": bool(d.get("feedback", True))})
+                                      "feedback": bool(d.get("feedback", True)),
+                                      "board": bundle_runs.read_board(r, d, dw),
+                                      "split": bundle_runs.read_split(r, d, dw, tname, ref),
+                                      "concurrent": bundle_runs.read_concurrent(r, d, dw)})
         out["phases"].append(phase)
     if not out["phases"]:
         r.err(doc, "bundle.phases", "at least one phase is required")
@@ -249,7 +255,9 @@ def read_bundle(root: Path) -> dict:
         out["baselines"].append({"team": r.req(b, "team", w), "phase": r.req(b, "phase", w),
                                  "dataset": r.req(b, "dataset", w), "file": r.file(b, "file", w),
                                  "description": str(b.get("description", "")),
-                                 "primary": bool(b.get("primary", True))})
+                                 "primary": bool(b.get("primary", True)),
+                                 "factsheet": dict(b.get("factsheet") or {})})
+    out["access"] = read_access(doc, r, task_slugs)          # access24: bundle_access.py
     r.problems.raise_if_any()
     return out
 
@@ -276,7 +284,8 @@ def _claim(b: dict, organizer) -> Competition:
                                f"competition {b['slug']!r} exists and {organizer.username} is "
                                f"not one of its organizers; choose another slug")])
     fields = {"title": b["title"], "description": b["description"],
-              "time_zone": b["time_zone"], "team_approval": b["team_approval"]}
+              "time_zone": b["time_zone"], "team_approval": b["team_approval"],
+              "factsheet": b["factsheet"]}
     if comp is None:
         return Competition.objects.create(slug=b["slug"], **fields)
     for k, v in fields.items():
@@ -319,10 +328,13 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             if d["reference"] is not None:
                 rel = f"{comp.slug}/{phase.slug}/{d['slug']}/{d['reference'].name}"
                 digest = tree_digest(_copy(d["reference"], Path(settings.PRIVATE_DIR), rel))
+            digest = bundle_runs.digest_with_split(digest, d["split"])
             ds, _ = Dataset.objects.update_or_create(
                 phase=phase, slug=d["slug"],
                 defaults={"task": tasks[d["task"]], "title": d["title"], "reference_path": rel,
-                          "reference_digest": digest, "feedback": d["feedback"]})
+                          "reference_digest": digest, "feedback": d["feedback"],
+                          "board": d["board"], "split": d["split"],
+                          "concurrent": d["concurrent"]})
             ds.quotas.all().delete()
             for q in d["quotas"]:
                 Quota.objects.create(dataset=ds, **q)
@@ -333,6 +345,7 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
                                                     defaults={"path": prel})
             datasets[(phase.slug, d["slug"])] = ds
     made = []
+    load_access(comp, b["access"], _copy)                    # access24: bundle_access.py
     if b["baselines"]:
         owner = organizer or comp.organizers.first()
         if owner is None:
@@ -357,6 +370,7 @@ def _submit_file(owner, team, ds, bl):
     up = SimpleUploadedFile(bl["file"].name, bl["file"].read_bytes())
     try:
         return submit(owner, team, ds, up, primary=bl["primary"], description=bl["description"],
+                      factsheet={k: v for k, v in bl["factsheet"].items() if k != LINE},
                       now=timezone.now())
     except SubmissionError as e:
         raise InvalidInput([_p("bundle.yaml", None, f"baselines ({bl['file'].name})",

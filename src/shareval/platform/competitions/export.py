@@ -14,8 +14,8 @@ from .leaderboard import scalar_metrics
 from .models import Competition
 
 FIXED = ["phase", "dataset", "task", "task_name", "team", "baseline", "submission", "kind",
-         "state", "submitted", "file", "scorer_version", "reference_digest", "current",
-         "scored_at"]
+         "state", "disqualified", "on_board", "method", "submitted", "file", "scorer_version",
+         "reference_digest", "current", "scored_at"]
 
 
 def results_csv(comp: Competition) -> str:
@@ -27,13 +27,18 @@ def results_csv(comp: Competition) -> str:
         base = {"phase": s.dataset.phase.slug, "dataset": s.dataset.slug,
                 "task": s.dataset.task.slug, "task_name": s.dataset.task.task_name,
                 "team": s.team.name, "baseline": int(s.team.is_baseline), "submission": s.pk,
-                "kind": s.kind, "state": s.state, "submitted": s.created.isoformat(),
+                "kind": s.kind, "state": s.state, "disqualified": s.disqualified,
+                "on_board": int(s.on_board), "method": s.factsheet.get("method", ""),
+                "submitted": s.created.isoformat(),
                 "file": s.original_name}
         scores = list(s.scores.all()) or [None]
         for sc in scores:
             row = dict(base)
             if sc is not None:
                 m = scalar_metrics(sc.result)
+                if sc.private_result:          # organizers only: this file never reaches teams
+                    m.update({f"private_{k}": v
+                              for k, v in scalar_metrics(sc.private_result).items()})
                 for k in m:
                     if k not in metrics:
                         metrics.append(k)

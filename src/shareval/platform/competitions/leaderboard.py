@@ -11,12 +11,17 @@ part of a row may depend on a score, or the board would tell a team whether
 its new run beat the earlier ones: the row is the primary run if scored, else
 the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
+Disqualified runs and runs their team took off the board never appear either.
+The dataset's ``board`` options (several runs per team, columns, precision) are
+in ``boards.py``, whose ``board_rows`` pages and API call; ``part`` chooses the
+public or private part of a split dataset's scores.
+
 Two queries: the database picks each team's row (a window function over the
 team's current scores, ordered by the rule above) and counts its runs, then
 the metrics of the picked rows only, so the cost grows with the number of
 submissions but not with the size of their results, and Python sees one row
-per team. The pages cache these rows until something they read changes
-(``boards.py``).
+per team. The pages cache the board's rows until something they read changes
+(``board_cache.py``).
 """
 from __future__ import annotations
 
@@ -35,7 +40,13 @@ def scalar_metrics(result: dict) -> dict[str, float]:
 
 def _current_scored(dataset: Dataset):
     return Score.objects.filter(submission__dataset=dataset, current=True,
-                                submission__state=Submission.SCORED)
+                                submission__state=Submission.SCORED,
+                                submission__disqualified="", submission__on_board=True)
+
+
+# the score fields a board reads: the public part (every dataset) or the private one
+PARTS = {"public": ("primary", "result__metrics"),
+         "private": ("private_primary", "private_result__metrics")}
 
 
 def _not_primary():
@@ -55,7 +66,8 @@ def _first_per_team(dataset: Dataset, order: list, *fields: str):
                          *fields))
 
 
-def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
+def rows(dataset: Dataset, scores: bool = True,
+         part: str = "public") -> tuple[list[str], list[dict]]:
     """(metric columns with the primary metric first, rows); see the module doc.
 
     ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
@@ -63,17 +75,18 @@ def rows(dataset: Dataset, scores: bool = True) -> tuple[list[str], list[dict]]:
         return [], blind_rows(dataset)
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
-    score = F("primary").asc(nulls_last=True) if ct.lower_is_better else \
-        F("primary").desc(nulls_last=True)
+    primary_field, metrics_field = PARTS[part]
+    score = F(primary_field).asc(nulls_last=True) if ct.lower_is_better else \
+        F(primary_field).desc(nulls_last=True)
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
     for team, n, kind, created, pk, primary in _first_per_team(
             dataset, [_not_primary(), score, F("submission__created").asc(), F("pk").asc()],
-            "pk", "primary"):
+            "pk", primary_field):
         picked[team], runs[team] = (None, pk, kind, primary, created), n
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
     results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
-                   .values_list("pk", "result__metrics"))
+                   .values_list("pk", metrics_field))
     chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
                                                     teams[kv[0]].name))
     columns: list[str] = [ct.metric]

@@ -28,6 +28,28 @@ class Competition(models.Model):
     team_approval = models.BooleanField(
         default=False, help_text="new teams may submit only once an organizer approves them")
     created = models.DateTimeField(default=timezone.now)
+    # runs24: the fact sheet every run carries (bundle ``factsheet:``; records.py)
+    factsheet = models.JSONField(default=dict, blank=True,
+                                 help_text="required standard fields and organizer-defined extras")
+
+    # --- access24: access and eligibility (see eligibility.py, access_models.py) ---
+    PUBLIC, UNLISTED, PRIVATE = "public", "unlisted", "private"
+    VISIBILITY = [(PUBLIC, "public: listed, anyone may read"),
+                  (UNLISTED, "unlisted: only with the secret link"),
+                  (PRIVATE, "private: invited users and e-mail domains only")]
+    OPEN, PARTICIPANTS = "open", "participants"
+    visibility = models.CharField(max_length=10, choices=VISIBILITY, default=PUBLIC)
+    secret = models.CharField(max_length=40, blank=True,
+                              help_text="the key of an unlisted competition's link")
+    registration_approval = models.BooleanField(
+        default=False, help_text="participants may form or join teams only once an "
+                                 "organizer approves their registration")
+    max_team_size = models.PositiveIntegerField(null=True, blank=True)
+    downloads = models.CharField(
+        max_length=12, default=OPEN, choices=[(OPEN, OPEN), (PARTICIPANTS, PARTICIPANTS)],
+        help_text="participants: released files only for approved, signed-in participants "
+                  "who accepted the data licence")
+    # --- end access24 ---
 
     class Meta:
         ordering = ["-created"]
@@ -140,7 +162,15 @@ class Dataset(models.Model):
                                    "(subject to the phase's blind setting)")
     board_token = models.CharField(
         max_length=32, default=new_board_token, editable=False,
-        help_text="a new value whenever anything its leaderboard reads changes (boards.py)")
+        help_text="a new value whenever anything its leaderboard reads changes (board_cache.py)")
+    # runs24: board options (runs per team, columns, team-chosen visibility), the
+    # public/private split of the reference, and a limit on runs queued or running
+    board = models.JSONField(default=dict, blank=True)
+    split = models.JSONField(default=dict, blank=True,
+                             help_text="private units: {'units': [...]} or {'fraction', 'seed'}")
+    concurrent = models.PositiveIntegerField(null=True, blank=True,
+                                             help_text="runs a team may have queued or "
+                                                       "running at once")
 
     class Meta:
         unique_together = [("phase", "slug")]
@@ -240,3 +270,9 @@ class Membership(models.Model):
 
     class Meta:
         unique_together = [("team", "user")]
+
+
+# access24: the models of access, eligibility and organizer pages live in their own module
+from .access_models import (  # noqa: E402,F401
+    Agreement, Announcement, Catalog, DataFile, Download, Invitation, Page, PhaseCatalog,
+    PhaseLimit, Registration)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
+from .eligibility import participation_refusal
 from .models import Competition, Membership, Team
 
 
@@ -22,7 +23,22 @@ def _lock(user) -> None:
     get_user_model().objects.select_for_update().filter(pk=user.pk).first()
 
 
+def _eligible(comp: Competition, user) -> None:
+    """access24: registration and terms come before any team."""
+    why = participation_refusal(user, comp)
+    if why:
+        raise TeamError(why[0].upper() + why[1:] + ".")
+
+
+def _check_size(team: Team) -> None:
+    """access24: ``max_team_size`` counts approved members."""
+    limit = team.competition.max_team_size
+    if limit and team.memberships.filter(status=Membership.APPROVED).count() >= limit:
+        raise TeamError(f"{team.name} is full: teams have at most {limit} members.")
+
+
 def create(comp: Competition, user, name: str) -> Team:
+    _eligible(comp, user)
     name = name.strip()[:100]
     if not name:
         raise TeamError("A team needs a name.")
@@ -45,6 +61,8 @@ def ask_to_join(comp: Competition, user, name: str) -> Team:
     team = Team.objects.filter(competition=comp, name=name, is_baseline=False).first()
     if team is None:
         raise TeamError("No such team.")
+    _eligible(comp, user)
+    _check_size(team)
     with transaction.atomic():
         _lock(user)
         if comp.team_of(user) is not None:
@@ -60,6 +78,8 @@ def let_in(membership: Membership) -> None:
         _lock(membership.user)
         if membership.team.competition.team_of(membership.user) is not None:
             raise TeamError("That user is already in a team.")
+        Team.objects.select_for_update().filter(pk=membership.team_id).first()
+        _check_size(membership.team)
         membership.status = Membership.APPROVED
         membership.save(update_fields=["status"])
 

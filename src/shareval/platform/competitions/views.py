@@ -9,27 +9,31 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db.models import Case, IntegerField, Value, When
-from django.http import FileResponse, Http404
+from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
 from shareval.platform.submissions.labels import label
 
-from . import access, export, teams
+from shareval.platform.notifications import mail
+
+from . import access, eligibility, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
 
 
 def home(request):
-    return render(request, "shareval/home.html", {"competitions": Competition.objects.all()})
+    return render(request, "shareval/home.html",
+                  {"competitions": eligibility.listed(request.user)})
 
 
 def competition(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
     pending = None
     if request.user.is_authenticated and team is None:
@@ -37,12 +41,17 @@ def competition(request, c):
                                             status=Membership.PENDING).select_related("team").first()
     return render(request, "shareval/competition.html", {
         "comp": comp, "summary": competition_summary(comp, request.user), "team": team,
-        "pending": pending, "organizer": comp.is_organizer(request.user)})
+        "pending": pending, "organizer": comp.is_organizer(request.user),
+        # access24: pages, announcements, registration
+        "pages": comp.pages.all(), "announcements": comp.announcements.all()[:20],
+        "refusal": eligibility.participation_refusal(request.user, comp),
+        "registration": eligibility.registration(request.user, comp),
+        "has_data": comp.data_files.exists(), "terms_page": eligibility.page(comp, "terms")})
 
 
 @login_required
 def team(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     my_team = comp.team_of(request.user)
     if request.method == "POST":
         action = request.POST.get("action")
@@ -75,24 +84,35 @@ def team(request, c):
 
 def leaderboard(request, c, p, d):
     ds = get_dataset(c, p, d)
+    eligibility.visible_or_404(request, ds.phase.competition)
     if not access.can_view_leaderboard(request.user, ds):
         raise Http404("no such leaderboard")
     key: list = []
-    board = leaderboard_payload(ds, request.user, key)
+    board = leaderboard_payload(ds, request.user, request.GET.get("part"), key)
     metric = ds.task.metric           # the rule's text names the metric: say it in words
     board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
+    digits = board["precision"]
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board, "board_key": key[0],
-        "rows": [dict(r, values=[r["metrics"].get(k) for k in board["columns"]])
+        "organizer": ds.phase.competition.is_organizer(request.user),
+        "rows": [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4))
+                                 for k in board["columns"]])
                  for r in board["rows"]]})
 
 
 def public_file(request, c, p, d, name):
     ds = get_dataset(c, p, d)
+    comp = eligibility.visible_or_404(request, ds.phase.competition)
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
+    why = eligibility.download_refusal(request.user, comp)       # access24
+    if why:
+        if not request.user.is_authenticated:
+            return redirect_to_login(request.path)
+        return HttpResponseForbidden(f"Download refused: {why}.", content_type="text/plain")
     path = (Path(settings.PUBLIC_DIR) / f.path).resolve()
     if not path.is_relative_to(Path(settings.PUBLIC_DIR).resolve()) or not path.is_file():
         raise Http404("no such file")
+    eligibility.log_download(request, comp, f"files/{ds.phase.slug}/{ds.slug}/{f.name}")
     return FileResponse(open(path, "rb"), as_attachment=True, filename=f.name)
 
 
@@ -147,7 +167,10 @@ def organize(request, c):
     page = Paginator(teams_qs, TEAMS_PAGE).get_page(request.GET.get("teams"))
     return render(request, "shareval/organize.html", {
         "comp": comp, "subs": subs, "levels": Phase.RELEASE, "teams": page,
-        "recent": RECENT_RUNS})
+        "recent": RECENT_RUNS,
+        "team_names": teams_qs.order_by("name").values_list("name", flat=True),
+        "split_phases": {d.phase_id for d in Dataset.objects.filter(phase__competition=comp)
+                         .only("phase_id", "split") if d.split}})
 
 
 @login_required
@@ -159,6 +182,7 @@ def review_team(request, c, team):
     action = request.POST.get("action")
     if action in ("approve", "reject"):
         teams.review(t, approve=action == "approve")
+        mail.team_reviewed(t)
         messages.success(request, f"{t.name}: {t.status}.")
     return redirect("organize", c=comp.slug)
 
@@ -172,6 +196,7 @@ def release(request, c, p):
     if level in dict(Phase.RELEASE):
         phase.released = level
         phase.save(update_fields=["released"])
+        mail.results_released(phase, phase.released_at())
         messages.success(request, f"{phase.title}: {phase.get_released_display()}.")
     return redirect("organize", c=comp.slug)
 

@@ -1,6 +1,8 @@
 """Submission endpoints: upload (what ``shareval submit`` calls), list, detail, actions."""
 from __future__ import annotations
 
+import json
+
 from django.http import Http404
 from rest_framework import status
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -8,7 +10,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..competitions import access
+from ..competitions import access, eligibility
 from ..competitions.models import Competition, Dataset, Team
 from . import service
 from .models import Submission
@@ -29,6 +31,26 @@ def resolve_dataset(comp: Competition, phase: str, task: str, dataset: str | Non
                                            f" in {comp.slug}")
     raise service.SubmissionError(400, "several datasets match; name one with dataset=: " +
                                   ", ".join(d.slug for d in cands))
+
+
+def sheet_from_request(data) -> dict:
+    """The fact sheet of an API request: ``factsheet`` as a JSON object (or a JSON
+    string in a multipart upload), plus ``method`` as a shortcut."""
+    raw = data.get("factsheet") if hasattr(data, "get") else None
+    if raw in (None, ""):
+        sheet = {}
+    elif isinstance(raw, dict):
+        sheet = dict(raw)
+    else:
+        try:
+            sheet = json.loads(str(raw))
+        except ValueError:
+            sheet = None
+        if not isinstance(sheet, dict):
+            raise service.SubmissionError(400, "factsheet: send a JSON object")
+    if hasattr(data, "get") and str(data.get("method") or "").strip():
+        sheet.setdefault("method", str(data.get("method")))
+    return sheet
 
 
 def error_response(e: service.SubmissionError) -> Response:
@@ -87,6 +109,8 @@ class SubmissionList(APIView):
     def post(self, request):
         data = request.data
         comp = Competition.objects.filter(slug=data.get("competition", "")).first()
+        if comp is not None and not eligibility.can_see(request, comp):
+            comp = None                   # access24: hidden competitions look missing
         if comp is None:
             return Response({"error": f"no competition {data.get('competition')!r}"},
                             status=status.HTTP_404_NOT_FOUND)
@@ -101,7 +125,8 @@ class SubmissionList(APIView):
             sub = service.submit(request.user, team, ds, upload,
                                  primary=str(data.get("primary", "")).lower() in
                                  ("1", "true", "yes", "on", "primary"),
-                                 description=str(data.get("description", "")))
+                                 description=str(data.get("description", "")),
+                                 factsheet=sheet_from_request(data))
         except service.SubmissionError as e:
             return error_response(e)
         return Response(submission_payload(sub, request.user), status=status.HTTP_201_CREATED)

@@ -47,18 +47,20 @@ def _slot(n: int) -> threading.BoundedSemaphore:
         return _slots.setdefault(n, threading.BoundedSemaphore(n))
 
 
-def validate(task: str, path: str, reference: str | None, limits: Limits) -> Verdict:
-    """Run the task's validator on ``path`` in a limited child process."""
+def validate(task: str, path: str, reference: str | None, limits: Limits,
+             catalog: tuple[str, str] | None = None) -> Verdict:
+    """Run the task's validator on ``path`` in a limited child process; with
+    ``catalog`` (file, label), a valid submission naming ids not in it is refused."""
     slot = _slot(limits.slots)
     if not slot.acquire(timeout=limits.slot_wait):
         return Verdict(limit="busy")
     try:
-        return _run_child(task, path, reference, limits)
+        return _run_child(task, path, reference, limits, catalog)
     finally:
         slot.release()
 
 
-def _run_child(task, path, reference, limits: Limits) -> Verdict:
+def _run_child(task, path, reference, limits: Limits, catalog=None) -> Verdict:
     # no server secrets (database URL, secret key) for a process that reads hostile
     # files; fewer malloc arenas and BLAS threads: less address space, same speed
     env = {k: v for k, v in os.environ.items()
@@ -66,7 +68,7 @@ def _run_child(task, path, reference, limits: Limits) -> Verdict:
     env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
     job = json.dumps({"task": task, "submission": path, "reference": reference,
                       "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                      "unpacked_mb": limits.unpacked_mb})
+                      "unpacked_mb": limits.unpacked_mb, "catalog": catalog})
     try:
         r = subprocess.run([sys.executable, "-m", __name__], input=job, env=env,
                            capture_output=True, text=True, timeout=limits.wall_seconds)
@@ -144,6 +146,11 @@ def _child(job: dict) -> dict:
         return {"problems": [f"{path}: {big}"], "total": 1}
     try:
         warnings = task.validate(path, job["reference"])
+        if job.get("catalog"):
+            from shareval.tasks.catalogs import unknown_ids_problem
+            problem = unknown_ids_problem(task.name, path, *job["catalog"])
+            if problem:
+                return {"problems": [problem], "total": 1}
         return {"warnings": [str(w) for w in warnings]}
     except InvalidInput as e:
         # the listing (with its "... and N more" line) is built once, in formats.errors

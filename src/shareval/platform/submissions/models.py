@@ -19,7 +19,7 @@ from ..competitions.models import Dataset, Team
 
 class BoardQuerySet(models.QuerySet):
     """Writes that bypass signals (``update``, ``bulk_create``, ``bulk_update``) also
-    give the datasets they touch a new leaderboard token (competitions/boards.py)."""
+    give the datasets they touch a new leaderboard token (competitions/board_cache.py)."""
     dataset_field = "dataset_id"
 
     def _datasets(self, objs=None) -> set:
@@ -31,7 +31,7 @@ class BoardQuerySet(models.QuerySet):
                    .values_list("dataset_id", flat=True).distinct())
 
     def _bump(self, ids: set) -> None:
-        from ..competitions.boards import bump
+        from ..competitions.board_cache import bump
         if ids:
             bump(Q(pk__in=ids))
 
@@ -77,6 +77,12 @@ class Submission(models.Model):
     problems = models.JSONField(default=list, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
+    # runs24: the run's fact sheet, the team's board visibility, disqualification
+    factsheet = models.JSONField(default=dict, blank=True)
+    on_board = models.BooleanField(default=True, help_text="the team shows this run on "
+                                   "leaderboards (where the organizers let teams choose)")
+    disqualified = models.TextField(blank=True, max_length=2000,
+                                    help_text="the organizers' reason; off every leaderboard")
 
     objects = BoardQuerySet.as_manager()
 
@@ -129,6 +135,8 @@ class SubmissionEvent(models.Model):
     at = models.DateTimeField(default=timezone.now)
     message = models.TextField(blank=True, help_text="shown to the team")
     log = models.TextField(blank=True, help_text="organizers only (tracebacks)")
+    organizer_only = models.BooleanField(default=False, help_text="an organizers' note the "
+                                         "team does not see")
 
     class Meta:
         ordering = ["at", "id"]
@@ -143,6 +151,10 @@ class Score(models.Model):
     primary = models.FloatField(null=True)
     comparison = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=list, blank=True)
+    # runs24: with a public/private split, ``result``/``primary`` are the public
+    # part and these the private part, shown only once the phase is released
+    private_result = models.JSONField(null=True, blank=True)
+    private_primary = models.FloatField(null=True)
     current = models.BooleanField(default=True)
     created = models.DateTimeField(default=timezone.now)
 

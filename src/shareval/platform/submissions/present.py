@@ -26,6 +26,15 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
                    plots=[reverse("submission-plot", args=[sub.pk, p]) for p in score.plots])
     else:
         out["detail"] = "detailed results are not released yet"
+    if sub.dataset.split:
+        out["part"] = "public"
+        if access.at_least(level, access.TOP) and (
+                access.private_released(sub.dataset) or
+                sub.dataset.phase.competition.is_organizer(user)) and score.private_result:
+            out["private"] = {"metrics": shown_metrics(score.private_result),
+                              "conventions": score.private_result.get("conventions", {})}
+        else:
+            out["private"] = {"hidden": "scored; shown once the organizers release the results"}
     return out
 
 
@@ -44,19 +53,24 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
     if organizer is None:
         organizer = ds.phase.competition.is_organizer(user)
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
-               **({"log": e.log} if organizer and e.log else {})}
-              for e in sub.events.all()]
+               **({"log": e.log} if organizer and e.log else {}),
+               **({"organizer_only": True} if e.organizer_only else {})}
+              for e in sub.events.all() if organizer or not e.organizer_only]
     d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
          "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
          "file": sub.original_name, "size": sub.size, "description": sub.description,
          "created": sub.created.isoformat(), "problems": sub.problems, "warnings": sub.warnings,
-         "events": events, "score": score_payload(sub, user, level)}
+         "events": events, "score": score_payload(sub, user, level),
+         "factsheet": sub.factsheet, "on_board": sub.on_board,
+         "disqualified": sub.disqualified or None}
     if organizer:
         d["history"] = [{"scorer_version": s.scorer_version, "reference": s.reference_digest[:12],
                          "current": s.current, "created": s.created.isoformat(),
-                         "metrics": scalar_metrics(s.result)} for s in sub.scores.all()]
+                         "metrics": scalar_metrics(s.result),
+                         **({"private_metrics": scalar_metrics(s.private_result)}
+                            if s.private_result else {})} for s in sub.scores.all()]
     return d
 
 

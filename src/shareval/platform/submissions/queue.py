@@ -212,10 +212,16 @@ def _finish(job: Job, outcome) -> None:
             return
         sub = job.submission
         Score.objects.filter(submission=sub, current=True).update(current=False)
+        # an organizer's re-score of one run (runs.rescore) replaces the earlier
+        # score of the same scorer and reference; the history keeps its metrics
+        Score.objects.filter(submission=sub, scorer_version=job.scorer_version,
+                             reference_digest=job.reference_digest).delete()
         Score.objects.create(submission=sub, scorer_version=job.scorer_version,
                              reference_digest=job.reference_digest, result=outcome.result,
                              primary=outcome.primary, comparison=outcome.comparison,
-                             plots=outcome.plots, current=True)
+                             plots=outcome.plots, current=True,
+                             private_result=outcome.private_result,
+                             private_primary=outcome.private_primary)
         state = Submission.objects.values_list("state", flat=True).get(pk=sub.pk)
         if state == Submission.CANCELLED:     # cancelled while running: keep it cancelled
             SubmissionEvent.objects.create(submission=sub, state="scored",

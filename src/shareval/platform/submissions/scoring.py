@@ -12,6 +12,7 @@ from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars
 
 from .labels import label
+from .splits import score_parts
 from .models import Submission
 
 
@@ -21,6 +22,8 @@ class Outcome:
     primary: float | None
     comparison: dict | None = None
     plots: list[str] = field(default_factory=list)
+    private_result: dict | None = None         # the private part of a split dataset
+    private_primary: float | None = None
 
 
 def _reference(sub: Submission):
@@ -39,8 +42,10 @@ def score_submission(sub: Submission) -> Outcome:
         name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
         options["plot"] = str(out / name)
         plots.append(name)
-    result = task.score(_reference(sub), str(sub.path), **options).to_dict()
     metric = ct.metric
+    if sub.dataset.split:
+        return _score_split(sub, task, options, metric)
+    result = task.score(_reference(sub), str(sub.path), **options).to_dict()
     if not plots:
         plots += unit_bars(sub, result, metric)
     plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
@@ -48,6 +53,22 @@ def score_submission(sub: Submission) -> Outcome:
     if not isinstance(primary, (int, float)) or not math.isfinite(primary):
         primary = None                          # not rankable; the result keeps the value
     return Outcome(json_safe(result), primary, json_safe(compare_with_best(sub, primary)), plots)
+
+
+def _rankable(value) -> float | None:
+    return value if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _score_split(sub: Submission, task, options: dict, metric: str) -> Outcome:
+    """Both parts of a split dataset. No significance test against earlier runs: it
+    would read the private units, whose scores stay hidden until release."""
+    options.pop("plot", None)
+    public, private = score_parts(task, _reference(sub), str(sub.path), sub.dataset.split,
+                                  options)
+    plots = [p for p in unit_bars(sub, public, metric)
+             if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
+    return Outcome(json_safe(public), _rankable(public["metrics"].get(metric)), None, plots,
+                   json_safe(private), _rankable(private["metrics"].get(metric)))
 
 
 NON_FINITE = {math.inf: "Infinity", -math.inf: "-Infinity"}

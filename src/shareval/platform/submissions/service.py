@@ -21,9 +21,9 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from ..competitions import access
+from ..competitions import access, catalogs, eligibility
 from ..competitions.models import Dataset, Quota, Team
-from . import isolate, queue
+from . import factsheets, isolate, queue
 from .models import Submission, SubmissionEvent
 from .scoring import rename_paths
 
@@ -141,6 +141,11 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
     if access.frozen(dataset.phase, now):      # a blind phase whose results are out
         raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
                                    f"its runs are final")
+    # access24: registration, terms and finalist-only phases
+    why = eligibility.participation_refusal(user, comp) or \
+        eligibility.phase_refusal(team, dataset.phase)
+    if why:
+        raise SubmissionError(403, why)
 
 
 def team_refusal(team: Team) -> str:
@@ -151,13 +156,19 @@ def team_refusal(team: Team) -> str:
 
 
 def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
-           description: str = "", now=None) -> Submission:
+           description: str = "", factsheet: dict | None = None, now=None) -> Submission:
     """Store, validate and queue one upload; raises SubmissionError on refusal."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
+    sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet,
+                                             required=not team.is_baseline)
+    if sheet_problems:
+        raise SubmissionError(400, "the fact sheet is incomplete or invalid", sheet_problems)
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
     if full:                       # early refusal; re-checked under the lock below
         raise SubmissionError(429, "quota reached: " + full.describe(), next_slot=full.next_slot)
+    if not team.is_baseline:
+        check_concurrent(team, dataset)
     if not team.is_baseline:
         _check_rejection_rate(team, now)
     original = Path(getattr(upload, "name", "") or "upload").name[:255]
@@ -187,13 +198,15 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
             if full:
                 raise SubmissionError(429, "quota reached: " + full.describe(),
                                       next_slot=full.next_slot)
+            if not team.is_baseline:
+                check_concurrent(team, dataset)
             if primary:
                 _demote_primary(team, dataset)
             sub = Submission.objects.create(
                 team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
                 size=size, description=description[:5000], state=Submission.VALIDATED,
                 kind=Submission.PRIMARY if primary else Submission.CONTRASTIVE,
-                warnings=warnings, created=now)
+                warnings=warnings, created=now, factsheet=sheet)
             SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
                                            message=f"{original} ({size} bytes) uploaded")
             sub.record(Submission.VALIDATED, "passed validation" +
@@ -203,6 +216,21 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
         (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
         raise
     return sub
+
+
+PENDING = (Submission.VALIDATED, Submission.QUEUED, Submission.RUNNING)
+
+
+def check_concurrent(team: Team, dataset: Dataset) -> None:
+    """The dataset's ``concurrent`` limit: runs of the team not yet scored or failed."""
+    if not dataset.concurrent:
+        return
+    n = Submission.objects.filter(team=team, dataset=dataset, state__in=PENDING).count()
+    if n >= dataset.concurrent:
+        raise SubmissionError(429, f"too many runs at once: {n} of team {team.name}'s runs on "
+                                   f"{dataset.phase.slug}/{dataset.slug} are still queued or "
+                                   f"being scored (limit {dataset.concurrent} at a time); "
+                                   f"submit again when one of them is scored")
 
 
 REJECTION_WINDOW = dt.timedelta(hours=1)
@@ -243,7 +271,8 @@ def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], l
 
     def named(text):
         return rename_paths(text, path, original, ref)
-    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits)
+    v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits,
+                         catalog=catalogs.phase_catalog(dataset))
     if v.limit == "busy":
         raise SubmissionError(503, "the server is busy validating other uploads; "
                                    "try again in a few minutes")

@@ -8,12 +8,12 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions import access
-from ..competitions.models import Competition, Dataset
-from . import samples, service
+from ..competitions import access, eligibility
+from ..competitions.models import Dataset
+from . import factsheets, samples, service
 from .api import visible_submission
 from .breakdowns import breakdown_tables
 from .models import Submission
@@ -22,7 +22,7 @@ from .present import run_rows, submission_payload
 
 @login_required
 def submit(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
     if team is None:
         messages.error(request, "Join or create a team first.")
@@ -40,7 +40,8 @@ def submit(request, c):
             try:
                 sub = service.submit(request.user, team, ds, upload,
                                      primary=bool(request.POST.get("primary")),
-                                     description=request.POST.get("description", ""))
+                                     description=request.POST.get("description", ""),
+                                     factsheet=factsheets.from_post(comp.factsheet, request.POST))
             except service.SubmissionError as e:
                 error, problems = e.message, e.problems
                 if e.next_slot:
@@ -52,7 +53,14 @@ def submit(request, c):
     guides = [(ds, samples.guide(ds, server)) for ds, _ in choices]
     return render(request, "shareval/submit.html", {"comp": comp, "team": team,
                                                     "choices": choices, "error": error,
-                                                    "problems": problems, "guides": guides})
+                                                    "problems": problems, "guides": guides,
+                                                    "sheet": _sheet_fields(comp, request.POST)})
+
+
+def _sheet_fields(comp, post) -> list[dict]:
+    """The fact sheet's fields for a form, with what was typed (kept after a refusal)."""
+    return [dict(f, value=post.get("fs_" + f["name"], "")) for f in
+            factsheets.fields(comp.factsheet)]
 
 
 RUNS_PAGE = 50          # newest first; ?page=<n>
@@ -60,7 +68,7 @@ RUNS_PAGE = 50          # newest first; ?page=<n>
 
 @login_required
 def my_submissions(request, c):
-    comp = get_object_or_404(Competition, slug=c)
+    comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
     subs = (Submission.objects.filter(team=team)
             .select_related("dataset__phase__competition", "dataset__task") if team else
@@ -75,8 +83,13 @@ def submission(request, s):
     sub = visible_submission(request, s)
     p = submission_payload(sub, request.user)
     score = p["score"] or {}
+    comp = sub.dataset.phase.competition
     return render(request, "shareval/submission.html", {
-        "sub": sub, "p": p, "score": score, "comp": sub.dataset.phase.competition,
+        "sub": sub, "p": p, "score": score, "comp": comp,
+        "sheet": [dict(f, value=sub.factsheet.get(f["name"], ""),
+                       shown=factsheets.shown(sub.factsheet.get(f["name"], "")))
+                  for f in factsheets.fields(comp.factsheet)],
+        "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
         "organizer": sub.dataset.phase.competition.is_organizer(request.user),
         "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
         "frozen": access.frozen(sub.dataset.phase),

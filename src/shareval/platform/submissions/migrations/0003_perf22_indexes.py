@@ -7,8 +7,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('competitions', '0003_perf22_indexes'),
-        ('submissions', '0001_initial'),
+        ('competitions', '0005_perf22_indexes'),
+        ('submissions', '0002_runs24_records'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

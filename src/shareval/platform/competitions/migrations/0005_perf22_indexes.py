@@ -7,13 +7,13 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('competitions', '0002_bundles_team_approval'),
+        ('competitions', '0004_runs24_records'),
     ]
 
     operations = [
         migrations.AddField(
             model_name='dataset',
             name='board_token',
-            field=models.CharField(default=shareval.platform.competitions.models.new_board_token, editable=False, help_text='a new value whenever anything its leaderboard reads changes (boards.py)', max_length=32),
+            field=models.CharField(default=shareval.platform.competitions.models.new_board_token, editable=False, help_text='a new value whenever anything its leaderboard reads changes (board_cache.py)', max_length=32),
         ),
     ]

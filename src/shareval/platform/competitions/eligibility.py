@@ -1,0 +1,236 @@
+"""Who may see a competition, take part in it, download its data, submit to a phase.
+
+Visibility (``Competition.visibility``):
+
+- public: listed and readable by anyone;
+- unlisted: not listed; readable with the secret link (``/c/<slug>/?key=…``,
+  remembered in the session) and by everyone who registered or is in a team;
+- private: not listed to others; readable only by invited users (username,
+  e-mail address or e-mail domain) and by those who registered or are in a team.
+
+Organizers and superusers see everything. A competition a person may not see
+answers 404 everywhere (pages, API, files), exactly like a missing one, so its
+existence does not leak.
+
+Taking part (forming or joining a team, submitting) needs, on top of seeing:
+an approved registration when the competition has ``registration_approval``,
+and acceptance of the current version of its ``terms`` page when it has one.
+Downloads under ``downloads: participants`` also need a signed-in participant
+and acceptance of the current ``licence`` page. Every download is logged.
+"""
+from __future__ import annotations
+
+import secrets
+
+from django.db.models import Q
+from django.http import Http404
+from django.utils import timezone
+
+from .access_models import (LICENCE, TERMS, Agreement, Download, Invitation, Page, PhaseLimit,
+                            Registration)
+from .models import Competition, Membership
+
+SESSION_KEYS = "sv_competition_keys"
+
+
+class NotEligible(Exception):
+    """A refusal shown to the person as it is."""
+
+
+def ensure_secret(comp: Competition) -> str:
+    if not comp.secret:
+        comp.secret = secrets.token_urlsafe(18)
+        comp.save(update_fields=["secret"])
+    return comp.secret
+
+
+def invited(user, comp: Competition) -> bool:
+    if not user.is_authenticated:
+        return False
+    email = (user.email or "").strip().lower()
+    q = Q(kind=Invitation.USER, value=user.get_username().lower())
+    if email:
+        q |= Q(kind=Invitation.EMAIL, value=email)
+        q |= Q(kind=Invitation.DOMAIN, value=email.rsplit("@", 1)[-1])
+    return comp.invitations.filter(q).exists()
+
+
+def _involved(user, comp: Competition) -> bool:
+    """Registered (any status but rejected) or in a team of the competition."""
+    if not user.is_authenticated:
+        return False
+    return (Registration.objects.filter(competition=comp, user=user)
+            .exclude(status=Registration.REJECTED).exists()
+            or Membership.objects.filter(team__competition=comp, user=user).exists())
+
+
+def can_see(request_or_user, comp: Competition) -> bool:
+    request = request_or_user if hasattr(request_or_user, "user") else None
+    user = request.user if request is not None else request_or_user
+    if comp.visibility == Competition.PUBLIC or comp.is_organizer(user):
+        return True
+    if comp.visibility == Competition.UNLISTED:
+        if request is not None and comp.pk in request.session.get(SESSION_KEYS, []):
+            return True
+        return _involved(user, comp)
+    return invited(user, comp) or _involved(user, comp)
+
+
+def remember_key(request, comp: Competition) -> None:
+    """A visit with the unlisted competition's secret key opens it for this session."""
+    key = request.GET.get("key")
+    if comp.visibility == Competition.UNLISTED and key and comp.secret and \
+            secrets.compare_digest(key, comp.secret):
+        keys = request.session.get(SESSION_KEYS, [])
+        if comp.pk not in keys:
+            request.session[SESSION_KEYS] = keys + [comp.pk]
+
+
+def visible_or_404(request, comp: Competition) -> Competition:
+    if not can_see(request, comp):
+        raise Http404("no such competition")
+    return comp
+
+
+def visible(request, slug: str) -> Competition:
+    comp = Competition.objects.filter(slug=slug).first()
+    if comp is None:
+        raise Http404("no such competition")
+    remember_key(request, comp)
+    return visible_or_404(request, comp)
+
+
+def listed(user):
+    """Competitions shown in lists (home page, API): public ones, and to a signed-in
+    person also those they organize, are invited to or take part in."""
+    qs = Competition.objects.all()
+    if user.is_authenticated and user.is_superuser:
+        return qs
+    q = Q(visibility=Competition.PUBLIC)
+    if user.is_authenticated:
+        email = (user.email or "").strip().lower()
+        inv = Q(invitations__kind=Invitation.USER, invitations__value=user.get_username().lower())
+        if email:
+            inv |= Q(invitations__kind=Invitation.EMAIL, invitations__value=email)
+            inv |= Q(invitations__kind=Invitation.DOMAIN,
+                     invitations__value=email.rsplit("@", 1)[-1])
+        q |= Q(organizers=user) | (Q(visibility=Competition.PRIVATE) & inv)
+        q |= Q(pk__in=Registration.objects.filter(user=user).exclude(
+            status=Registration.REJECTED).values("competition"))
+        q |= Q(pk__in=Membership.objects.filter(user=user).values("team__competition"))
+    return qs.filter(q).distinct()
+
+
+# ---------------------------------------------------------------------------
+# Versioned documents and agreements
+
+def page(comp: Competition, slug: str) -> Page | None:
+    return comp.pages.filter(slug=slug).first()
+
+
+def accepted(user, comp: Competition, document: str) -> bool:
+    """Whether ``user`` accepted the current version of ``document`` (True if there is
+    no such page)."""
+    p = page(comp, document)
+    if p is None:
+        return True
+    if not user.is_authenticated:
+        return False
+    return Agreement.objects.filter(competition=comp, user=user, document=document,
+                                    version=p.version).exists()
+
+
+def accept(user, comp: Competition, document: str, version: int) -> Agreement:
+    p = page(comp, document)
+    if p is None:
+        raise NotEligible(f"this competition has no {document} to accept")
+    if int(version) != p.version:
+        raise NotEligible(f"the {p.title} changed (now version {p.version}); read it again "
+                          f"before accepting")
+    return Agreement.objects.create(competition=comp, user=user, document=document,
+                                    version=p.version, accepted=timezone.now())
+
+
+# ---------------------------------------------------------------------------
+# Registration
+
+def registration(user, comp: Competition) -> Registration | None:
+    if not user.is_authenticated:
+        return None
+    return Registration.objects.filter(competition=comp, user=user).first()
+
+
+def register(user, comp: Competition, terms_version: int | None = None) -> Registration:
+    """Accept the terms (when the competition has them) and ask to take part:
+    approved at once unless the competition requires the organizers' approval."""
+    if not can_see(user, comp):
+        raise NotEligible("no such competition")
+    if page(comp, TERMS) is not None and not accepted(user, comp, TERMS):
+        if terms_version is None:
+            raise NotEligible("accept the terms of participation first")
+        accept(user, comp, TERMS, terms_version)
+    reg = registration(user, comp)
+    if reg is None:
+        reg = Registration.objects.create(
+            competition=comp, user=user,
+            status=Registration.PENDING if comp.registration_approval else Registration.APPROVED)
+    return reg
+
+
+def decide(reg: Registration, approve: bool, by) -> None:
+    reg.status = Registration.APPROVED if approve else Registration.REJECTED
+    reg.decided, reg.decided_by = timezone.now(), by
+    reg.save(update_fields=["status", "decided", "decided_by"])
+
+
+def participation_refusal(user, comp: Competition) -> str | None:
+    """Why ``user`` may not take part (form or join a team, submit), or None."""
+    if comp.is_organizer(user):
+        return None
+    if not user.is_authenticated:
+        return "log in to take part"
+    if comp.registration_approval:
+        reg = registration(user, comp)
+        if reg is None:
+            return "register for this competition first (the organizers approve registrations)"
+        if reg.status == Registration.PENDING:
+            return "your registration is waiting for the organizers' approval"
+        if reg.status == Registration.REJECTED:
+            return "the organizers did not approve your registration"
+    if not accepted(user, comp, TERMS):
+        p = page(comp, TERMS)
+        return f"accept the current {p.title} (version {p.version}) on the registration page"
+    return None
+
+
+def download_refusal(user, comp: Competition) -> str | None:
+    """Why ``user`` may not download released files, or None."""
+    if comp.downloads != Competition.PARTICIPANTS or comp.is_organizer(user):
+        return None
+    if not user.is_authenticated:
+        return "log in to download the data"
+    why = participation_refusal(user, comp)
+    if why:
+        return why
+    if not accepted(user, comp, LICENCE):
+        p = page(comp, LICENCE)
+        return f"accept the {p.title} (version {p.version}) before downloading"
+    return None
+
+
+def log_download(request, comp: Competition, what: str) -> Download:
+    user = request.user if request.user.is_authenticated else None
+    return Download.objects.create(competition=comp, user=user, what=what[:500],
+                                   address=request.META.get("REMOTE_ADDR") or None)
+
+
+# ---------------------------------------------------------------------------
+# Phases for chosen teams
+
+def phase_refusal(team, phase) -> str | None:
+    limit = PhaseLimit.objects.filter(phase=phase).first()
+    if limit is None or team.is_baseline or limit.teams.filter(pk=team.pk).exists():
+        return None
+    names = sorted(limit.teams.values_list("name", flat=True))
+    return (f"{phase.title} is limited to the teams the organizers chose "
+            f"({', '.join(names) or 'none yet'}); team {team.name} is not one of them")

@@ -1,0 +1,134 @@
+"""What is mailed, to whom, through Django's mail framework (settings.EMAIL_BACKEND).
+
+Essential mail (password reset, decisions on one's registration or team) always
+goes out; everything else (run scored/failed, results released, deadline
+reminders, announcements) is skipped for people who opted out on their profile
+page. People without an e-mail address get nothing. Messages never carry
+scores: they link to the pages that show what the reader may see.
+"""
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+
+from .models import MailPreference, Sent
+
+log = logging.getLogger("shareval.mail")
+
+
+def link(path: str) -> str:
+    return settings.SITE_URL.rstrip("/") + path
+
+
+def opted_out(user) -> bool:
+    return MailPreference.objects.filter(user=user, opt_out=True).exists()
+
+
+def _once(key: str) -> bool:
+    """True the first time ``key`` is claimed (a unique row), False ever after."""
+    try:
+        with transaction.atomic():
+            Sent.objects.create(key=key[:200])
+        return True
+    except IntegrityError:
+        return False
+
+
+def send(users, subject: str, body: str, *, essential: bool = False,
+         once: str | None = None) -> int:
+    """Mail each user (deduplicated) who has an address and, for non-essential mail,
+    has not opted out; with ``once``, each user gets it at most once ever."""
+    n, seen = 0, set()
+    for u in users:
+        if u is None or u.pk in seen or not u.email:
+            continue
+        seen.add(u.pk)
+        if not essential and opted_out(u):
+            continue
+        if once and not _once(f"{once}:{u.pk}"):
+            continue
+        footer = "" if essential else (
+            f"\n\n--\nYou get this because you take part in a competition on this server. "
+            f"Stop such mail on your profile page: {link('/accounts/profile/')}")
+        try:
+            send_mail(f"[shareval] {subject}", body + footer, settings.DEFAULT_FROM_EMAIL,
+                      [u.email])
+            n += 1
+        except OSError:             # an unreachable SMTP server must not break the action
+            log.exception("mail to %s failed: %s", u.email, subject)
+    return n
+
+
+def participants(comp):
+    """Approved registrants and members of the competition's (non-baseline) teams."""
+    from shareval.platform.competitions.models import Membership, Registration
+    User = get_user_model()
+    return User.objects.filter(
+        pk__in=list(Registration.objects.filter(competition=comp, status=Registration.APPROVED)
+                    .values_list("user", flat=True)) +
+        list(Membership.objects.filter(team__competition=comp, status=Membership.APPROVED,
+                                       team__is_baseline=False).values_list("user", flat=True)))
+
+
+def registration_decided(reg) -> int:
+    comp = reg.competition
+    ok = reg.status == reg.APPROVED
+    body = (f"The organizers of {comp.title} {'approved' if ok else 'did not approve'} your "
+            f"registration.\n\n" + (f"Form or join a team: {link(f'/c/{comp.slug}/team/')}"
+                                    if ok else ""))
+    return send([reg.user], f"{comp.title}: registration {'approved' if ok else 'declined'}",
+                body, essential=True)
+
+
+def registration_requested(reg) -> int:
+    comp = reg.competition
+    return send(comp.organizers.all(), f"{comp.title}: {reg.user.username} asks to take part",
+                f"{reg.user.username} registered for {comp.title} and waits for your "
+                f"decision: {link(f'/c/{comp.slug}/organize/access/')}", essential=True)
+
+
+def team_reviewed(team) -> int:
+    comp = team.competition
+    ok = team.status == team.APPROVED
+    members = [m.user for m in team.memberships.select_related("user")
+               if m.status == m.APPROVED]
+    return send(members, f"{comp.title}: team {team.name} {'approved' if ok else 'not approved'}",
+                f"The organizers of {comp.title} {'approved' if ok else 'did not approve'} "
+                f"team {team.name}." + (f"\n\nSubmit: {link(f'/c/{comp.slug}/submit/')}"
+                                        if ok else ""), essential=True)
+
+
+def run_finished(sub, event_pk: int) -> int:
+    """"Your run was scored" / "... failed" to the team's approved members."""
+    if sub.team.is_baseline:
+        return 0
+    comp = sub.dataset.phase.competition
+    verb = "was scored" if sub.state == "scored" else "could not be scored"
+    members = [m.user for m in sub.team.memberships.select_related("user")
+               if m.status == m.APPROVED]
+    return send(members, f"{comp.title}: your run {sub.original_name} {verb}",
+                f"Your run {sub.original_name} on {sub.dataset.phase.title} / "
+                f"{sub.dataset.title or sub.dataset.slug} {verb}.\n\n"
+                f"Its page (what you may see of the results): {link(f'/s/{sub.pk}/')}",
+                once=f"run-event:{event_pk}")
+
+
+def results_released(phase, level: str) -> int:
+    comp = phase.competition
+    what = {"top": "top-level scores", "detailed": "detailed results"}.get(level)
+    if what is None:
+        return 0
+    return send(participants(comp), f"{comp.title}: {phase.title} {what} released",
+                f"The organizers of {comp.title} released the {what} of {phase.title}.\n\n"
+                f"{link(f'/c/{comp.slug}/')}", once=f"release:{phase.pk}:{level}")
+
+
+def announcement(ann) -> int:
+    comp = ann.competition
+    return send(participants(comp), f"{comp.title}: {ann.title}",
+                f"{ann.body}\n\n({ann.published:%Y-%m-%d %H:%M} UTC, "
+                f"{link(f'/c/{comp.slug}/')})", once=f"announcement:{ann.pk}")
