@@ -188,3 +188,127 @@ def test_run_lists_are_paged_newest_first(world, client, monkeypatch):
         [str(r.pk) for r in runs[:0:-1]]
     assert [s["id"] for s in client.get(api + "&limit=2&offset=2").json()] == [str(runs[0].pk)]
     assert client.get(api + "&limit=x").status_code == 400
+
+
+# ---------------------------------------------------------------------------
+# runs24's board options and run actions, with the cache on
+
+SEVERAL = {"runs": "all", "team_visibility": True,
+           "columns": [{"metric": "f1_macro", "precision": 3}]}
+
+
+def rows_of(client, url=DEV) -> list[tuple]:
+    return [(r["team"], r["run"], r.get("method", ""), r["metrics"].get("f1_macro"))
+            for r in client.get(url).json()["rows"]]
+
+
+def token(w, ds="dev") -> str:
+    return Dataset.objects.get(pk=w["ds"][ds].pk).board_token
+
+
+@pytest.fixture
+def several(db, tmp_path):
+    from .conftest import make_world
+    w = make_world(tmp_path, options={"dev": {"board": SEVERAL}})
+    w["runs"] = {"a1": run(w, "alice", "Team A", "dev", 17, 5, primary=True,
+                           factsheet={"method": "big"}),
+                 "a2": run(w, "alice", "Team A", "dev", 19, 4, factsheet={"method": "bigger"}),
+                 "b1": run(w, "bob", "Team B", "dev", 18, 3)}
+    queue.drain()
+    return w
+
+
+def test_disqualify_reinstate_and_a_note_show_at_once(several, client):
+    from shareval.platform.submissions import runs
+    w, a2 = several, several["runs"]["a2"]
+    first = rows_of(client)
+    assert [r[2] for r in first if r[0] == "Team A"] == ["bigger", "big"]
+    runs.disqualify(a2, w["org"], "late")
+    after = rows_of(client)
+    assert len(after) == len(first) - 1 and "bigger" not in [r[2] for r in after]
+    runs.reinstate(a2, w["org"])
+    assert rows_of(client) == first
+    before = token(w)
+    runs.annotate(a2, w["org"], "checked by hand")            # no row changes, but a new token
+    assert token(w) != before and rows_of(client) == first
+
+
+def test_a_team_hiding_a_run_and_editing_its_fact_sheet_show_at_once(several, client):
+    from shareval.platform.submissions import runs
+    w, a2 = several, several["runs"]["a2"]
+    first = rows_of(client)
+    runs.set_on_board(a2, w["users"]["alice"], False)
+    assert [r for r in rows_of(client) if r[2] == "bigger"] == []
+    runs.set_on_board(a2, w["users"]["alice"], True)
+    assert rows_of(client) == first
+    runs.edit_factsheet(a2, w["users"]["alice"], {"method": "biggest"})
+    assert [r[2] for r in rows_of(client) if r[0] == "Team A"] == ["biggest", "big"]
+    html = client.get("/c/tiny/leaderboard/dev/dev/").content.decode()   # the cached body too
+    assert "biggest" in html and ">bigger<" not in html
+
+
+def test_board_options_are_part_of_the_key(several, client):
+    w = several
+    assert len([r for r in rows_of(client) if r[0] == "Team A"]) == 2
+    # a queryset update sends no signal: the options' digest in the key still tells
+    Dataset.objects.filter(pk=w["ds"]["dev"].pk).update(board={"runs": "all", "max_runs": 1})
+    assert len([r for r in rows_of(client) if r[0] == "Team A"]) == 1
+    Dataset.objects.filter(pk=w["ds"]["dev"].pk).update(board={})
+    body = client.get(DEV).json()
+    assert body["runs_per_team"] == "one" and "method" not in body["rows"][0]
+    assert "accuracy" in body["columns"]                      # no column choice any more
+
+
+@pytest.fixture
+def split(db, tmp_path):
+    from .conftest import ITEMS, make_world
+    (tmp_path / "bundle").mkdir(parents=True)
+    (tmp_path / "bundle" / "private.txt").write_text("\n".join(ITEMS[10:]) + "\n")
+    w = make_world(tmp_path, options={"dev": {"split": {"private": "private.txt"}}})
+    # A: all 10 public items right, 5 of the 10 private ones; B: 8 public, no private one
+    w["runs"] = {"a": run(w, "alice", "Team A", "dev", 15, 2),
+                 "b": run(w, "bob", "Team B", "dev", 8, 1)}
+    queue.drain()
+    return w
+
+
+def accuracy(client, url=DEV) -> dict:
+    body = client.get(url).json()
+    return {"part": body["part"], **{r["team"]: r["metrics"]["accuracy"] for r in body["rows"]}}
+
+
+def test_private_part_never_comes_out_of_the_cache_before_release(split, client):
+    from .conftest import shows_number
+    w = split
+    client.force_login(w["org"])
+    assert accuracy(client, DEV + "?part=private") == {
+        "part": "private", "Team A": 0.5, "Team B": 0.0, "Baseline": 0.0}
+    page = client.get("/c/tiny/leaderboard/dev/dev/?part=private").content.decode()
+    assert shows_number(page, "0.5000")                     # private rows and body cached
+    for who in (None, "alice", "bob"):
+        client.logout()
+        if who:
+            client.force_login(w["users"][who])
+        assert accuracy(client) == {"part": "public", "Team A": 1.0, "Team B": 0.8,
+                                    "Baseline": 1.0}, who
+        assert accuracy(client, DEV + "?part=private")["part"] == "public", who
+        for url in ("/c/tiny/leaderboard/dev/dev/", "/c/tiny/leaderboard/dev/dev/?part=private"):
+            assert not shows_number(client.get(url).content.decode(), "0.5000"), (who, url)
+    # the release is decided per request (the key holds the part): the next load shows it
+    Phase.objects.filter(pk=w["ds"]["dev"].phase_id).update(released=Phase.TOP)
+    assert accuracy(client)["part"] == "private" and accuracy(client)["Team A"] == 0.5
+
+
+def test_split_scores_written_later_show_at_once(split, client):
+    w = split
+    client.force_login(w["org"])
+    assert accuracy(client, DEV + "?part=private")["Team B"] == 0.0
+    # a re-score that changes only the private part (a queryset update, no signal)
+    Score.objects.filter(submission=w["runs"]["b"]).update(
+        private_primary=0.9, private_result={"metrics": {"f1_macro": 0.9, "accuracy": 0.9}})
+    assert accuracy(client, DEV + "?part=private")["Team B"] == 0.9
+    assert accuracy(client, DEV + "?part=public")["Team B"] == 0.8
+    run(w, "bob", "Team B", "dev", 18, 0, primary=True)      # 10 public + 8 private right
+    queue.drain()
+    assert accuracy(client, DEV + "?part=public")["Team B"] == 1.0
+    assert accuracy(client, DEV + "?part=private")["Team B"] == 0.8
