@@ -13,8 +13,9 @@ the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
 Disqualified runs and runs their team took off the board never appear either.
 The dataset's ``board`` options (several runs per team, columns, precision) are
-in ``boards.py``, whose ``board_rows`` pages and API call; ``part`` chooses the
-public or private part of a split dataset's scores.
+in ``boards.py``, whose ``board_rows`` pages and API call (through
+``board_cache.py``); ``part`` chooses the public or private part of a split
+dataset's scores.
 
 Two queries: the database picks each team's row (a window function over the
 team's current scores, ordered by the rule above) and counts its runs, then
