@@ -95,8 +95,10 @@ class Submission(models.Model):
         ]
         indexes = [models.Index(fields=["team", "dataset", "state"]),
                    models.Index(fields=["dataset", "state"]),
-                   # covers the leaderboard's choice of rows (with score_board_idx)
+                   # covers the leaderboard's choice of rows (with score_board_idx); only
+                   # the runs a board may read (not disqualified, not taken off by the team)
                    models.Index(fields=["dataset", "state", "team", "kind", "created", "id"],
+                                condition=Q(disqualified="", on_board=True),
                                 name="submission_board_idx"),
                    # newest first: a team's runs, a dataset's runs (organizer dashboard)
                    models.Index(fields=["team", "-created"], name="submission_team_new_idx"),
