@@ -201,3 +201,52 @@ def test_examples_without_shared_data_write_inputs_that_run(tmp_path, monkeypatc
     code, out, _ = cli("score", "rcc-fields-methods", "-s", demo / "methods.json", "--compare",
                        demo / "other_methods.json", "--format", "json")
     assert code == 0 and json.loads(out)["metrics"]["value_set_jaccard"] == 2 / 4
+
+
+def _terminal(monkeypatch):
+    """Make stderr look like a terminal (what rich and progress.shown() ask)."""
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setenv("TERM", "xterm")
+
+
+def _plain(text: str) -> str:
+    """Terminal output without its colour and cursor codes."""
+    import re
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
+def _compare_args(tmp_path):
+    q = write(tmp_path / "qrels", "".join(f"q{i} 0 d{i} 1\n" for i in range(40)))
+    a = write(tmp_path / "a", "".join(f"q{i} Q0 d{i} 1 1.0 t\n" for i in range(40)))
+    b = write(tmp_path / "b", "".join(f"q{i} Q0 x{i} 1 2.0 t\nq{i} Q0 d{i} 2 1.0 t\n"
+                                      for i in range(40)))
+    return ("compare", "trec", "-r", q, a, b, "--samples", "3000", "--format", "json")
+
+
+def test_compare_progress_only_on_a_terminal_and_not_with_quiet(cli, tmp_path, monkeypatch):
+    import re
+    args = _compare_args(tmp_path)
+    code, out, err = cli(*args)                      # pytest's stderr: no terminal
+    assert code == 0 and err == "" and json.loads(out)["metrics"]["map A"] == 1.0
+    _terminal(monkeypatch)
+    code, out2, err = cli(*args)
+    err = _plain(err)
+    assert code == 0 and out2 == out                 # the bar goes to stderr only
+    assert "compare: " in err and re.search(r"\b4/4\b", err), err
+    code, out3, err = cli(*args, "--quiet")
+    assert code == 0 and err == "" and out3 == out
+
+
+def test_demo_progress_counts_its_steps_only_on_a_terminal(cli, tmp_path, monkeypatch):
+    import re
+    monkeypatch.chdir(tmp_path)                      # no ../shared/data from here
+    code, _, err = cli("demo", "--out", "out1")
+    assert code == 0 and "demo:" not in err
+    _terminal(monkeypatch)
+    code, out, err = cli("demo", "--out", "out2")
+    err = _plain(err)
+    assert code == 0 and "demo summary" in out       # the tables still go to stdout
+    done = re.findall(r"\b(\d+)/(\d+)\b", err)
+    assert "demo: " in err and done and done[-1][0] == done[-1][1] == "10", err[-500:]
+    code, _, err = cli("demo", "--out", "out3", "--quiet")
+    assert code == 0 and "demo:" not in err

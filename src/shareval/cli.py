@@ -119,9 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
     cmp_.add_argument("--confidence", type=float, default=0.95, help="CI level (default 0.95)")
     cmp_.add_argument("--seed", type=int, default=0)
     _output_options(cmp_)
+    cmp_.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
     demo = sub.add_parser("demo", help="score perturbed copies of real gold data and print "
                                        "the result tables")
+    demo.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     demo.add_argument("--data", default=None,
                       help="the shared data folder (default: ../shared/data if present, "
                            "else a small synthetic sample)")
@@ -280,7 +282,7 @@ def _dispatch(args, console) -> int:
     if args.command == "compare":
         from .stats import compare_result
         _emit(compare_result(args.task, args.reference, args.a, args.b, args.samples,
-                             args.confidence, args.seed), args, console)
+                             args.confidence, args.seed, show_progress=True), args, console)
         return 0
     if args.command == "demo":
         from .demo import run_demo

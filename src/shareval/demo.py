@@ -19,9 +19,13 @@ from rich.table import Table
 from . import tasks
 from .formats.trec import write_qrels, write_run
 from .report import print_result
+from .progress import steps
 from .stats import agreement_result, compare_result
 
 SEED = 20190101
+# scorings (RCC citations 3, mentions 1, SV-Ident 2, TREC 1, classification 1), the
+# comparison and the agreement; the SV-Ident trial data adds 2 disambiguation scorings
+DEMO_STEPS = 10
 
 
 # ---------------------------------------------------------------------------
@@ -138,6 +142,13 @@ def run_demo(data: str | None, out: str, console: Console) -> int:
         root = synthetic_sample(out_dir)
     else:
         console.print(f"gold data: {root.resolve()}")
+    with steps(DEMO_STEPS + 2 * (root / "sv-ident" / "trial" / "train" / "en.tsv").is_file(),
+               "demo") as advance:
+        return _run_demo(root, out_dir, console, advance)
+
+
+def _run_demo(root: Path, out_dir: Path, console: Console, advance) -> int:
+    """The demo's steps (``advance`` moves the progress bar after each scoring)."""
     rng = random.Random(SEED)
     summary: list[tuple[str, str, str, float, str]] = []
     checks_failed = 0
@@ -145,7 +156,9 @@ def run_demo(data: str | None, out: str, console: Console) -> int:
     def show(task_name, ref, sub, label, expect=None, **opts):
         nonlocal checks_failed
         task = tasks.get(task_name)
+        advance(0, what=f"demo: {task_name}")
         result = task.score(ref, sub, **opts)
+        advance()
         console.rule(f"{task_name}: {label}")
         print_result(result, console, max_rows=8, show_conventions=False)
         status = ""
@@ -191,7 +204,9 @@ def run_demo(data: str | None, out: str, console: Console) -> int:
         path.write_text(json.dumps(pred), encoding="utf-8")
         sub_paths.append(path)
         show("svident-detection", sv_ref, path, label)
+    advance(0, what="demo: compare team-a vs team-b")
     cmp_result = compare_result("svident-detection", sv_ref, *sub_paths, samples=2000)
+    advance()
     console.rule("compare svident-detection team-a vs team-b")
     print_result(cmp_result, console, show_conventions=False)
 
@@ -248,7 +263,9 @@ def run_demo(data: str | None, out: str, console: Console) -> int:
     show("classification", out_dir / "labels-gold.tsv", out_dir / "labels-team-a.tsv",
          "SV-Ident labels, 20% flipped")
     console.rule("agreement: three simulated annotators, 10% missing")
+    advance(0, what="demo: agreement")
     agree = agreement_result(out_dir / "annotations.tsv")
+    advance()
     print_result(agree, console, show_conventions=False)
 
     # --- Summary --------------------------------------------------------------------

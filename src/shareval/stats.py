@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 
@@ -10,6 +12,7 @@ from . import __version__
 from .formats.errors import InvalidInput, Problem, Problems
 from .formats.labels import read_annotations
 from .metrics import agreement, significance
+from .progress import steps
 from .tasks import get
 from .tasks.base import Result
 
@@ -76,23 +79,34 @@ COMPARE_CONVENTIONS = {
 
 
 def compare_result(task_name: str, reference, sub_a, sub_b, samples: int = 10_000,
-                   confidence: float = 0.95, seed: int = 0) -> Result:
+                   confidence: float = 0.95, seed: int = 0, show_progress: bool = False) -> Result:
+    """Paired bootstrap and randomization test of A against B. ``show_progress``:
+    a progress bar on a terminal (``shareval compare``; never the server's scoring)."""
     task = get(task_name)
-    ref = task.reference(reference)
-    try:
-        ua = task.unit_stats(ref, sub_a)
-        ub = task.unit_stats(ref, sub_b)
-    except NotImplementedError as e:
-        raise InvalidInput([Problem("<arguments>", None, "task", str(e))]) from None
-    if ua.units != ub.units:
-        raise InvalidInput([Problem(str(sub_b), None, "units",
-                                    "the two submissions are evaluated on different units")])
-    value_a = float(ua.aggregate(ua.stats[None], ua.weights[None])[0])
-    value_b = float(ub.aggregate(ub.stats[None], ub.weights[None])[0])
-    boot = significance.paired_bootstrap(ua.stats, ub.stats, ua.aggregate, ua.weights,
-                                         ua.strata, samples, confidence, seed)
-    rand = significance.randomization_test(ua.stats, ub.stats, ua.aggregate, ua.weights,
-                                           samples, seed)
+    with (steps(4, f"compare: reading {Path(str(sub_a)).name}") if show_progress
+          else nullcontext(lambda n=1, what=None: None)) as advance:
+        ref = task.reference(reference)
+        try:
+            ua = task.unit_stats(ref, sub_a)
+            advance(what=f"compare: reading {Path(str(sub_b)).name}")
+            ub = task.unit_stats(ref, sub_b)
+        except NotImplementedError as e:
+            raise InvalidInput([Problem("<arguments>", None, "task", str(e))]) from None
+        if ua.units != ub.units:
+            raise InvalidInput([Problem(str(sub_b), None, "units",
+                                        "the two submissions are evaluated on different units")])
+        value_a = float(ua.aggregate(ua.stats[None], ua.weights[None])[0])
+        value_b = float(ub.aggregate(ub.stats[None], ub.weights[None])[0])
+        # the two tests resample in batches: 1 step each, shared by their batches
+        width = np.asarray(ua.stats).reshape(len(ua.weights), -1).shape[1]
+        per = 1 / significance.batch_count(samples, len(ua.weights), width)
+        advance(what=f"compare: paired bootstrap ({samples} samples)")
+        boot = significance.paired_bootstrap(ua.stats, ub.stats, ua.aggregate, ua.weights,
+                                             ua.strata, samples, confidence, seed,
+                                             on_batch=lambda: advance(per))
+        advance(0, what=f"compare: randomization test ({samples} samples)")
+        rand = significance.randomization_test(ua.stats, ub.stats, ua.aggregate, ua.weights,
+                                               samples, seed, on_batch=lambda: advance(per))
     metrics = {f"{ua.metric} A": value_a, f"{ua.metric} B": value_b,
                "difference": boot.statistic, "ci_low": boot.ci_low, "ci_high": boot.ci_high,
                "p_bootstrap": boot.p_value, "p_randomization": rand.p_value}

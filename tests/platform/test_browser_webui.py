@@ -79,3 +79,33 @@ def test_copy_buttons_paging_and_error_pages(browser, stack, tmp_path):
     org.goto(stack.url + "/accounts/logout/")
     org.click("#logout-confirm")
     assert "You are logged out" in org.inner_text("main")
+
+
+def test_material_result_page_shows_the_det_plot(browser, tmp_path):
+    """The DET curve of a MATERIAL CLIR run, drawn by chromium (``SHAREVAL_SCREENSHOTS``
+    names a folder to keep the screenshot in)."""
+    import os
+    from pathlib import Path
+
+    from .test_webui import material_bundle
+    root = material_bundle(tmp_path / "bundle")
+    (tmp_path / "home").mkdir()
+    s = Stack(tmp_path / "home")
+    s.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
+    s.cli("server", "load-bundle", root, "--organizer", "org", "--wait")
+    s.start()
+    try:
+        org = login(browser, s, "org")
+        org.goto(s.url + "/c/mat/organize/")
+        org.locator("tr", has_text="Baseline").locator("a").first.click()
+        img = org.locator("img.plot")
+        img.wait_for()
+        assert img.count() == 1
+        # loaded and decoded: a broken image has no natural size
+        assert org.evaluate("() => { const i = document.querySelector('img.plot');"
+                            " return i.complete && i.naturalWidth; }") == 600
+        assert "Scored" in org.inner_text("#state")
+        out = Path(os.environ.get("SHAREVAL_SCREENSHOTS") or tmp_path)
+        org.screenshot(path=str(out / "material-clir-result.png"), full_page=True)
+    finally:
+        s.stop()

@@ -309,3 +309,54 @@ def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
             assert "Rows 1–50 of" in page and "page 1 of" in page     # 800+ publications
         else:
             assert score.plots[0].startswith("per_document-")
+
+
+def material_bundle(root, now=None):
+    """A competition with one MATERIAL CLIR dataset (the sample pack of
+    ``shareval examples``) and the sample CLIR run as a .tgz baseline."""
+    import datetime as dt
+    import tarfile
+
+    import yaml
+
+    from shareval import examples
+    examples._material(root)
+    with tarfile.open(root / "clir-run.tgz", "w:gz") as t:
+        for f in sorted((root / "material-clir").iterdir()):
+            t.add(f, arcname=f.name)
+    now = now or dt.datetime.now(dt.timezone.utc)
+    (root / "bundle.yaml").write_text(yaml.safe_dump({
+        "slug": "mat", "title": "MATERIAL sample",
+        "tasks": [{"slug": "clir", "task": "material-clir"}],
+        "phases": [{"slug": "dev", "title": "Development",
+                    "start": (now - dt.timedelta(days=1)).isoformat(),
+                    "end": (now + dt.timedelta(days=9)).isoformat(),
+                    "datasets": [{"slug": "clir-1a", "task": "clir",
+                                  "reference": "material-pack"}]}],
+        "baselines": [{"team": "Baseline", "phase": "dev", "dataset": "clir-1a",
+                       "file": "clir-run.tgz"}]}))
+    return root
+
+
+def test_material_result_page_shows_the_det_plot(db, tmp_path, client):
+    """MATERIAL CLIR: the scorer draws a DET curve (miss against false alarm over
+    the threshold sweep); the result page shows it beside the per-query table."""
+    from django.conf import settings
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.competitions.bundle import load_bundle
+    org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
+    _, made = load_bundle(material_bundle(tmp_path / "bundle"), org)
+    queue.drain()
+    sub = Submission.objects.get(pk=made[0].pk)
+    assert sub.state == Submission.SCORED, sub.events.last().log
+    score = sub.current_score
+    assert len(score.plots) == 1 and "det" in score.result["conventions"]
+    png = settings.RESULTS_DIR / str(sub.pk) / score.plots[0]
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    client.force_login(org)
+    page = client.get(f"/s/{sub.pk}/").content.decode()
+    assert f'<img src="/s/{sub.pk}/plot/{score.plots[0]}"' in page
+    assert 'id="table-per_query"' in page and "query1" in page
+    r = client.get(f"/s/{sub.pk}/plot/{score.plots[0]}")
+    assert r.status_code == 200 and r["Content-Type"] == "image/png"

@@ -30,9 +30,16 @@ def _batches(total: int, n_units: int, s: int):
         yield min(size, total - start)
 
 
+def batch_count(samples: int, n_units: int, s: int) -> int:
+    """How many batches the tests below resample in (for a progress bar's total)."""
+    return sum(1 for _ in _batches(samples, n_units, s))
+
+
 def paired_bootstrap(a, b, aggregate, weights=None, strata=None, samples: int = 10_000,
-                     confidence: float = 0.95, seed: int = 0) -> TestResult:
+                     confidence: float = 0.95, seed: int = 0, on_batch=None) -> TestResult:
     """Paired bootstrap over units (resampled within strata when given).
+
+    ``on_batch()``, if given, is called after each resampling batch (progress).
 
     CI: percentile interval of the resampled differences. p-value: two-sided,
     the share of resampled differences on the other side of 0 from the
@@ -48,6 +55,8 @@ def paired_bootstrap(a, b, aggregate, weights=None, strata=None, samples: int = 
         idx = np.concatenate([g[rng.integers(0, len(g), size=(n, len(g)))] for g in groups],
                              axis=1)
         diffs.append(aggregate(a[idx], w[idx]) - aggregate(b[idx], w[idx]))
+        if on_batch is not None:
+            on_batch()
     d = np.concatenate(diffs)
     alpha = 1.0 - confidence
     lo, hi = np.quantile(d, [alpha / 2, 1 - alpha / 2])
@@ -60,13 +69,13 @@ def paired_bootstrap(a, b, aggregate, weights=None, strata=None, samples: int = 
 
 
 def randomization_test(a, b, aggregate, weights=None, samples: int = 10_000,
-                       seed: int = 0) -> TestResult:
+                       seed: int = 0, on_batch=None) -> TestResult:
     """Approximate paired randomization (permutation) test.
 
     Each sample swaps A's and B's statistics of every unit with probability
     1/2; p = (1 + #{|diff*| >= |diff|}) / (1 + samples), two-sided. A
     randomization test gives no interval: ci_low/ci_high are NaN (use the
-    paired bootstrap's).
+    paired bootstrap's). ``on_batch`` as for :func:`paired_bootstrap`.
     """
     a, b, w = _prepare(a, b, weights)
     rng = np.random.default_rng(seed)
@@ -79,6 +88,8 @@ def randomization_test(a, b, aggregate, weights=None, samples: int = 10_000,
         ww = np.broadcast_to(w, (n, len(w)))
         d = aggregate(sa, ww) - aggregate(sb, ww)
         extreme += int(np.sum(np.abs(d) >= abs(observed) - 1e-12))
+        if on_batch is not None:
+            on_batch()
     return TestResult(observed, (extreme + 1) / (samples + 1), float("nan"), float("nan"),
                       samples, "paired randomization")
 

@@ -20,6 +20,8 @@ SHAREVAL_EMAIL          console (default: mail printed on the server's output),
                        _PASSWORD, _TLS (1) / _SSL)
 SHAREVAL_MAIL_FROM     the sender address (default shareval@localhost)
 SHAREVAL_SITE_URL      the server's address in mailed links (default http://127.0.0.1:8000)
+SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
+                       caching them until a run, score or team changes (default 1)
 """
 from __future__ import annotations
 
@@ -114,6 +116,13 @@ else:
     }}
 DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")} \
     if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
+
+# Leaderboard rows are cached per dataset under a token that every write they
+# depend on replaces (competitions/board_cache.py); SHAREVAL_BOARD_CACHE=0 turns it off.
+BOARD_CACHE = os.environ.get("SHAREVAL_BOARD_CACHE", "1") not in ("", "0")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+          "boards": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+                     "LOCATION": "shareval-boards", "OPTIONS": {"MAX_ENTRIES": 500}}}
 
 BROKER_URL = os.environ.get("SHAREVAL_BROKER_URL", "")
 SCORING_QUEUE = os.environ.get("SHAREVAL_QUEUE", "shareval-scoring")   # one per installation

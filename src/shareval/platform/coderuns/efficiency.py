@@ -6,6 +6,13 @@ so that a dataset's ``board: columns:`` can choose them like any metric column
 (``competitions.boards.shape``): with ``columns:`` given, only the efficiency
 columns it names are shown, rounded to its precision; without it, all three are
 shown whenever a row comes from a code run (pages show 2, 2 and 0 digits).
+
+The numbers are part of the cached board rows (``competitions/board_cache.py``),
+so every write of a code run that can change them gives its output run's
+dataset a new board token: the runner's final UPDATE linking the output
+(:func:`bump_for`, called by ``runner._finish``), and any save or delete of a
+run that has an output (signals connected in ``apps.py``: admin edits, a code
+submission deleted with its runs).
 """
 from __future__ import annotations
 
@@ -58,3 +65,23 @@ def columns(board: dict, rows: list[dict]) -> list[dict]:
                                    shown[k] is not None else v)
                                for k, v in e.items() if k in shown} or None
     return out
+
+
+def bump_for(submission_ids: list) -> None:
+    """New board tokens for the datasets of these output runs."""
+    from django.db.models import Q
+
+    from shareval.platform.competitions.board_cache import bump
+    ids = [s for s in submission_ids if s]
+    if ids:
+        bump(Q(submissions__pk__in=ids))
+
+
+def _run_written(sender, instance: CodeRun, **kw):
+    bump_for([instance.output_submission_id])
+
+
+def connect() -> None:
+    from django.db.models.signals import post_delete, post_save
+    post_save.connect(_run_written, sender=CodeRun, dispatch_uid="boards-coderun-save")
+    post_delete.connect(_run_written, sender=CodeRun, dispatch_uid="boards-coderun-delete")

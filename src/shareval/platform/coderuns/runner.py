@@ -26,6 +26,7 @@ from ..notifications import mail
 from ..submissions import queue as scoring_queue, service as subs
 from ..submissions.models import Submission, SubmissionEvent
 from ..submissions.scoring import json_safe
+from . import efficiency
 from .models import CodeDataset, CodeRun
 from .service import sandbox_problem, sandbox_user
 
@@ -89,6 +90,9 @@ def execute(run: CodeRun) -> None:
 def _finish(run: CodeRun, state: str, message: str, **fields) -> None:
     CodeRun.objects.filter(pk=run.pk).update(state=state, message=message[:5000],
                                              finished=timezone.now(), **fields)
+    out = fields.get("output_submission")
+    if out is not None:              # its resources join the board (no signal for update)
+        efficiency.bump_for([out.pk])
     if state != CodeRun.OK:          # no output to score: mailed like a failed upload
         pk = run.pk
         transaction.on_commit(lambda: mail.code_run_failed(

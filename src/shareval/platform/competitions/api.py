@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions import factsheets
 
-from . import access, boards, eligibility, export
+from . import access, board_cache, boards, eligibility, export
 from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
@@ -62,13 +62,17 @@ def get_dataset(c, p, d) -> Dataset:
                              phase__competition__slug=c, phase__slug=p, slug=d)
 
 
-def leaderboard_payload(ds: Dataset, user, part: str | None = None) -> dict:
+def leaderboard_payload(ds: Dataset, user, part: str | None = None,
+                        key: list | None = None) -> dict:
+    """The board ``user`` may see. ``key``, if given, receives the cache key of
+    its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
     part = access.board_part(user, ds, part)
-    columns, rows = boards.board_rows(ds, scores=shown, part=part)
-    columns, precision = boards.shape(ds, columns, rows)
+    columns, rows, precision, cache_key = board_cache.board(ds, scores=shown, part=part)
     eff_columns = efficiency.columns(ds.board or {}, rows)     # code runs' resources
     human = human_columns(ds, rows) if shown else []
+    if key is not None:
+        key.append(None if human else cache_key)    # judged columns change without a token
     several = (ds.board or {}).get("runs") == "all"
     return {"human": human, "part": part, "precision": precision,
             "efficiency_columns": eff_columns,

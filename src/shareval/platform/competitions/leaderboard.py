@@ -13,14 +13,22 @@ the latest scored run; rows are ordered by team name; no ranks; no metrics.
 
 Disqualified runs and runs their team took off the board never appear either.
 The dataset's ``board`` options (several runs per team, columns, precision) are
-in ``boards.py``, whose ``board_rows`` pages and API call; ``part`` chooses the
-public or private part of a split dataset's scores.
+in ``boards.py``, whose ``board_rows`` pages and API call (through
+``board_cache.py``); ``part`` chooses the public or private part of a split
+dataset's scores.
 
-Two queries: narrow tuples for every current score (to pick each team's row),
-then the metrics of the picked rows only, so the cost grows with the number of
-submissions but not with the size of their results.
+Three queries: the database picks each team's row (a window function over the
+team's current scores, ordered by the rule above) and counts its runs, then
+the metrics of the picked rows only, so the cost grows with the number of
+submissions but not with the size of their results, and Python sees one row
+per team; then the resources of the code runs behind the picked rows
+(``coderuns/efficiency.py``). The pages cache the board's rows until something they read changes
+(``board_cache.py``).
 """
 from __future__ import annotations
+
+from django.db.models import Case, Count, F, IntegerField, Value, When, Window
+from django.db.models.functions import RowNumber
 
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions.models import Score, Submission
@@ -44,6 +52,23 @@ PARTS = {"public": ("primary", "result__metrics"),
          "private": ("private_primary", "private_result__metrics")}
 
 
+def _not_primary():
+    return Case(When(submission__kind=Submission.PRIMARY, then=Value(0)), default=Value(1),
+                output_field=IntegerField())
+
+
+def _first_per_team(dataset: Dataset, order: list, *fields: str):
+    """(team, team's scored runs, kind, created, *fields) of each team's first
+    current scored run in ``order``."""
+    team = [F("submission__team_id")]
+    return (_current_scored(dataset)
+            .annotate(rn=Window(RowNumber(), partition_by=team, order_by=order),
+                      n=Window(Count("pk"), partition_by=team))
+            .filter(rn=1).order_by()
+            .values_list("submission__team_id", "n", "submission__kind", "submission__created",
+                         *fields))
+
+
 def rows(dataset: Dataset, scores: bool = True,
          part: str = "public") -> tuple[list[str], list[dict]]:
     """(metric columns with the primary metric first, rows); see the module doc.
@@ -54,21 +79,19 @@ def rows(dataset: Dataset, scores: bool = True,
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
     primary_field, metrics_field = PARTS[part]
-    narrow = _current_scored(dataset).values_list(
-        "pk", "submission__team_id", "submission__kind", primary_field, "submission__created",
-        "submission_id")
+    score = F(primary_field).asc(nulls_last=True) if ct.lower_is_better else \
+        F(primary_field).desc(nulls_last=True)
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
-    subs: dict[int, object] = {}
-    for pk, team, kind, primary, created, sub in narrow:
-        runs[team] = runs.get(team, 0) + 1
-        key = (kind != Submission.PRIMARY, primary is None, sign * (primary or 0), created)
-        if team not in picked or key < picked[team][0]:
-            picked[team] = (key, pk, kind, primary, created)
-            subs[team] = sub
+    for team, n, kind, created, pk, primary in _first_per_team(
+            dataset, [_not_primary(), score, F("submission__created").asc(), F("pk").asc()],
+            "pk", primary_field):
+        picked[team], runs[team] = (None, pk, kind, primary, created), n
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
-    results = dict(Score.objects.filter(pk__in=[p[1] for p in picked.values()])
-                   .values_list("pk", metrics_field))
+    results, subs = {}, {}
+    for pk, sub, m in Score.objects.filter(pk__in=[p[1] for p in picked.values()]) \
+            .values_list("pk", "submission_id", metrics_field):
+        results[pk], subs[pk] = m, sub
     chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
                                                     teams[kv[0]].name))
     columns: list[str] = [ct.metric]
@@ -85,21 +108,18 @@ def rows(dataset: Dataset, scores: bool = True,
         out.append(_row(teams[team], rank, kind, runs[team], created,
                         {k: metrics[pk].get(k) for k in columns}, "best"))
     # code submissions: the resources of the run that produced each row's output
-    efficiency.attach(out, [subs[team] for team, _ in chosen])
+    efficiency.attach(out, [subs[pk] for _, (_, pk, *_rest) in chosen])
     return columns, out
 
 
 def blind_rows(dataset: Dataset) -> list[dict]:
     """Rows by team name, each the team's primary run if scored, else its latest
     scored run; no ranks, no metrics. The query does not even read the scores."""
-    narrow = _current_scored(dataset).order_by("submission__created", "pk").values_list(
-        "submission__team_id", "submission__kind", "submission__created")
     picked: dict[int, tuple] = {}
     runs: dict[int, int] = {}
-    for team, kind, created in narrow:           # oldest first: a later run replaces
-        runs[team] = runs.get(team, 0) + 1       # an earlier one, unless that is primary
-        if team not in picked or picked[team][0] != Submission.PRIMARY:
-            picked[team] = (kind, created)
+    for team, n, kind, created in _first_per_team(
+            dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()]):
+        picked[team], runs[team] = (kind, created), n
     teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
     return [_row(teams[t], None, kind, runs[t], created, {}, "latest")
             for t, (kind, created) in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]

@@ -9,6 +9,7 @@ to participants, and its quotas. Teams belong to one competition.
 from __future__ import annotations
 
 import datetime as dt
+import uuid
 import zoneinfo
 
 from django.conf import settings
@@ -144,6 +145,10 @@ class Phase(models.Model):
         return level
 
 
+def new_board_token() -> str:
+    return uuid.uuid4().hex
+
+
 class Dataset(models.Model):
     """What a team submits to: a phase x task x data pack (e.g. DevTest, Eval, a query pack)."""
     phase = models.ForeignKey(Phase, on_delete=models.CASCADE, related_name="datasets")
@@ -155,6 +160,9 @@ class Dataset(models.Model):
     reference_digest = models.CharField(max_length=64, blank=True)
     feedback = models.BooleanField(default=True, help_text="show scores to the team "
                                    "(subject to the phase's blind setting)")
+    board_token = models.CharField(
+        max_length=32, default=new_board_token, editable=False,
+        help_text="a new value whenever anything its leaderboard reads changes (board_cache.py)")
     # runs24: board options (runs per team, columns, team-chosen visibility), the
     # public/private split of the reference, and a limit on runs queued or running
     board = models.JSONField(default=dict, blank=True)

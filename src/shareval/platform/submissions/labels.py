@@ -23,6 +23,7 @@ LABELS = {
     "per_document": "Per document", "per_language": "Per language",
     "per_publication": "Per publication", "per_query": "Per query",
     "pr_curve": "Precision-recall by score threshold",
+    "roc_auc": "ROC AUC", "p_miss": "P(miss)", "p_fa": "P(false alarm)",
 }
 WORDS = {"f1": "F1", "tp": "TP", "fp": "FP", "fn": "FN", "map": "MAP", "ndcg": "nDCG",
          "aqwv": "AQWV", "qwv": "QWV", "clir": "CLIR", "id": "ID", "e2e": "end-to-end"}

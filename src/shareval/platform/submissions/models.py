@@ -17,6 +17,45 @@ from django.utils import timezone
 from ..competitions.models import Dataset, Team
 
 
+class BoardQuerySet(models.QuerySet):
+    """Writes that bypass signals (``update``, ``bulk_create``, ``bulk_update``) also
+    give the datasets they touch a new leaderboard token (competitions/board_cache.py)."""
+    dataset_field = "dataset_id"
+
+    def _datasets(self, objs=None) -> set:
+        if objs is None:
+            return set(self.values_list(self.dataset_field, flat=True).distinct())
+        if self.model is Submission:
+            return {o.dataset_id for o in objs}
+        return set(Submission.objects.filter(pk__in={o.submission_id for o in objs})
+                   .values_list("dataset_id", flat=True).distinct())
+
+    def _bump(self, ids: set) -> None:
+        from ..competitions.board_cache import bump
+        if ids:
+            bump(Q(pk__in=ids))
+
+    def update(self, **kwargs):
+        ids = self._datasets()
+        n = super().update(**kwargs)
+        self._bump(ids | (self._datasets() if "dataset" in kwargs else set()))
+        return n
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = super().bulk_create(objs, *args, **kwargs)
+        self._bump(self._datasets(objs))
+        return objs
+
+    def bulk_update(self, objs, *args, **kwargs):
+        n = super().bulk_update(objs, *args, **kwargs)
+        self._bump(self._datasets(objs))
+        return n
+
+
+class ScoreQuerySet(BoardQuerySet):
+    dataset_field = "submission__dataset_id"
+
+
 class Submission(models.Model):
     REJECTED, VALIDATED, QUEUED, RUNNING = "rejected", "validated", "queued", "running"
     SCORED, FAILED, CANCELLED = "scored", "failed", "cancelled"
@@ -45,6 +84,8 @@ class Submission(models.Model):
     disqualified = models.TextField(blank=True, max_length=2000,
                                     help_text="the organizers' reason; off every leaderboard")
 
+    objects = BoardQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created"]
         constraints = [
@@ -53,7 +94,19 @@ class Submission(models.Model):
                                     name="one_primary_per_team_dataset"),
         ]
         indexes = [models.Index(fields=["team", "dataset", "state"]),
-                   models.Index(fields=["dataset", "state"])]
+                   models.Index(fields=["dataset", "state"]),
+                   # covers the leaderboard's choice of rows (with score_board_idx); only
+                   # the runs a board may read (not disqualified, not taken off by the team)
+                   models.Index(fields=["dataset", "state", "team", "kind", "created", "id"],
+                                condition=Q(disqualified="", on_board=True),
+                                name="submission_board_idx"),
+                   # newest first: a team's runs, a dataset's runs (organizer dashboard)
+                   models.Index(fields=["team", "-created"], name="submission_team_new_idx"),
+                   models.Index(fields=["dataset", "-created"], name="submission_ds_new_idx"),
+                   # a team's quota window: without it SQLite counts a week of every
+                   # team's runs through (dataset, created)
+                   models.Index(fields=["team", "dataset", "created"],
+                                name="submission_quota_idx")]
 
     def __str__(self):
         return f"{self.team} {self.dataset} {self.id}"
@@ -65,6 +118,10 @@ class Submission(models.Model):
 
     @property
     def current_score(self):
+        """The newest current score (from ``prefetch_related("scores")`` when prefetched)."""
+        cached = getattr(self, "_prefetched_objects_cache", {}).get("scores")
+        if cached is not None:
+            return max((s for s in cached if s.current), key=lambda s: s.created, default=None)
         return self.scores.filter(current=True).first()
 
     def record(self, state: str, message: str = "", log: str = "") -> "SubmissionEvent":
@@ -103,11 +160,16 @@ class Score(models.Model):
     current = models.BooleanField(default=True)
     created = models.DateTimeField(default=timezone.now)
 
+    objects = ScoreQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created"]
         constraints = [models.UniqueConstraint(
             fields=["submission", "scorer_version", "reference_digest"], name="score_once")]
-        indexes = [models.Index(fields=["submission", "current"])]
+        indexes = [models.Index(fields=["submission", "current"]),
+                   # covers the leaderboard's choice of rows: no read of the results
+                   models.Index(fields=["submission", "current", "primary"],
+                                name="score_board_idx")]
 
 
 class Job(models.Model):

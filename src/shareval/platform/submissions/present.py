@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from ..competitions import access
 from ..competitions.leaderboard import scalar_metrics
-from .models import Submission
+from .models import Score, Submission
 from .scoring import NON_FINITE_NAMES
 
 
@@ -45,9 +45,13 @@ def shown_metrics(result: dict) -> dict:
             if k in numbers or v in NON_FINITE_NAMES}
 
 
-def submission_payload(sub: Submission, user) -> dict:
+def submission_payload(sub: Submission, user, organizer: bool | None = None,
+                       level: str | None = None) -> dict:
+    """``organizer`` and ``level`` (:func:`access.score_level`) may be given when
+    known, as for a list of many runs of one competition (:func:`list_payload`)."""
     ds = sub.dataset
-    organizer = ds.phase.competition.is_organizer(user)
+    if organizer is None:
+        organizer = ds.phase.competition.is_organizer(user)
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
                **({"log": e.log} if organizer and e.log else {}),
                **({"organizer_only": True} if e.organizer_only else {})}
@@ -58,7 +62,7 @@ def submission_payload(sub: Submission, user) -> dict:
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
          "file": sub.original_name, "size": sub.size, "description": sub.description,
          "created": sub.created.isoformat(), "problems": sub.problems, "warnings": sub.warnings,
-         "events": events, "score": score_payload(sub, user),
+         "events": events, "score": score_payload(sub, user, level),
          "factsheet": sub.factsheet, "on_board": sub.on_board,
          "disqualified": sub.disqualified or None}
     if organizer:
@@ -68,3 +72,48 @@ def submission_payload(sub: Submission, user) -> dict:
                          **({"private_metrics": scalar_metrics(s.private_result)}
                             if s.private_result else {})} for s in sub.scores.all()]
     return d
+
+
+def list_payload(subs, user) -> list[dict]:
+    """:func:`submission_payload` of many runs that ``user`` may see (their team's,
+    or as organizer), with scores and events prefetched and the organizer check
+    and the visibility level decided once per competition and dataset."""
+    subs = list(subs.prefetch_related("scores", "events"))
+    organizer: dict[int, bool] = {}
+    levels: dict[int, str] = {}
+    out = []
+    for sub in subs:
+        comp = sub.dataset.phase.competition
+        if comp.pk not in organizer:
+            organizer[comp.pk] = comp.is_organizer(user)
+        if sub.dataset_id not in levels:
+            levels[sub.dataset_id] = access.score_level(user, sub)
+        out.append(submission_payload(sub, user, organizer[comp.pk], levels[sub.dataset_id]))
+    return out
+
+
+def run_rows(subs, user) -> list[dict]:
+    """The rows of a team's list of runs: each run with its primary metric's value
+    as ``user`` may see it (``hidden`` when scored but not released). Three queries
+    for any number of runs: the runs, the metrics of their current scores (not the
+    whole results), the visibility level once per dataset."""
+    subs = list(subs)
+    metrics: dict = {}
+    for sid, created, m in (Score.objects.filter(submission__in=[s.pk for s in subs],
+                                                 current=True)
+                            .values_list("submission_id", "created", "result__metrics")):
+        if sid not in metrics or created > metrics[sid][0]:        # the newest current one
+            metrics[sid] = (created, m or {})
+    levels: dict[int, str] = {}
+    rows = []
+    for s in subs:
+        metric = s.dataset.task.metric
+        value, hidden = None, False
+        if s.pk in metrics:
+            if s.dataset_id not in levels:
+                levels[s.dataset_id] = access.score_level(user, s)
+            hidden = levels[s.dataset_id] == access.NONE
+            if not hidden:
+                value = shown_metrics({"metrics": metrics[s.pk][1]}).get(metric)
+        rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden})
+    return rows

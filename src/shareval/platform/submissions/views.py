@@ -6,6 +6,7 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -16,7 +17,7 @@ from . import factsheets, samples, service
 from .api import visible_submission
 from .breakdowns import breakdown_tables
 from .models import Submission
-from .present import score_payload, submission_payload
+from .present import run_rows, submission_payload
 
 
 @login_required
@@ -62,20 +63,19 @@ def _sheet_fields(comp, post) -> list[dict]:
             factsheets.fields(comp.factsheet)]
 
 
+RUNS_PAGE = 50          # newest first; ?page=<n>
+
+
 @login_required
 def my_submissions(request, c):
     comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
-    subs = (Submission.objects.filter(team=team).select_related("dataset__phase", "dataset__task")
-            if team else [])
-    rows = []
-    for s in subs:
-        sc = score_payload(s, request.user) or {}
-        metric = s.dataset.task.metric
-        rows.append({"sub": s, "value": (sc.get("metrics") or {}).get(metric),
-                     "metric": metric, "hidden": "hidden" in sc})
-    return render(request, "shareval/submissions.html", {"comp": comp, "team": team,
-                                                         "rows": rows})
+    subs = (Submission.objects.filter(team=team)
+            .select_related("dataset__phase__competition", "dataset__task") if team else
+            Submission.objects.none())
+    page = Paginator(subs, RUNS_PAGE).get_page(request.GET.get("page"))
+    return render(request, "shareval/submissions.html", {
+        "comp": comp, "team": team, "rows": run_rows(page, request.user), "page": page})
 
 
 @login_required

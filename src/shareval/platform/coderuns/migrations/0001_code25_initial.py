@@ -12,8 +12,8 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ('competitions', '0004_runs24_records'),
-        ('submissions', '0002_runs24_records'),
+        ('competitions', '0005_perf22_indexes'),
+        ('submissions', '0003_perf22_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -1,8 +1,9 @@
-"""Template filters (``{% load shareval_ui %}``): label, state_label, number, markdown,
-results_label."""
+"""Template filters (``{% load shareval_ui %}``): label, state_label, number, when,
+markdown, results_label."""
 from __future__ import annotations
 
 from django import template
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
@@ -28,6 +29,15 @@ def state_label(state):
 @register.filter
 def number(v, digits=4):
     return _number(v, int(digits))
+
+
+@register.filter
+def when(value, fmt="%Y-%m-%d %H:%M:%S"):
+    """A datetime in the current time zone as ``fmt`` (strftime); Django's ``date``
+    filter costs about ten times more, which shows on lists of hundreds of runs."""
+    if not value:
+        return ""
+    return timezone.localtime(value).strftime(fmt)
 
 
 @register.filter

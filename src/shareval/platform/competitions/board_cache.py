@@ -1,0 +1,144 @@
+"""Leaderboard rows cached per dataset, keyed by the dataset's ``board_token``.
+
+What is cached is the board as ``boards.board_rows`` builds it and
+``boards.shape`` trims it (one or several runs per team, the chosen columns,
+their precision): the pages and the API read it through :func:`board`.
+
+At 500 teams x 100,000 runs, choosing each team's row reads 100,000 narrow
+score tuples (about a second); the rows change only when a run, a score or a
+team changes. So ``Dataset.board_token`` gets a new random value whenever
+anything the rows are built from is written, in the same transaction as the
+write, and the rows are cached under (dataset, token, part, shown or hidden, board options):
+
+- ``Submission`` and ``Score`` saves and deletes (signals below), and their
+  queryset ``update`` / ``bulk_create`` / ``bulk_update``
+  (``submissions.models.BoardQuerySet``), which send no signals: scoring (the
+  public and the private part of a split), a state change, a primary flag, a
+  cancellation, a re-score, a disqualification or reinstatement, a team taking
+  a run off the board or putting it back, a fact-sheet edit (its method is a
+  column of several-runs boards);
+- the events of the organizers' and teams' run actions (``SubmissionEvent``
+  with state disqualified, reinstated, note, shown, hidden, factsheet): the
+  writes above bump already; a note does not change a row, but bumping on it
+  too keeps the rule simple ("any run action");
+- ``Team`` (name, baseline), ``CompetitionTask`` (primary metric, direction),
+  ``Phase`` (release) and ``Dataset`` saves and deletes: the datasets they hold;
+- code runs with an output (their resources are efficiency columns):
+  ``coderuns/efficiency.py`` bumps on their saves, deletes and the runner's update.
+
+The key also holds everything decided per request that changes the rows: the
+part of a split dataset (``public`` or ``private``; the private part is chosen
+only once the phase is released, or by an organizer: ``access.board_part``),
+whether scores are shown, and a digest of the dataset's ``board`` options
+(runs per team, ``max_runs``, columns, precision), so rows built for one never
+answer for another: before release, a participant's request is keyed
+``public`` and cannot be answered with private rows.
+
+A reader takes the token *before* building the rows, so a write that commits
+in between can only leave newer rows under an older token, never older rows
+under the newest one. What a user may see is not cached: whether scores are
+shown (blind phase, release state and schedule, ``feedback``, organizer) is
+decided on every request, and the two kinds of rows are built by different
+functions (``leaderboard.rows`` / ``boards.all_rows`` with scores,
+``leaderboard.blind_rows`` / ``boards.all_rows`` without) and cached under
+different keys, so a hidden board never holds a score. A random token
+rather than a counter: a database rebuilt or rolled back (tests) cannot bring
+back a value whose rows are still cached.
+
+The cache is Django's ``boards`` cache (``settings.CACHES``; in-process by
+default, so each server process builds its own copy once per change).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+
+from django.conf import settings
+from django.core.cache import caches
+from django.db.models import Q
+from django.db.models.signals import post_delete, post_save
+
+from . import boards
+from .models import CompetitionTask, Dataset, Phase, Team, new_board_token
+
+TIMEOUT = 24 * 3600
+# run actions (submissions/runs.py) whose events bump the token
+RUN_ACTIONS = ("disqualified", "reinstated", "note", "shown", "hidden", "factsheet")
+
+
+def bump(where: Q) -> None:
+    """A new token for every dataset matching ``where``: their cached rows are stale."""
+    Dataset.objects.filter(where).update(board_token=new_board_token())
+
+
+def board(dataset: Dataset, scores: bool = True, part: str = "public"):
+    """(columns, rows, precision, key) of the dataset's board: ``boards.board_rows``
+    shaped by ``boards.shape``, from the cache when nothing changed since. ``key``
+    names these rows until the next change (None: not cached); the leaderboard
+    page caches its rendered table body under it."""
+    token = Dataset.objects.filter(pk=dataset.pk).values_list("board_token", flat=True).first()
+    if token is None or not settings.BOARD_CACHE:
+        return (*_build(dataset, scores, part), None)
+    options = hashlib.sha256(json.dumps(dataset.board or {}, sort_keys=True, default=str)
+                             .encode()).hexdigest()[:16]
+    key = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
+    cache = caches["boards"]
+    hit = cache.get(key)
+    if hit is None:
+        hit = _build(dataset, scores, part)
+        cache.set(key, hit, TIMEOUT)
+    return (*hit, key)
+
+
+def rows(dataset: Dataset, scores: bool = True, part: str = "public"):
+    """(columns, rows) of :func:`board`."""
+    return board(dataset, scores, part)[:2]
+
+
+def _build(dataset: Dataset, scores: bool, part: str):
+    columns, rows = boards.board_rows(dataset, scores=scores, part=part)
+    columns, precision = boards.shape(dataset, columns, rows)
+    return columns, rows, precision
+
+
+def _submission_saved(sender, instance, **kw):
+    bump(Q(pk=instance.dataset_id))
+
+
+def _score_saved(sender, instance, **kw):
+    bump(Q(submissions__pk=instance.submission_id))
+
+
+def _team_saved(sender, instance, **kw):
+    bump(Q(phase__competition_id=instance.competition_id))
+
+
+def _task_saved(sender, instance, **kw):
+    bump(Q(task_id=instance.pk))
+
+
+def _phase_saved(sender, instance, **kw):
+    bump(Q(phase_id=instance.pk))
+
+
+def _event_saved(sender, instance, created=False, **kw):
+    if created and instance.state in RUN_ACTIONS:
+        bump(Q(submissions__pk=instance.submission_id))
+
+
+def _dataset_saved(sender, instance, **kw):
+    # a save writes back the token the instance was loaded with: replace it
+    if not kw.get("created"):
+        bump(Q(pk=instance.pk))
+
+
+def connect() -> None:
+    from shareval.platform.submissions.models import Score, Submission, SubmissionEvent
+    post_save.connect(_event_saved, sender=SubmissionEvent, dispatch_uid="boards-event-save")
+    for model, receiver in ((Submission, _submission_saved), (Score, _score_saved),
+                            (Team, _team_saved), (CompetitionTask, _task_saved),
+                            (Phase, _phase_saved), (Dataset, _dataset_saved)):
+        uid = f"boards-{model.__name__}"
+        post_save.connect(receiver, sender=model, dispatch_uid=uid + "-save")
+        if model is not Dataset:
+            post_delete.connect(receiver, sender=model, dispatch_uid=uid + "-delete")
