@@ -280,3 +280,15 @@ def test_organizer_scoring_program_scores_in_the_sandbox(db, tmp_path):
     load_bundle(root, org)
     ds.refresh_from_db()
     assert ds.reference_digest != digest
+
+
+@pytest.mark.parametrize("code,state", [(-24, "cpu"), (128 + 24, "cpu"), (-25, "output"),
+                                        (128 + 25, "output"), (1, "failed"), (0, "ok")])
+def test_limit_signals_are_named_whoever_reports_them(code, state):
+    """SIGXCPU/SIGXFSZ kill the command under bubblewrap, which then exits with
+    128 + the signal: that is the limit too, not "exited with status 152"."""
+    from shareval.sandbox.run import _state
+
+    class Usage:                    # no CPU time seen by the parent (it was bwrap's)
+        ru_utime = ru_stime = 0.0
+    assert _state(code, "", None, Limits(cpu_seconds=5), Usage()) == state

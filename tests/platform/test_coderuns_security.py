@@ -272,7 +272,7 @@ def test_bombs_stop_at_their_limit_while_others_stay_served(live, name):
     other = wait_run(st, tokens["bob"], fine["id"])
     done.set()
     t.join(15)
-    assert run["state"] in expected, run
+    assert run["state"] in expected, (run["message"], run.get("log", "")[-1500:])
     assert "stopped" in run["message"] and "limit" in run["message"], run["message"]
     assert other["state"] == "ok", other
     assert latencies and max(latencies) < 3.0, latencies

@@ -315,9 +315,13 @@ def _state(code: int, stderr: str, output, limits: Limits, usage) -> str:
         return "ok"
     if stderr.startswith("bwrap:") and code == 1:
         return "error"
-    if code in (-signal.SIGXCPU,) or usage.ru_utime + usage.ru_stime >= limits.cpu_seconds:
+    # a signal shows as -N when it killed the process we started, as 128 + N when
+    # it killed the command under bubblewrap (bwrap exits with 128 + the signal):
+    # a busy loop reaches RLIMIT_CPU's SIGXCPU before the watchdog's cpu + 2 s
+    if code in (-signal.SIGXCPU, 128 + signal.SIGXCPU) or \
+            usage.ru_utime + usage.ru_stime >= limits.cpu_seconds:
         return "cpu"
-    if code == -signal.SIGXFSZ or "File too large" in stderr:
+    if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in stderr:
         return "output"
     if output is not None and tree_bytes(output) >= limits.output_mb * 2 ** 20:
         return "output"
