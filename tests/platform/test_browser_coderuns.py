@@ -18,7 +18,7 @@ from shareval.sandbox import bwrap
 from .conftest import gold, make_bundle
 from .stack import Stack
 from .test_browser import CHROMIUM, login
-from .test_coderuns_security import SYSTEM, _free, bundle
+from .test_coderuns_security import SYSTEM, bundle
 
 _why = bwrap.probe(bwrap.sandbox_user("pool"))
 pytestmark = [pytest.mark.browser,
@@ -51,8 +51,6 @@ def code_stack(tmp_path):
     work.mkdir(mode=0o711, exist_ok=True)
     os.chmod(work, 0o711)
     s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"))
-    s.port = next(p for p in range(8600, 8700) if _free(p))
-    s.url = f"http://127.0.0.1:{s.port}"
     s.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
     s.cli("server", "load-bundle", blind_code_bundle(tmp_path / "bundle"), "--organizer", "org")
     s.cli("server", "add-user", "alice", "--password", "alice-pass-123",

@@ -88,8 +88,6 @@ def live(tmp_path_factory):
     work.mkdir(mode=0o711, exist_ok=True)
     os.chmod(work, 0o711)
     st = Stack(home, SHAREVAL_CODERUN_DIR=str(work / "ws"), SHAREVAL_CODERUN_WORKERS="2")
-    st.port = next(p for p in range(8600, 8700) if _free(p))
-    st.url = f"http://127.0.0.1:{st.port}"
     b = code_bundle(home / "bundle")
     st.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
     st.cli("server", "load-bundle", b, "--organizer", "org")
@@ -112,16 +110,6 @@ def live(tmp_path_factory):
     st.stop()
     import shutil
     shutil.rmtree(work, ignore_errors=True)
-
-
-def _free(port: int) -> bool:
-    import socket
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-            return True
-        except OSError:
-            return False
 
 
 def submit(st, token: str, data: bytes, name: str = "system.tgz", primary=False) -> dict:
