@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..competitions import eligibility
-from ..competitions.models import Competition
-from ..submissions.api import _team, error_response, resolve_dataset
+from ..submissions.api import (_team, error_response, resolve_dataset, upload_request,
+                               wants_primary)
 from ..submissions.service import SubmissionError
 from . import service
 from .models import CodeSubmission
@@ -49,23 +49,15 @@ class CodeSubmissionList(APIView):
 
     def post(self, request):
         data = request.data
-        comp = Competition.objects.filter(slug=data.get("competition", "")).first()
-        if comp is not None and not eligibility.can_see(request, comp):
-            comp = None                   # access24: hidden competitions look missing
-        if comp is None:
-            return Response({"error": f"no competition {data.get('competition')!r}"},
-                            status=status.HTTP_404_NOT_FOUND)
-        upload = request.FILES.get("file")
-        if upload is None:
-            return Response({"error": "no file: send the bundle as the multipart field 'file'"},
-                            status=status.HTTP_400_BAD_REQUEST)
+        comp, upload, refused = upload_request(request, "the bundle")
+        if refused is not None:
+            return refused
         try:
             ds = resolve_dataset(comp, data.get("phase", ""), data.get("task", ""),
                                  data.get("dataset"))
             team = _team(request, comp, data.get("team"))
             cs = service.submit_code(request.user, team, ds, upload,
-                                     primary=str(data.get("primary", "")).lower() in
-                                     ("1", "true", "yes", "on", "primary"),
+                                     primary=wants_primary(data),
                                      description=str(data.get("description", "")))
         except SubmissionError as e:
             return error_response(e)

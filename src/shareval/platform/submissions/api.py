@@ -73,6 +73,30 @@ def visible_submission(request, pk) -> Submission:
 LIST, MAX_LIST = 50, 500
 
 
+
+def upload_request(request, what: str):
+    """(competition, file, None) of a multipart upload, or (.., .., the error response).
+
+    Shared by uploaded runs and code bundles: a hidden competition looks missing.
+    """
+    data = request.data
+    comp = Competition.objects.filter(slug=data.get("competition", "")).first()
+    if comp is not None and not eligibility.can_see(request, comp):
+        comp = None
+    if comp is None:
+        return None, None, Response({"error": f"no competition {data.get('competition')!r}"},
+                                    status=status.HTTP_404_NOT_FOUND)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return comp, None, Response(
+            {"error": f"no file: send {what} as the multipart field 'file'"},
+            status=status.HTTP_400_BAD_REQUEST)
+    return comp, upload, None
+
+
+def wants_primary(data) -> bool:
+    return str(data.get("primary", "")).lower() in ("1", "true", "yes", "on", "primary")
+
 class SubmissionList(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
@@ -108,23 +132,15 @@ class SubmissionList(APIView):
 
     def post(self, request):
         data = request.data
-        comp = Competition.objects.filter(slug=data.get("competition", "")).first()
-        if comp is not None and not eligibility.can_see(request, comp):
-            comp = None                   # access24: hidden competitions look missing
-        if comp is None:
-            return Response({"error": f"no competition {data.get('competition')!r}"},
-                            status=status.HTTP_404_NOT_FOUND)
-        upload = request.FILES.get("file")
-        if upload is None:
-            return Response({"error": "no file: send it as the multipart field 'file'"},
-                            status=status.HTTP_400_BAD_REQUEST)
+        comp, upload, refused = upload_request(request, "it")
+        if refused is not None:
+            return refused
         try:
             ds = resolve_dataset(comp, data.get("phase", ""), data.get("task", ""),
                                  data.get("dataset"))
             team = _team(request, comp, data.get("team"))
             sub = service.submit(request.user, team, ds, upload,
-                                 primary=str(data.get("primary", "")).lower() in
-                                 ("1", "true", "yes", "on", "primary"),
+                                 primary=wants_primary(data),
                                  description=str(data.get("description", "")),
                                  factsheet=sheet_from_request(data))
         except service.SubmissionError as e:
