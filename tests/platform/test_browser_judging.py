@@ -63,6 +63,10 @@ def create(org, stack, tmp_path, title, design, judges, k=1, items=None, n=None,
 def open_campaign(page, stack, title):
     page.goto(stack.url + "/judging/")
     page.click(f"text={title}")
+    page.wait_for_selector("#ui, #start")
+    if page.locator("#start").count():          # opening the page takes no item
+        with page.expect_navigation():
+            page.click("#start")
     page.wait_for_selector("#ui")
 
 

@@ -75,6 +75,10 @@ def _create(org, stack, tmp_path, title, design, items, config):
 def _open(page, stack, title):
     page.goto(stack.url + "/judging/")
     page.click(f"text={title}")
+    page.wait_for_selector("#ui, #start")
+    if page.locator("#start").count():          # opening the page takes no item
+        with page.expect_navigation():
+            page.click("#start")
     page.wait_for_selector("#ui")
 
 

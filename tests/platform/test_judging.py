@@ -291,6 +291,7 @@ def test_a_judge_who_creates_or_joins_a_team_loses_judge_access(judged, client, 
     camp, j0 = judged["camp"], judged["judges"][0]
     client.force_login(j0)
     assert client.get(f"/judging/{camp.pk}/").status_code == 200
+    assert client.post(f"/judging/{camp.pk}/").status_code == 302     # "Start judging"
     a = Assignment.objects.get(item__campaign=camp, judge=j0)
     assert f'id="campaign-{camp.pk}"' in client.get("/judging/").content.decode()
     name = "Judges United" if action == "create" else "Team A"     # join: a pending request
@@ -341,6 +342,7 @@ def test_the_judging_page_sends_only_the_item_being_judged(world, client, design
     camp.judges.set([judge])
     build.build_from_runs(camp, n=4, seed=3)
     client.force_login(judge)
+    client.post(f"/judging/{camp.pk}/")
     html = client.get(f"/judging/{camp.pk}/").content.decode()
     a = Assignment.objects.get(item__campaign=camp, judge=judge)
     from shareval.platform.judging.views import judge_context
@@ -383,7 +385,9 @@ def test_judgments_csv_escapes_formulas_and_assess_estimate_reads_the_names_back
 
     from shareval.platform.competitions.models import Membership, Team
     w = world
-    evil = '=HYPERLINK("http://evil.example")'      # no comma: the format splits on them
+    # a formula, a comma (the list separator), '+' (the overlaps pair separator), '%'
+    evil = '=HYPERLINK("http://evil.example", "Smith, Jones + 100%")'
+    from shareval.assessment.judgments import quote_name
     team = Team.objects.create(competition=w["comp"], name=evil, lead=w["users"]["dave"])
     Membership.objects.create(team=team, user=w["users"]["dave"], status=Membership.APPROVED)
     subs.submit(w["users"]["dave"], team, w["ds"]["dev"], Upload("e.tsv", run_with_accuracy(11)))
@@ -399,7 +403,7 @@ def test_judgments_csv_escapes_formulas_and_assess_estimate_reads_the_names_back
     sizes_line, body = text.split("\n", 1)
     assert not any(part.startswith("=") for part in sizes_line.split(","))
     cells = [c for row in csv.reader(io.StringIO(body)) for c in row]
-    assert any(evil in c for c in cells)
+    assert any(quote_name(evil) in c for c in cells)
     assert not any(c.startswith(("=", "+", "@", "-")) for c in cells)
     p = tmp_path / "judgments.csv"
     p.write_text(text)
@@ -408,4 +412,41 @@ def test_judgments_csv_escapes_formulas_and_assess_estimate_reads_the_names_back
     assert not problems.items
     assert j.sizes[evil] == camp.config["sizes"][evil]
     assert any(evil in r.submissions for r in j.records)
+    assert all(set(r.submissions) <= set(j.sizes) for r in j.records)
     assert evil in results.team_results(camp)
+
+
+def test_opening_the_judging_page_takes_no_item(judged, client):
+    """GET is safe (link previews, prefetching, reloads): only POST takes an item."""
+    camp, judge = judged["camp"], judged["judges"][0]
+    client.force_login(judge)
+    before = Assignment.objects.filter(item__campaign=camp).count()
+    html = client.get(f"/judging/{camp.pk}/").content.decode()
+    assert Assignment.objects.filter(item__campaign=camp).count() == before
+    assert 'id="start"' in html and "Start judging" in html and 'id="ctx"' not in html
+    left = service.items_left(camp, judge)
+    assert f"{left} items waiting" in html
+    assert client.post(f"/judging/{camp.pk}/").status_code == 302
+    a = Assignment.objects.get(item__campaign=camp, judge=judge)
+    assert a.status == Assignment.STARTED
+    for _ in range(3):                      # reloading shows the same item, takes no other
+        html = client.get(f"/judging/{camp.pk}/").content.decode()
+        assert _ctx(html)
+    assert Assignment.objects.filter(item__campaign=camp, judge=judge).count() == 1
+    # answering takes the next one in the same request
+    r = client.post(f"/judging/{camp.pk}/", {"assignment": a.pk, "answer": json.dumps(
+        _truthful(a.item)), "started": "0"})
+    assert r.status_code == 302
+    mine = Assignment.objects.filter(item__campaign=camp, judge=judge)
+    assert mine.count() == 2 and mine.filter(status=Assignment.DONE).count() == 1
+    assert left == camp.items.count()             # nobody had judged: every item
+    assert service.items_left(camp, judge) == left - 2
+    # an item held by two other judges is not offered; once their hold expires, it is
+    other = camp.items.exclude(assignments__judge=judge).first()
+    for j in judged["judges"][1:]:
+        Assignment.objects.create(item=other, judge=j, deadline=timezone.now()
+                                  + dt.timedelta(minutes=5))
+    assert service.items_left(camp, judge) == left - 3
+    Assignment.objects.filter(item=other).update(deadline=timezone.now()
+                                                 - dt.timedelta(minutes=1))
+    assert service.items_left(camp, judge) == left - 2

@@ -147,6 +147,7 @@ def test_the_judging_page_shows_instructions_help_and_the_full_text_link(world, 
         "query": "floods", "summary": ["heavy", "rain"],
         "instructions": "The words are machine translations."}}))
     client.force_login(judge)
+    client.post(f"/judging/{camp.pk}/")
     html = client.get(f"/judging/{camp.pk}/").content.decode()
     assert "Judge from the summary only." in html and "machine translations" in html
     assert 'id="help"' in html and "From the query and the summary alone" in html

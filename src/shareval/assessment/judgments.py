@@ -13,11 +13,18 @@ not listed share none), which its ``heuristic`` weights need.
 In CSV and TSV files, an apostrophe before a cell that starts like a spreadsheet
 formula (``'=x``, written by shareval's exports so spreadsheets do not run it)
 is dropped.
+
+Output names are written with ``%``, ``,``, ``+``, ``=`` and line breaks
+percent-encoded (``quote_name``), so a team called "Smith, Jones & Co" stays
+one name in the ``submissions`` and ``drawn_by`` cells and in the comment
+lines; reading decodes exactly those five codes and leaves any other ``%``
+as written.
 """
 from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,10 +76,23 @@ def parse_answer(text) -> float | None:
     return v
 
 
+_QUOTE = {"%": "%25", ",": "%2C", "+": "%2B", "=": "%3D", "\n": "%0A", "\r": "%0D"}
+_UNQUOTE = re.compile("%(25|2C|2B|3D|0A|0D)", re.IGNORECASE)
+
+
+def quote_name(name: str) -> str:
+    """An output name safe inside comma lists, ``A+B=n`` pairs and one line."""
+    return "".join(_QUOTE.get(c, c) for c in str(name))
+
+
+def unquote_name(text: str) -> str:
+    return _UNQUOTE.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
 def _names(v) -> tuple[str, ...]:
     if isinstance(v, list):
         return tuple(str(x) for x in v)
-    return tuple(s.strip() for s in str(v or "").split(",") if s.strip())
+    return tuple(unquote_name(s.strip()) for s in str(v or "").split(",") if s.strip())
 
 
 def _rows(path: Path, text: str, problems: Problems):
@@ -125,7 +145,7 @@ def read_judgments(path: str | Path, problems: Problems) -> Judgments:
             for part in row.split(","):
                 name, _, n = unescape_formula(part.strip()).rpartition("=")
                 try:
-                    out.sizes[name] = int(n)
+                    out.sizes[unquote_name(name)] = int(n)
                 except ValueError:
                     problems.add(path, lineno, "sizes", f"{part.strip()!r} is not NAME=COUNT")
             continue
@@ -183,7 +203,8 @@ def _overlaps(path: Path, lineno: int, text: str, out: Judgments, problems: Prob
             continue
         pair, _, n = part.rpartition("=")
         # a name may hold '+': take the split whose two sides are both known names
-        splits = [(pair[:k], pair[k + 1:]) for k, c in enumerate(pair) if c == "+"]
+        splits = [(unquote_name(pair[:k]), unquote_name(pair[k + 1:]))
+                  for k, c in enumerate(pair) if c == "+"]
         a, b = next(((x, y) for x, y in splits if x in out.sizes and y in out.sizes),
                     (None, None))
         if a is None or a == b:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .judgments import quote_name
 from .outputs import Output
 
 COLUMNS = ["item", "doc", "submissions", "inclusion_probability", "drawn_for", "drawn_by"]
@@ -94,18 +95,18 @@ def draw_sample(outputs: list[Output], n: int | dict[str, int], design: str = "j
 
 def sizes_comment(outputs: list[Output]) -> str:
     """Output sizes |X_j|, which the importance estimator needs beside the rows."""
-    return "# sizes: " + ",".join(f"{o.name}={len(o)}" for o in outputs)
+    return "# sizes: " + ",".join(f"{quote_name(o.name)}={len(o)}" for o in outputs)
 
 
 def pair_overlaps(outputs: list[Output]) -> dict[str, int]:
-    """{"A+B": |X_A & X_B|} for every pair of outputs sharing items."""
+    """{"A+B": |X_A & X_B|} for every pair of outputs sharing items (names quoted)."""
     out = {}
     for i, a in enumerate(outputs):
         keys = set(a.items)
         for b in outputs[i + 1:]:
             n = len(keys.intersection(b.items))
             if n:
-                out[f"{a.name}+{b.name}"] = n
+                out[f"{quote_name(a.name)}+{quote_name(b.name)}"] = n
     return out
 
 
@@ -124,8 +125,9 @@ def write_sample(rows: list[Row], path: str | Path | None, stream=None,
         w = csv.writer(f, delimiter="\t", lineterminator="\n")
         w.writerow(COLUMNS)
         for r in rows:
-            w.writerow([r.item, r.doc, ",".join(r.submissions), f"{r.inclusion_probability:.10g}",
-                        r.drawn_for, ",".join(r.drawn_by)])
+            w.writerow([r.item, r.doc, ",".join(map(quote_name, r.submissions)),
+                        f"{r.inclusion_probability:.10g}", r.drawn_for,
+                        ",".join(map(quote_name, r.drawn_by))])
     finally:
         if path:
             f.close()

@@ -16,7 +16,7 @@ import numpy as np
 from ..metrics.estimation import WEIGHTINGS
 from ..progress import progress
 from .estimate import estimate_all
-from .judgments import Judgment, Judgments
+from .judgments import Judgment, Judgments, unquote_name
 from .outputs import Output
 from .sample import draw_sample, pair_overlaps
 
@@ -81,7 +81,8 @@ def judgments_for(world: World, rows, outputs) -> Judgments:
         if d in rdocs and k not in pooled:
             recs.append(Judgment(k, (), "j1", "correct", 1.0, 1.0, d, "recall", (), 0))
     sizes = {o.name: len(o) for o in outputs}
-    overlaps = {tuple(sorted(k.split("+"))): v for k, v in pair_overlaps(outputs).items()}
+    overlaps = {tuple(sorted(map(unquote_name, k.split("+")))): v
+                for k, v in pair_overlaps(outputs).items()}
     return Judgments(recs, sizes, overlaps)
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 import numpy as np
 
 from shareval.assessment.estimate import estimate_all
-from shareval.assessment.judgments import Judgment, Judgments
+from shareval.assessment.judgments import Judgment, Judgments, quote_name
 from shareval.formats.spreadsheet import escape_formula
 from shareval.metrics.estimation import percentile_interval
 
@@ -62,7 +62,8 @@ def estimate_csv(campaign) -> str:
     buf = io.StringIO()
     sizes = campaign.config.get("sizes")
     if sizes:
-        buf.write("# sizes: " + ",".join(escape_formula(f"{k}={v}") for k, v in sizes.items())
+        buf.write("# sizes: " + ",".join(escape_formula(f"{quote_name(k)}={v}")
+                                         for k, v in sizes.items())
                   + "\n")
         overlaps = campaign.config.get("overlaps", {})
         buf.write("# overlaps: " + ",".join(escape_formula(f"{k}={v}") for k, v in overlaps.items())
@@ -70,9 +71,9 @@ def estimate_csv(campaign) -> str:
     w = _SafeWriter(csv.writer(buf, lineterminator="\n"))
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
         w.writerow(ESTIMATE_COLUMNS)
-        w.writerows([r.item, r.doc, ",".join(r.submissions), r.judge, r.question,
+        w.writerows([r.item, r.doc, ",".join(map(quote_name, r.submissions)), r.judge, r.question,
                      _yes(r.answer == 1.0), f"{r.inclusion:.10g}", r.drawn_for,
-                     ",".join(r.drawn_by)] for r in judgment_records(campaign))
+                     ",".join(map(quote_name, r.drawn_by))] for r in judgment_records(campaign))
     elif campaign.design == designs.SIDE_BY_SIDE:
         w.writerow(["item", "doc", "team", "judge", "score"])
         for e in final_answers(campaign).values():

@@ -92,7 +92,33 @@ def expire_stale(campaign: Campaign, now=None) -> int:
                                      deadline__lt=now).update(status=Assignment.EXPIRED)
 
 
+def open_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
+    """The judge's assignment in progress, if any; reads only (for GET)."""
+    now = now or timezone.now()
+    return (Assignment.objects.filter(item__campaign=campaign, judge=judge, status__in=OPEN,
+                                      deadline__gte=now)
+            .select_related("item").first())
+
+
+def _candidates(campaign: Campaign, judge):
+    return (Item.objects.filter(campaign=campaign)
+            .exclude(assignments__judge=judge)
+            .annotate(live=Count("assignments", filter=Q(
+                assignments__status__in=OPEN + (Assignment.DONE,))))
+            .filter(live__lt=campaign.judges_per_item).order_by("live", "pk"))
+
+
+def items_left(campaign: Campaign, judge) -> int:
+    """Items this judge could still be given (expired holds of others count as free)."""
+    expired_open = Q(assignments__status__in=OPEN, assignments__deadline__lt=timezone.now())
+    return (Item.objects.filter(campaign=campaign).exclude(assignments__judge=judge)
+            .annotate(live=Count("assignments", filter=Q(
+                assignments__status__in=OPEN + (Assignment.DONE,)) & ~expired_open))
+            .filter(live__lt=campaign.judges_per_item).count())
+
+
 def next_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
+    """The judge's open assignment, else a new one (a write: call it from POST)."""
     now = now or timezone.now()
     expire_stale(campaign, now)
     mine = (Assignment.objects.filter(item__campaign=campaign, judge=judge, status__in=OPEN)
@@ -101,12 +127,7 @@ def next_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
         return mine
     k = campaign.judges_per_item
     for _ in range(5):                      # lost races retry with the next candidate
-        candidates = (Item.objects.filter(campaign=campaign)
-                      .exclude(assignments__judge=judge)
-                      .annotate(live=Count("assignments", filter=Q(
-                          assignments__status__in=OPEN + (Assignment.DONE,))))
-                      .filter(live__lt=k).order_by("live", "pk"))
-        item = _pick(campaign, judge, candidates)
+        item = _pick(campaign, judge, _candidates(campaign, judge))
         if item is None:
             return None
         try:

@@ -194,33 +194,49 @@ def _decode(camp, item, posted: str) -> dict:
 
 @login_required
 def judge(request, j):
+    """GET shows the judge's open item and changes nothing; taking an item is a POST
+    ("Start judging", or answering one, which takes the next)."""
     camp = _judge_campaign(request, j)
     if request.method == "POST":
-        a = get_object_or_404(Assignment, pk=request.POST.get("assignment") or 0,
-                              judge=request.user, item__campaign=camp)
-        try:
-            started = float(request.POST.get("started") or 0)
-            ok = service.submit(a, _decode(camp, a.item, request.POST.get("answer")),
-                                time.time() - started if started else None)
-        except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
-            messages.error(request, f"Not saved: {e}")
-            return redirect("judge", j=camp.pk)
-        if not ok:
-            messages.error(request, "This assignment expired before you answered; "
-                                    "it went to another judge.")
-        else:
-            ondemand.advance_all(camp)       # a late submission may now move on
+        if request.POST.get("assignment"):
+            if not _answer(request, camp):
+                return redirect("judge", j=camp.pk)
+        a = service.next_assignment(camp, request.user)
+        if a is not None:
+            service.start(a)
         return redirect("judge", j=camp.pk)
-    a = service.next_assignment(camp, request.user)
+    a = service.open_assignment(camp, request.user)
+    count = Assignment.objects.filter(item__campaign=camp, judge=request.user,
+                                      status=Assignment.DONE).count()
     if a is None:
-        return render(request, "shareval/judge.html", {"camp": camp, "done": True})
-    service.start(a)
+        left = service.items_left(camp, request.user)
+        return render(request, "shareval/judge.html", {
+            "camp": camp, "done": not left, "left": left, "count": count,
+            "help": help.for_design(camp.design)})
     ctx = judge_context(camp, a.item)
     return render(request, "shareval/judge.html", {
         "camp": camp, "a": a, "item": ctx, "help": help.for_design(camp.design),
         "instructions": str(camp.config.get("instructions") or ""),
-        "started": time.time(), "count": Assignment.objects.filter(
-            item__campaign=camp, judge=request.user, status=Assignment.DONE).count()})
+        "started": time.time(), "count": count})
+
+
+def _answer(request, camp) -> bool:
+    """Store the posted answer; False (with a message) when it was not stored."""
+    a = get_object_or_404(Assignment, pk=request.POST.get("assignment") or 0,
+                          judge=request.user, item__campaign=camp)
+    try:
+        started = float(request.POST.get("started") or 0)
+        ok = service.submit(a, _decode(camp, a.item, request.POST.get("answer")),
+                            time.time() - started if started else None)
+    except (designs.BadAnswer, ValueError, KeyError, IndexError, TypeError) as e:
+        messages.error(request, f"Not saved: {e}")
+        return False
+    if not ok:
+        messages.error(request, "This assignment expired before you answered; "
+                                "it went to another judge.")
+        return True
+    ondemand.advance_all(camp)       # a late submission may now move on
+    return True
 
 
 @login_required
