@@ -230,3 +230,16 @@ def test_make_demo_takes_a_port_and_writes_the_examples_first():
     assert demo.index("shareval examples") < demo.index("shareval server")
     test = make.split("\ntest:", 1)[1].split("\n\n", 1)[0]
     assert test.index("shareval examples") < test.index("pytest")
+
+
+def test_every_docs_page_is_in_the_documentation_table_and_links_resolve():
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "README.md").read_text()
+    table = text.split("## Documentation", 1)[1].split("\n## ", 1)[0]
+    linked = set(re.findall(r"\(docs/([\w.-]+\.md)\)", table))
+    pages = {p.name for p in (root / "docs").glob("*.md")}
+    assert pages - linked == set(), f"docs pages missing from the README table: {pages - linked}"
+    for target in re.findall(r"\]\((docs/[\w./-]+?\.md)(?:#[\w-]+)?\)", text):
+        assert (root / target).is_file(), target
