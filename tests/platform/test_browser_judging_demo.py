@@ -113,6 +113,13 @@ def test_judges_see_each_task_family_in_human_terms(browser, demo, tmp_path):
     judge.goto(stack.url + "/judging/")
     assert judge.locator("a[id^=campaign-]").count() == 4
 
+    # opening a campaign shows what waits and takes nothing until "Start judging"
+    judge.click("text=SV-Ident")
+    judge.wait_for_selector("#start")
+    assert re.search(r"\d+ items waiting for a judge", judge.inner_text("#start-form"))
+    assert judge.inner_text("#start") == "Start judging"
+    judge.screenshot(path=str(shots / "judge-start.png"), full_page=True)
+
     # SV-Ident: the sentence with its neighbours, the output in words, instructions
     _open(judge, stack, "SV-Ident")
     assert len(judge.inner_text("#sentence")) > 20
