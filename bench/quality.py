@@ -38,7 +38,7 @@ from rich.table import Table
 
 from shareval import tasks
 from shareval.metrics.estimation import percentile_interval
-from shareval.systems import rcc, rcc_cache, svident, training
+from shareval.systems import rcc, rcc_cache, rcc_trees, svident, training
 from shareval.systems.registry import read_sentences
 from shareval.systems.text import read_document
 
@@ -58,6 +58,7 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
     held-out publications found in ``raw`` as ``<id>.pdf`` / ``<id>.txt`` (``form``
     "raw"), or the same ones from the JSON texts (``form`` "json")."""
     model = rcc.RccModel.load(model_path) if model_path else rcc.model()
+    rcc_trees.warm()        # many publications: the compiled tree walk (same scores)
     catalog = rcc_cache.prepare(data / "rcc" / "catalog" / "dataset_text_dict.json",
                                 rcc.MODEL_PATH, embeddings).catalog
     pubs = json.loads((data / "rcc" / "train" / "publications.json").read_text())
