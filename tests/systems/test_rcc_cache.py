@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from shareval.systems import rcc, rcc_cache
+from shareval.systems import rcc, rcc_cache, rcc_catalog
 from shareval.systems.text import read_document
 from tests.systems.test_systems import CATALOG, PAPER
 
@@ -312,3 +312,29 @@ def test_preparing_shows_progress_and_reading_does_not(files, monkeypatch):
     assert shown == [("indexing the catalog", len(CATALOG)), ("embedding the catalog", 1)]
     shown.clear()
     assert _prepare(cat, folder, embeddings=True).status == "used" and shown == []
+
+
+def test_a_catalog_whose_texts_hold_every_separator_is_prepared_but_not_stored(tmp_path):
+    cat = tmp_path / "catalog.json"
+    cat.write_text(json.dumps({**CATALOG, "9": "Odd Survey\n\x00\x1e\x1f (OS)"}))
+    folder = tmp_path / "cache"
+    first = _prepare(cat, folder)
+    assert first.status == "built" and "9" in first.catalog.ids
+    assert not folder.exists() or not list(folder.glob("*.npz"))
+    assert _prepare(cat, folder).status == "built"
+
+
+def test_the_index_read_back_answers_as_the_built_dict(files):
+    cat, _, folder = files
+    _prepare(cat, folder)
+    read, built = _prepare(cat, folder).catalog, rcc.Catalog.load(cat)
+    assert isinstance(read.index, rcc_catalog.GramIndex)
+    for gram, entries in built.index.items():
+        assert read.index.get(gram) == entries and read.index[gram] == entries
+        assert gram in read.index and gram in read.prefixes
+    for prefix in built.prefixes - set(built.index):     # a prefix that is no n-gram
+        assert prefix in read.prefixes and prefix not in read.index
+        assert read.index.get(prefix) is None and read.index.get(prefix, ()) == ()
+        with pytest.raises(KeyError):
+            read.index[prefix]
+    assert read.index.get("no such gram") is None and len(read.index) == len(built.index)
