@@ -1,6 +1,6 @@
 """Quality of the reference systems, measured with shareval's own scorers.
 
-    python bench/quality.py [--data ../shared/data] [--retrain] [--only rcc|svident]
+    python bench/quality.py [--data ../shared/data] [--retrain] [--only rcc|svident|raw]
                             [--raw DIR] [--no-e5]
 
 Splits (declared in ``shareval.systems.training``):
@@ -15,7 +15,8 @@ Splits (declared in ``shareval.systems.training``):
 ``--raw DIR``: a folder of held-out publications in another text form (``<id>.pdf``
 or ``<id>.txt``, e.g. the competition's own PDF-to-text files): those publications
 are scored in that form and, beside it, in the processed JSON form of
-``rcc/train/texts`` (the shared data holds no PDFs, so this is not run by default).
+``rcc/train/texts`` (the shared data holds no PDFs, so this is not run by default;
+``bench/pdf_form.py`` makes a simulated folder). ``--only raw`` scores only those.
 ``--no-e5`` skips SV-Ident disambiguation's slower e5 mode.
 
 Without ``--retrain`` the shipped models are used (they were trained with the
@@ -38,7 +39,7 @@ from rich.table import Table
 
 from shareval import tasks
 from shareval.metrics.estimation import percentile_interval
-from shareval.systems import rcc, rcc_cache, svident, training
+from shareval.systems import rcc, rcc_cache, rcc_trees, svident, training
 from shareval.systems.registry import read_sentences
 from shareval.systems.text import read_document
 
@@ -58,6 +59,7 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
     held-out publications found in ``raw`` as ``<id>.pdf`` / ``<id>.txt`` (``form``
     "raw"), or the same ones from the JSON texts (``form`` "json")."""
     model = rcc.RccModel.load(model_path) if model_path else rcc.model()
+    rcc_trees.warm()        # many publications: the compiled tree walk (same scores)
     catalog = rcc_cache.prepare(data / "rcc" / "catalog" / "dataset_text_dict.json",
                                 rcc.MODEL_PATH, embeddings).catalog
     pubs = json.loads((data / "rcc" / "train" / "publications.json").read_text())
@@ -165,7 +167,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--retrain", action="store_true", help="retrain the models first")
-    ap.add_argument("--only", choices=("rcc", "svident"))
+    ap.add_argument("--only", choices=("rcc", "svident", "raw"),
+                    help="raw: only the two forms of the --raw publications")
     ap.add_argument("--raw", type=Path, help="held-out publications as <id>.pdf/.txt in "
                                              "another text form, scored beside their JSON form")
     ap.add_argument("--no-e5", action="store_true", help="skip SV-Ident's e5 mode")
@@ -183,16 +186,19 @@ def main() -> int:
             if args.only != "svident":
                 rcc_model = tmp / "rcc.json"
                 training.train_rcc(data / "rcc", rcc_model)
-            if args.only != "rcc":
+            if args.only not in ("rcc", "raw"):
                 sv_model = tmp / "sv.npz"
                 training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
                                                  sv_model)
-        if args.only != "svident":
+        if args.only == "raw" and not args.raw:
+            ap.error("--only raw needs --raw DIR")
+        if args.only not in ("svident", "raw"):
             rows += rcc_quality(data, rcc_model, tmp, embeddings=True)
+        if args.only != "svident":
             if args.raw:
                 for form in ("json", "raw"):
                     rows += rcc_quality(data, rcc_model, tmp, True, args.raw, form)
-        if args.only != "rcc":
+        if args.only not in ("rcc", "raw"):
             rows += svident_detection_quality(data, sv_model, tmp)
             rows += svident_disambiguation_quality(data, tmp, encoders)
     table = Table(title="Reference systems, scored by shareval's task scorers")

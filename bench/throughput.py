@@ -29,7 +29,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from shareval.systems import rcc, rcc_cache, svident, training
+from shareval.systems import rcc, rcc_cache, rcc_trees, svident, training
 from shareval.systems.registry import read_sentences
 from shareval.systems.text import read_document
 
@@ -39,6 +39,7 @@ _CATALOG = None
 def _init(path, cache):
     global _CATALOG
     rcc.model()
+    rcc_trees.warm()        # steady state: the compiled tree walk, as a long run uses
     _CATALOG = rcc_cache.prepare(path, rcc.MODEL_PATH, True, cache).catalog
 
 

@@ -8,7 +8,7 @@ import shutil
 import numpy as np
 import pytest
 
-from shareval.systems import rcc, rcc_cache
+from shareval.systems import rcc, rcc_cache, rcc_catalog
 from shareval.systems.text import read_document
 from tests.systems.test_systems import CATALOG, PAPER
 
@@ -25,7 +25,10 @@ def _fields(c: rcc.Catalog) -> dict:
 def _same(a: rcc.Catalog, b: rcc.Catalog) -> None:
     fa, fb = _fields(a), _fields(b)
     for k in fa:
-        assert fa[k] == fb[k], k
+        if k == "prefixes":       # a set when built, the index's prefix dict when read
+            assert set(fa[k]) == set(fb[k])
+        else:
+            assert fa[k] == fb[k], k
     assert list(a.index) == list(b.index)          # the same order too
 
 
@@ -98,8 +101,20 @@ def _entry_out_of_range(path, arrays):
     arrays["grams.entries"] = arrays["grams.entries"] + 1000
 
 
-def _offsets(path, arrays):
-    arrays["ids.ends"] = arrays["ids.ends"][::-1].copy()
+def _count(path, arrays):
+    arrays["ids.count"] = arrays["ids.count"] + 1
+
+
+def _separator(path, arrays):
+    arrays["strings.sep"] = np.array([ord(" ")], np.int32)
+
+
+def _gram_rows(path, arrays):
+    arrays["prefixes.gram"] = np.zeros_like(arrays["prefixes.gram"])
+
+
+def _gram_starts(path, arrays):
+    arrays["grams.starts"] = arrays["grams.starts"][::-1].copy()
 
 
 def _counts(path, arrays):
@@ -122,7 +137,8 @@ def _pickled(path, arrays):
     arrays["sizes"] = np.array([{"x": 1}], dtype=object)
 
 
-@pytest.mark.parametrize("damage", [_bad_key, _entry_out_of_range, _offsets, _counts,
+@pytest.mark.parametrize("damage", [_bad_key, _entry_out_of_range, _count, _separator,
+                                    _gram_rows, _gram_starts, _counts,
                                     _short_vectors, _wide_spans, _narrow_vectors, _pickled])
 def test_a_stored_file_that_does_not_add_up_is_rebuilt(files, damage):
     cat, _, folder = files
@@ -296,3 +312,29 @@ def test_preparing_shows_progress_and_reading_does_not(files, monkeypatch):
     assert shown == [("indexing the catalog", len(CATALOG)), ("embedding the catalog", 1)]
     shown.clear()
     assert _prepare(cat, folder, embeddings=True).status == "used" and shown == []
+
+
+def test_a_catalog_whose_texts_hold_every_separator_is_prepared_but_not_stored(tmp_path):
+    cat = tmp_path / "catalog.json"
+    cat.write_text(json.dumps({**CATALOG, "9": "Odd Survey\n\x00\x1e\x1f (OS)"}))
+    folder = tmp_path / "cache"
+    first = _prepare(cat, folder)
+    assert first.status == "built" and "9" in first.catalog.ids
+    assert not folder.exists() or not list(folder.glob("*.npz"))
+    assert _prepare(cat, folder).status == "built"
+
+
+def test_the_index_read_back_answers_as_the_built_dict(files):
+    cat, _, folder = files
+    _prepare(cat, folder)
+    read, built = _prepare(cat, folder).catalog, rcc.Catalog.load(cat)
+    assert isinstance(read.index, rcc_catalog.GramIndex)
+    for gram, entries in built.index.items():
+        assert read.index.get(gram) == entries and read.index[gram] == entries
+        assert gram in read.index and gram in read.prefixes
+    for prefix in built.prefixes - set(built.index):     # a prefix that is no n-gram
+        assert prefix in read.prefixes and prefix not in read.index
+        assert read.index.get(prefix) is None and read.index.get(prefix, ()) == ()
+        with pytest.raises(KeyError):
+            read.index[prefix]
+    assert read.index.get("no such gram") is None and len(read.index) == len(built.index)

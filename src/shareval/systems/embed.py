@@ -22,6 +22,14 @@ import numpy as np
 _MODEL = None
 _LOCK = threading.Lock()
 BATCH = 256
+WEIGHTS_DIR = None      # a folder: keep the weights there uncompressed (embed_cache)
+
+
+def keep_weights(folder) -> None:
+    """Load the encoder's weights through ``embed_cache`` in ``folder`` (``run rcc`` and
+    its service pass the catalog cache folder): 0.45 s less CPU per process."""
+    global WEIGHTS_DIR
+    WEIGHTS_DIR = folder
 
 
 def _model():
@@ -33,6 +41,11 @@ def _model():
             fast = _fast_tokenizer()
             if fast is not None:
                 model._sp = fast        # read by USE._tokenizer, which builds the slow one
+            if WEIGHTS_DIR is not None:
+                from pathlib import Path
+
+                from .embed_cache import backend
+                model._backend = backend(model._tokenizer, model.threads, Path(WEIGHTS_DIR))
             _MODEL = model
         return _MODEL
 

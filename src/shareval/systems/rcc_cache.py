@@ -30,9 +30,9 @@ from pathlib import Path
 import numpy as np
 
 from ..progress import progress
-from .rcc_catalog import Catalog
+from .rcc_catalog import Catalog, GramIndex
 
-FORMAT = 1                  # bump when the stored arrays change meaning
+FORMAT = 2                  # bump when the stored arrays change meaning
 KEEP = 4                    # prepared catalogs kept in the folder
 ENV = "SHAREVAL_CACHE_DIR"
 KEY_SOURCES = ("rcc_catalog.py", "rcc_cache.py", "text.py")   # the code that builds it
@@ -149,22 +149,37 @@ def _embed(catalog: Catalog) -> None:
 
 
 # ---------------------------------------------------------------------------
-# Storage: lists of strings as one UTF-8 text and character offsets, lists of
-# lists as flat values and per-item counts
+# Storage: lists of strings as one UTF-8 text joined by a separator that none of
+# them contains (``str.split`` rebuilds 200,000 strings in milliseconds, where
+# slicing by offsets took most of a second), lists of lists as flat values and
+# per-item counts; the n-gram index as arrays looked up through ``GramIndex``
+
+SEPARATORS = "\n\x00\x1e\x1f"
+
+
+class Uncacheable(ValueError):
+    """Every separator occurs in the values: the catalog is not stored."""
+
 
 def _strings_out(values: list[str], name: str, out: dict) -> None:
-    out[name + ".text"] = np.frombuffer("".join(values).encode("utf-8"), dtype=np.uint8)
-    out[name + ".ends"] = np.cumsum([len(v) for v in values], dtype=np.int64)
+    joined = "".join(values)
+    sep = next((s for s in SEPARATORS if s not in joined), None)
+    if sep is None:
+        raise Uncacheable(name)
+    out[name + ".text"] = np.frombuffer(sep.join(values).encode("utf-8"), dtype=np.uint8)
+    out[name + ".sep"] = np.array([ord(sep)], dtype=np.int32)
+    out[name + ".count"] = np.array([len(values)], dtype=np.int64)
 
 
 def _strings_in(arrays, name: str) -> list[str]:
+    sep, count = arrays[name + ".sep"], arrays[name + ".count"]
+    if sep.shape != (1,) or count.shape != (1,) or chr(int(sep[0])) not in SEPARATORS:
+        raise CacheError(f"{name}: bad separator or count")
     text = arrays[name + ".text"].tobytes().decode("utf-8")
-    ends = arrays[name + ".ends"]
-    if ends.ndim != 1 or (len(ends) and (ends[-1] != len(text) or ends[0] < 0
-                                         or (np.diff(ends) < 0).any())):
-        raise CacheError(f"{name}: bad offsets")
-    starts = [0, *ends[:-1].tolist()]
-    return [text[a:b] for a, b in zip(starts, ends.tolist())]
+    values = text.split(chr(int(sep[0]))) if int(count[0]) else []
+    if len(values) != int(count[0]):
+        raise CacheError(f"{name}: bad count")
+    return values
 
 
 def _nested_out(values: list, name: str, out: dict) -> None:
@@ -183,14 +198,40 @@ def _nested_in(arrays, name: str) -> list[list[str]]:
     return _groups(_strings_in(arrays, name), arrays[name + ".counts"], name)
 
 
+def _index_out(c: Catalog, out: dict) -> None:
+    """The prefixes (sorted), each with its n-gram's row or -1 (a prefix only); the rows'
+    entry lists as one flat array with start offsets, in the index's own order."""
+    rows = {g: r for r, g in enumerate(c.index)}
+    prefixes = sorted(c.prefixes)
+    _strings_out(prefixes, "prefixes", out)
+    out["prefixes.gram"] = np.array([rows.get(p, -1) for p in prefixes], dtype=np.int32)
+    lists = list(c.index.values())
+    out["grams.starts"] = np.cumsum([0] + [len(v) for v in lists], dtype=np.int64)
+    out["grams.entries"] = np.array([e for v in lists for e in v], dtype=np.int32)
+
+
+def _index_in(arrays, n: int) -> GramIndex:
+    prefixes = _strings_in(arrays, "prefixes")
+    gram = arrays["prefixes.gram"]
+    starts, entries = arrays["grams.starts"], arrays["grams.entries"]
+    if gram.shape != (len(prefixes),) or starts.ndim != 1 or entries.ndim != 1:
+        raise CacheError("grams: wrong shapes")
+    k = len(starts) - 1
+    own = gram[gram >= 0]
+    if k < 0 or starts[0] != 0 or starts[-1] != len(entries) or (np.diff(starts) <= 0).any() \
+            or len(own) != k or (gram < -1).any() or \
+            (k and not np.array_equal(np.sort(own), np.arange(k))):
+        raise CacheError("grams: bad offsets")
+    if len(entries) and (entries.min() < 0 or entries.max() >= n):
+        raise CacheError("grams: entry numbers out of range")
+    return GramIndex(dict(zip(prefixes, gram.tolist())), starts.tolist(), entries.tolist())
+
+
 def _arrays(key: dict, c: Catalog) -> dict:
     out: dict = {"key": np.frombuffer(json.dumps(key, sort_keys=True).encode(), np.uint8)}
     _strings_out(c.ids, "ids", out)
     _nested_out(c.strings, "strings", out)
-    _strings_out(list(c.index), "grams", out)
-    out["grams.counts"] = np.array([len(v) for v in c.index.values()], dtype=np.int64)
-    out["grams.entries"] = np.array([e for v in c.index.values() for e in v], dtype=np.int32)
-    _strings_out(sorted(c.prefixes), "prefixes", out)
+    _index_out(c, out)
     _nested_out(c.title_tokens, "title_tokens", out)
     _nested_out([sorted(t) for t in c.entry_tokens], "entry_tokens", out)
     _nested_out([sorted(y) for y in c.years], "years", out)
@@ -209,14 +250,9 @@ def _catalog(arrays, key: dict) -> Catalog:
         raise CacheError("made for another catalog, model or code")
     ids = _strings_in(arrays, "ids")
     n = len(ids)
-    grams = _strings_in(arrays, "grams")
-    entries = arrays["grams.entries"]
-    if entries.ndim != 1 or (len(entries) and (entries.min() < 0 or entries.max() >= n)):
-        raise CacheError("grams: entry numbers out of range")
-    lists = _groups(entries.tolist(), arrays["grams.counts"], "grams")
+    index = _index_in(arrays, n)
     cat = Catalog(
-        ids=ids, strings=_nested_in(arrays, "strings"), index=dict(zip(grams, lists)),
-        prefixes=set(_strings_in(arrays, "prefixes")),
+        ids=ids, strings=_nested_in(arrays, "strings"), index=index, prefixes=index.rows,
         title_tokens=_nested_in(arrays, "title_tokens"),
         entry_tokens=[frozenset(t) for t in _nested_in(arrays, "entry_tokens")],
         years=[frozenset(y) for y in _nested_in(arrays, "years")],
@@ -252,13 +288,17 @@ def write(path: Path, key: dict, catalog: Catalog) -> None:
     """Store atomically (a temporary file renamed over ``path``); a folder that cannot be
     written only costs the next run the preparation again."""
     try:
+        arrays = _arrays(key, catalog)
+    except Uncacheable:             # texts holding every separator: prepared each time
+        return
+    try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)   # the user's alone
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
     except OSError:
         return
     try:
         with os.fdopen(fd, "wb") as f:
-            np.savez(f, **_arrays(key, catalog))
+            np.savez(f, **arrays)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -42,16 +42,28 @@ def _rcc_catalog(opts: dict, embeddings: bool):
                              use_cache=not opts.get("no_cache"))
 
 
-def _warm_up(embeddings: bool):
-    """Load the encoder and the compiled tree walk in a thread while the main thread reads
-    the model and the catalog: both mostly wait on zlib, BLAS or LLVM, which release the
-    GIL, so on two cores start-up overlaps (join it before forking)."""
+def _keep_weights(opts: dict) -> None:
+    """The encoder's weights kept uncompressed beside the prepared catalogs (not with
+    ``--no-cache``)."""
+    if not opts.get("no_cache"):
+        from . import rcc_cache
+        from .embed import keep_weights
+        keep_weights(rcc_cache.cache_dir(opts.get("cache_dir")))
+
+
+def _warm_up(embeddings: bool, publications: int):
+    """Load the encoder (and, for more than ``COMPILED_FROM`` publications, the compiled
+    tree walk) in a thread while the main thread reads the model and the catalog: both
+    mostly wait on I/O, BLAS or LLVM, which release the GIL, so on two cores start-up
+    overlaps (join it before forking). A short run walks the trees in numpy instead: the
+    compiled walk's 0.65 s of CPU to load exceeds what it saves on a few publications."""
     import threading
 
     from . import rcc_trees
 
     def work():
-        rcc_trees.warm()
+        if publications > rcc_trees.COMPILED_FROM:
+            rcc_trees.warm()
         if embeddings:
             from .embed import load
             load()
@@ -70,7 +82,8 @@ def rcc_run(inp: Path, out: Path, opts: dict) -> dict:
     if not files:
         raise RequestError(f"{inp}: no publications (*.pdf, *.txt or *.json files)")
     embeddings = not opts.get("no_embeddings")
-    warming = _warm_up(embeddings)
+    _keep_weights(opts)
+    warming = _warm_up(embeddings, len(files))
     # model, catalog and its embeddings before forking, so the workers share them
     rcc.model()
     prepared = _rcc_catalog(opts, embeddings)
@@ -120,7 +133,10 @@ def rcc_run(inp: Path, out: Path, opts: dict) -> dict:
 
 def rcc_service(opts: dict) -> dict:
     from . import fields, rcc
+    from . import rcc_trees
     rcc.model()
+    rcc_trees.warm()            # a service answers many requests: the compiled walk
+    _keep_weights(opts)
     catalog = _rcc_catalog(opts, True).catalog     # at start-up, not in the first request
     taxonomy = fields.read_taxonomy(opts["taxonomy"]) if opts.get("taxonomy") else None
 

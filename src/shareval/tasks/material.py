@@ -16,12 +16,19 @@ from ..formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
 from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.material import (Pack, read_judgment_lines, read_output_file, read_output_lines,
                                 read_pack)
-from ..formats.scan import scan_file
 from ..metrics import detection as det
 from . import register
 from ..progress import progress
 from ..formats.summary import parse_metadata_name
 from .base import Option, Task, load_checked
+
+
+def scan_file(*args, **kwargs):
+    """``formats.scan.scan_file``, imported on first use as ``formats.material`` does:
+    the scanner is compiled by numba, whose import (0.35 s of CPU) every ``shareval``
+    command would pay otherwise, since the command line loads every task."""
+    from ..formats.scan import scan_file as scan
+    return scan(*args, **kwargs)
 
 
 @dataclass
