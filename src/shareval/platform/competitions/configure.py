@@ -100,9 +100,11 @@ def save_document(comp: Competition, user, slug: str, title: str, body: str) -> 
     if old is None:
         what = f"{page.title} created (version 1)"
     elif grew:
-        what = f"{page.title}: text changed, version {old.version} → {page.version}"
+        what = f"{old.title}: text changed, version {old.version} → {page.version}"
+        if old.title != page.title:
+            what += f"; title now {page.title}"
     elif old.title != page.title:
-        what = f"title {old.title} → {page.title}"
+        what = f"{old.title}: title now {page.title}"
     else:
         return ""
     record(comp, user, f"page:{slug}", what)
