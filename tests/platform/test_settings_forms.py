@@ -184,7 +184,7 @@ def test_new_terms_text_is_a_new_version_and_acceptances_keep_theirs(world, clie
     assert terms.version == 2 and "share your code" in terms.body
     assert list(Agreement.objects.filter(user=dave).values_list("version", flat=True)) == [1]
     assert not eligibility.accepted(dave, comp, "terms")
-    assert "version 1 → 2" in SettingChange.objects.filter(setting="page:terms").first().change
+    assert "version 1 → 2" in SettingChange.objects.filter(setting="page terms").first().change
     r = client.get(url(comp, "settings/"))
     assert "now version 2" in text(r)
     # an empty text: no terms any more
@@ -270,7 +270,7 @@ def test_data_file_upload_is_stored_privately_and_served_checked(world, client):
     assert b"".join(got.streaming_content) == b"TEXT-ONE\n"
     client.post(url(comp, "settings/data/"), {"file": Upload("texts.txt", "TWO\n").as_file()})
     assert stored.read_text() == "TWO\n" and DataFile.objects.filter(competition=comp).count() == 1
-    assert [c.change for c in SettingChange.objects.filter(setting="data:texts.txt")
+    assert [c.change for c in SettingChange.objects.filter(setting="data file texts.txt")
             .order_by("id")] == ["added texts.txt (9 bytes)", "replaced texts.txt (4 bytes)"]
 
 
@@ -305,12 +305,41 @@ def test_catalog_upload_adds_a_version_and_moves_the_phases(world, client, tmp_p
                  "file": Upload("c.txt", "ds-e\n").as_file()})
     assert sorted(Catalog.objects.filter(competition=comp).values_list("version", flat=True)) \
         == [1, 2, 3]
+    # a phase that checks no catalog yet is chosen in the form
+    PhaseCatalog.objects.filter(phase=phase).delete()
+    client.post(url(comp, "settings/catalog/"),
+                {"slug": "datasets", "kind": "dataset", "phases": ["p1"],
+                 "file": Upload("c.txt", "ds-e\n").as_file()})
+    assert PhaseCatalog.objects.get(phase=phase).catalog.version == 3
     assert [c.change for c in SettingChange.objects.filter(competition=comp).order_by("id")] \
         == ["datasets: version 2 (2 dataset ids); now checks Phase 1",
-            "datasets: version 3 (1 dataset ids)"]
+            "datasets: version 3 (1 dataset ids)",
+            "datasets: the file is the same as version 3; now checks Phase 1"]
     page = text(client.get(url(comp, "settings/")))
     assert "datasets" in page and "Phase 1" in page
     queue.drain()
+
+
+def test_a_phase_without_catalog_ids_cannot_check_a_catalog(world, client, tmp_path):
+    comp = world["comp"]                               # classification tasks only
+    client.force_login(world["org"])
+    r = client.post(url(comp, "settings/catalog/"),
+                    {"slug": "c", "kind": "dataset", "phases": ["dev"],
+                     "file": Upload("c.txt", "x\n").as_file()})
+    assert r.status_code == 400
+    root = make_bundle(tmp_path / "b", "cat", baseline=False)
+    doc = yaml.safe_load((root / "bundle.yaml").read_text())
+    (root / "c.txt").write_text("x\n")
+    doc["catalogs"] = [{"slug": "c", "file": "c.txt"}]
+    doc["phases"][0]["catalog"] = "c"
+    (root / "bundle.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
+    with pytest.raises(InvalidInput) as e:
+        read_bundle(root)
+    assert f"Development: {e.value.problems[0].message}" in text(r)
+    assert not Catalog.objects.filter(competition=comp).exists()
+    assert client.post(url(comp, "settings/catalog/"),
+                       {"slug": "c", "kind": "dataset", "phases": ["nope"],
+                        "file": Upload("c.txt", "x\n").as_file()}).status_code == 400
 
 
 def test_the_bundle_and_the_forms_share_their_checks(tmp_path):

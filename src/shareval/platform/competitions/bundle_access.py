@@ -27,7 +27,6 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput, Problem
-from shareval.tasks.catalogs import CATALOG_KINDS
 
 from . import catalogs, checks
 from .access_models import Catalog, DataFile, Invitation, Page, PhaseCatalog, PhaseLimit
@@ -113,10 +112,8 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
                 r.err(ph, f"{w}.catalog", "slug or slug@version")
             used = {task_slugs.get(d.get("task")) for d in ph.get("datasets") or []
                     if isinstance(d, dict)}
-            kinds = {CATALOG_KINDS.get(t) for t in used if t}
-            if kinds == {None}:
-                r.err(ph, f"{w}.catalog", "none of this phase's tasks names catalog ids "
-                                          f"(tasks that do: {', '.join(sorted(CATALOG_KINDS))})")
+            if why := checks.phase_catalog(used):
+                r.err(ph, f"{w}.catalog", why)
             entry["catalog"] = (slug, int(version) if version else None)
         if isinstance(ph, dict) and ph.get("slug"):
             out["phases"][str(ph["slug"])] = entry

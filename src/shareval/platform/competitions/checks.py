@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from shareval.tasks.catalogs import read_catalog
+from shareval.tasks.catalogs import CATALOG_KINDS as TASK_KINDS, read_catalog
 
 from .models import Competition
 
@@ -82,4 +82,13 @@ def catalog_file(path: Path) -> str | None:
             return "holds no ids"
     except (ValueError, UnicodeDecodeError) as e:
         return f"not a list of ids: {e}"
+    return None
+
+
+def phase_catalog(task_names) -> str | None:
+    """A phase may check a catalog only if one of its tasks names catalog ids."""
+    kinds = {TASK_KINDS.get(t) for t in task_names if t}
+    if kinds == {None}:
+        return ("none of this phase's tasks names catalog ids (tasks that do: "
+                f"{', '.join(sorted(TASK_KINDS))})")
     return None

@@ -89,7 +89,7 @@ def set_document(comp: Competition, user, slug: str, title: str, body: str) -> s
         if page is None:
             return ""
         page.delete()
-        record(comp, user, f"page:{slug}", f"{page.title} removed (version {page.version})")
+        record(comp, user, f"page {slug}", f"{page.title} removed (version {page.version})")
         return f"{page.title} removed: nothing to accept any more"
     return save_document(comp, user, slug, title or DEFAULT_TITLES.get(slug, slug), body)
 
@@ -107,13 +107,13 @@ def save_document(comp: Competition, user, slug: str, title: str, body: str) -> 
         what = f"{old.title}: title now {page.title}"
     else:
         return ""
-    record(comp, user, f"page:{slug}", what)
+    record(comp, user, f"page {slug}", what)
     return what
 
 
 @transaction.atomic
 def delete_page(page: Page, user) -> None:
-    record(page.competition, user, f"page:{page.slug}",
+    record(page.competition, user, f"page {page.slug}",
            f"{page.title} deleted (version {page.version})")
     page.delete()
 
@@ -142,31 +142,43 @@ def add_data_file(comp: Competition, user, name: str, src: Path, description: st
     replaced = comp.data_files.filter(name=name).exists()
     f = save_data_file(comp, name, src, description, _copy)
     what = f"{'replaced' if replaced else 'added'} {name} ({f.size} bytes)"
-    record(comp, user, f"data:{name}", what)
+    record(comp, user, f"data file {name}", what)
     return what
 
 
 @transaction.atomic
 def add_catalog_version(comp: Competition, user, slug: str, kind: str, src: Path,
-                        move_phases: bool) -> tuple[Catalog, str]:
+                        move_phases: bool, phases=()) -> tuple[Catalog, str]:
     """A new version of the catalog ``slug`` (or the newest one unchanged, when the
     file is the same); with ``move_phases`` the phases that check an earlier
-    version of it check the new one."""
+    version of it check the new one, and ``phases`` (checked by the form) check it
+    from now on."""
     newest = Catalog.objects.filter(competition=comp, slug=slug).order_by("-version").first()
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
     private = Path(settings.PRIVATE_DIR)
     cat = catalogs.store(comp, slug, kind, src, digest, lambda s, rel: _copy(s, private, rel))
-    if newest is not None and cat.pk == newest.pk:
-        return cat, f"{slug}: the file is the same as version {cat.version}; nothing changed"
-    what = f"{slug}: version {cat.version} ({cat.count} {cat.kind} ids)"
-    if move_phases:
-        moved = []
-        for use in PhaseCatalog.objects.filter(catalog__competition=comp, catalog__slug=slug) \
-                .exclude(catalog=cat).select_related("phase"):
+    same = newest is not None and cat.pk == newest.pk
+    what = (f"{slug}: the file is the same as version {cat.version}" if same
+            else f"{slug}: version {cat.version} ({cat.count} {cat.get_kind_display()})")
+    moved = []
+    uses = PhaseCatalog.objects.filter(catalog__competition=comp, catalog__slug=slug) \
+        .exclude(catalog=cat).select_related("phase") if move_phases else []
+    for use in uses:
+        use.catalog = cat
+        use.save(update_fields=["catalog"])
+        moved.append(use.phase.title)
+    for phase in phases:
+        use, created = PhaseCatalog.objects.get_or_create(phase=phase,
+                                                          defaults={"catalog": cat})
+        if not created and use.catalog_id == cat.pk:
+            continue                                  # moved above, or already on it
+        if not created:
             use.catalog = cat
             use.save(update_fields=["catalog"])
-            moved.append(use.phase.title)
-        if moved:
-            what += f"; now checks {', '.join(moved)}"
-    record(comp, user, f"catalog:{slug}", what)
+        moved.append(phase.title)
+    if moved:
+        what += f"; now checks {', '.join(dict.fromkeys(moved))}"
+    elif same:
+        return cat, what + "; nothing changed"
+    record(comp, user, f"catalog {slug}", what)
     return cat, what

@@ -134,6 +134,23 @@ class CatalogForm(_UploadForm):
     slug = forms.CharField(max_length=50)
     kind = forms.CharField(initial="dataset")
     move_phases = forms.BooleanField(required=False, initial=True)
+    phases = forms.MultipleChoiceField(required=False)
+
+    def __init__(self, comp: Competition, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.comp = comp
+        self.fields["phases"].choices = [(p.slug, p.title) for p in comp.phases.all()]
+
+    def clean_phases(self):
+        """The phases to check against the new version: each must have a task that
+        names catalog ids, as ``phases[].catalog`` in the bundle."""
+        chosen = list(self.comp.phases.filter(slug__in=self.cleaned_data["phases"])
+                      .prefetch_related("datasets__task"))
+        for p in chosen:
+            why = checks.phase_catalog({d.task.task_name for d in p.datasets.all()})
+            if why:
+                raise forms.ValidationError(f"{p.title}: {why}")
+        return chosen
 
     def clean_slug(self):
         v = self.cleaned_data["slug"].strip()

@@ -41,7 +41,7 @@ def _forms(comp: Competition) -> dict:
         "downloads": DownloadsForm(initial={"downloads": comp.downloads,
                                             **_document(comp, LICENCE)}),
         "data": DataFileForm(),
-        "catalog": CatalogForm(initial={"kind": "dataset", "move_phases": True}),
+        "catalog": CatalogForm(comp, initial={"kind": "dataset", "move_phases": True}),
     }
 
 
@@ -169,13 +169,13 @@ def data_file(request, c):
 @require_POST
 def catalog(request, c):
     comp = _organizer_comp(request, c)
-    form = CatalogForm(request.POST, request.FILES)
+    form = CatalogForm(comp, request.POST, request.FILES)
     try:
         if not form.is_valid():
             return _page(request, comp, 400, catalog=form)
         d = form.cleaned_data
         _, what = configure.add_catalog_version(comp, request.user, d["slug"], d["kind"],
-                                                form.path, d["move_phases"])
+                                                form.path, d["move_phases"], d["phases"])
     finally:
         form.cleanup()
     return _done(request, comp, "catalogs", f"Catalog {what}.")
