@@ -70,7 +70,7 @@ def test_only_organizers_reach_the_settings(world, client):
     comp.refresh_from_db()
     assert comp.visibility == "public" and comp.max_team_size is None
     assert Page.objects.get(competition=comp, slug="rules").title == "Rules"
-    assert not SettingChange.objects.filter(competition=comp).exists()
+    assert not SettingChange.objects.filter(competition=comp).exclude(setting="bundle").exists()
     assert not DataFile.objects.filter(competition=comp).exists()
     client.force_login(world["org"])
     r = client.get(url(comp, "settings/"))
@@ -87,7 +87,7 @@ def test_visibility_private_hides_even_a_cached_board_and_is_recorded(world, cli
     assert r.status_code == 302 and r["Location"].endswith("/organize/settings/#visibility")
     comp.refresh_from_db()
     assert comp.visibility == "private"
-    ch = SettingChange.objects.get(competition=comp)
+    ch = SettingChange.objects.filter(competition=comp).first()          # the newest
     assert (ch.user, ch.setting, ch.change) == (world["org"], "visibility",
                                                 "public → private")
     assert client.get(board).status_code == 200            # organizers still see it
@@ -112,7 +112,7 @@ def test_unlisted_link_is_shown_and_a_new_one_shuts_the_old(world, client, tmp_p
     comp.refresh_from_db()
     assert comp.secret and comp.secret != old
     assert [c.setting for c in SettingChange.objects.filter(competition=comp)] == \
-        ["secret link", "secret link", "visibility"]
+        ["secret link", "secret link", "visibility", "bundle"]
     client.logout()
     assert client.get(f"/c/{comp.slug}/?key={old}").status_code == 404
     assert client.get(f"/c/{comp.slug}/?key={comp.secret}").status_code == 200
@@ -143,7 +143,7 @@ def test_a_refused_value_shows_the_bundles_words_beside_the_field(world, client,
     assert (comp.visibility, comp.max_team_size, comp.team_approval,
             comp.registration_approval) == ("public", None, False, False)
     assert not Page.objects.filter(competition=comp).exists()
-    assert not SettingChange.objects.filter(competition=comp).exists()
+    assert not SettingChange.objects.filter(competition=comp).exclude(setting="bundle").exists()
 
 
 def test_teams_form_sets_approval_and_size(world, client):
@@ -156,7 +156,7 @@ def test_teams_form_sets_approval_and_size(world, client):
     comp.refresh_from_db()
     assert (comp.max_team_size, comp.team_approval) == (None, False)
     assert [(c.setting, c.change) for c in SettingChange.objects.filter(competition=comp)
-            .order_by("id")] == [
+            .exclude(setting="bundle").order_by("id")] == [
         ("team approval", "not required → required"), ("team size", "no limit → 3"),
         ("team approval", "required → not required"), ("team size", "3 → no limit")]
 
@@ -243,7 +243,7 @@ def test_pages_are_created_edited_and_deleted(world, client):
     client.post(url(comp, "pages/rules/delete/"))
     assert client.get(f"/c/{comp.slug}/pages/rules/").status_code == 404
     assert [c.change for c in SettingChange.objects.filter(competition=comp)
-            .order_by("id")] == ["Rules created (version 1)",
+            .exclude(setting="bundle").order_by("id")] == ["Rules created (version 1)",
                                  "Rules: text changed, version 1 → 2; title now Rules of play",
                                  "Rules of play deleted (version 2)"]
 
@@ -311,7 +311,8 @@ def test_catalog_upload_adds_a_version_and_moves_the_phases(world, client, tmp_p
                 {"slug": "datasets", "kind": "dataset", "phases": ["p1"],
                  "file": Upload("c.txt", "ds-e\n").as_file()})
     assert PhaseCatalog.objects.get(phase=phase).catalog.version == 3
-    assert [c.change for c in SettingChange.objects.filter(competition=comp).order_by("id")] \
+    assert [c.change for c in SettingChange.objects.filter(competition=comp)
+            .exclude(setting="bundle").order_by("id")] \
         == ["datasets: version 2 (2 dataset ids); now checks Phase 1",
             "datasets: version 3 (1 dataset ids)",
             "datasets: the file is the same as version 3; now checks Phase 1"]
@@ -351,3 +352,19 @@ def test_the_bundle_and_the_forms_share_their_checks(tmp_path):
     (root / "bundle.yaml").write_text(yaml.safe_dump(doc, sort_keys=False))
     with pytest.raises(InvalidInput, match="is not a file name"):
         read_bundle(root)
+
+
+def test_reloading_the_bundle_writes_its_settings_again_and_is_recorded(world, client,
+                                                                          tmp_path):
+    comp = world["comp"]
+    client.force_login(world["org"])
+    client.post(url(comp, "settings/visibility/"), {"visibility": "private"})
+    client.post(url(comp, "settings/teams/"), {"max_team_size": "2"})
+    load_bundle(tmp_path / "bundle", world["org"])        # the world's own bundle again
+    comp.refresh_from_db()
+    assert (comp.visibility, comp.max_team_size) == ("public", None)
+    newest = SettingChange.objects.filter(competition=comp).first()
+    assert (newest.setting, newest.user) == ("bundle", world["org"])
+    assert SettingChange.objects.filter(competition=comp, setting="bundle").count() == 2
+    log = text(client.get(url(comp, "settings/")))
+    assert "bundle loaded: every setting as in bundle.yaml" in log

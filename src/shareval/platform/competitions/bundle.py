@@ -26,6 +26,7 @@ from shareval.formats.errors import InvalidInput, Problems
 
 from . import bundle_runs, checks
 from .bundle_access import load_access, read_access
+from .access_models import SettingChange
 from .checks import SLUG
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
@@ -354,6 +355,8 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
     save_programs(comp, b["tasks"], _copy, tree_digest)
     made = []
     load_access(comp, b["access"], _copy)                    # access24: bundle_access.py
+    SettingChange.objects.create(competition=comp, user=organizer, setting="bundle",
+                                 change="bundle loaded: every setting as in bundle.yaml")
     if b["baselines"]:
         owner = organizer or comp.organizers.first()
         if owner is None:
