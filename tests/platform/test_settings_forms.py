@@ -104,6 +104,9 @@ def test_visibility_private_hides_even_a_cached_board_and_is_recorded(world, cli
 def test_unlisted_link_is_shown_and_a_new_one_shuts_the_old(world, client, tmp_path):
     comp = world["comp"]
     client.force_login(world["org"])
+    client.post(url(comp, "settings/secret-link/"))            # public: no link to make
+    comp.refresh_from_db()
+    assert not comp.secret
     client.post(url(comp, "settings/visibility/"), {"visibility": "unlisted"})
     comp.refresh_from_db()
     old = comp.secret
