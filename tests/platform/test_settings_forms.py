@@ -371,3 +371,18 @@ def test_reloading_the_bundle_writes_its_settings_again_and_is_recorded(world, c
     assert SettingChange.objects.filter(competition=comp, setting="bundle").count() == 2
     log = text(client.get(url(comp, "settings/")))
     assert "bundle loaded: every setting as in bundle.yaml" in log
+
+
+def test_the_forms_need_the_csrf_token(world):
+    from django.test import Client
+    comp = world["comp"]
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(world["org"])
+    assert strict.post(url(comp, "settings/visibility/"),
+                       {"visibility": "private"}).status_code == 403
+    page = strict.get(url(comp, "settings/")).content.decode()
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    assert strict.post(url(comp, "settings/visibility/"),
+                       {"visibility": "private", "csrfmiddlewaretoken": token}).status_code == 302
+    comp.refresh_from_db()
+    assert comp.visibility == "private"

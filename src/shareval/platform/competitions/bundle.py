@@ -27,7 +27,7 @@ from shareval.formats.errors import InvalidInput, Problems
 from . import bundle_runs, checks
 from .bundle_access import load_access, read_access
 from .access_models import SettingChange
-from .checks import SLUG
+from .checks import SLUG  # noqa: F401  (archive.py reads it from here)
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
