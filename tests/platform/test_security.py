@@ -83,6 +83,11 @@ RULES = {
     "campaign-late": (set(), ORG), "campaign-crowd": (set(), ORG),
     # the scene's items are not publications: no full text for anyone
     "judge-text": (set(), set()),
+    # forms24: the organizers' settings forms (each form: test_settings_forms.py)
+    "organize-settings": (ORG, set()), "new-page": (ORG, ORG), "edit-page": (ORG, ORG),
+    "delete-page": (set(), ORG),
+    **{f"settings-{n}": (set(), ORG) for n in (
+        "visibility", "secret-link", "registration", "teams", "downloads", "data", "catalog")},
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev

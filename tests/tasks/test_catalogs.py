@@ -35,6 +35,9 @@ def test_catalog_files_lines_or_json(tmp_path):
     js = tmp_path / "c.json"
     js.write_text(json.dumps([{"data_set_id": 3, "title": "x"}, {"id": "y"}, "z", {"id": ""}]))
     assert read_catalog(js) == ["3", "y", "z"]
+    keyed = tmp_path / "dict.json"                    # RCC's dataset_text_dict.json
+    keyed.write_text(json.dumps({"1": "ANES 1952", "20": "GSS", " ": "blank"}))
+    assert read_catalog(keyed) == ["1", "20"]
 
 
 def test_the_problem_lists_unknown_ids_sorted_and_capped(tmp_path):

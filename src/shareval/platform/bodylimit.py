@@ -14,7 +14,8 @@ from django.http import JsonResponse
 from django.urls import Resolver404, resolve
 
 # route names (urls.py) whose POST carries a file
-UPLOAD_ROUTES = {"submit", "api-submissions", "new-competition", "campaigns"}
+UPLOAD_ROUTES = {"submit", "api-submissions", "new-competition", "campaigns",
+                 "settings-data", "settings-catalog"}         # forms24
 MARGIN = 2 ** 20        # multipart boundaries, headers and the other form fields
 
 

@@ -5,7 +5,8 @@ from django.urls import include, path
 
 from .accounts import api as accounts_api, views as accounts_views
 from .coderuns import api as code_api, views as code_views
-from .competitions import api as comp_api, records_views, views as comp_views, views_access
+from .competitions import (api as comp_api, records_views, views as comp_views, views_access,
+                           views_settings)
 from .judging import views as judging_views
 from .submissions import api as sub_api, run_views, views as sub_views
 
@@ -53,6 +54,24 @@ urlpatterns = [
     path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
          name="phase-teams"),
     path("c/<slug:c>/organize/downloads.csv", views_access.downloads_csv, name="downloads-csv"),
+    # forms24: the settings the bundle sets, edited in the browser
+    path("c/<slug:c>/organize/settings/", views_settings.settings_page, name="organize-settings"),
+    path("c/<slug:c>/organize/settings/visibility/", views_settings.visibility,
+         name="settings-visibility"),
+    path("c/<slug:c>/organize/settings/secret-link/", views_settings.secret_link,
+         name="settings-secret-link"),
+    path("c/<slug:c>/organize/settings/registration/", views_settings.registration,
+         name="settings-registration"),
+    path("c/<slug:c>/organize/settings/teams/", views_settings.teams, name="settings-teams"),
+    path("c/<slug:c>/organize/settings/downloads/", views_settings.downloads,
+         name="settings-downloads"),
+    path("c/<slug:c>/organize/settings/data/", views_settings.data_file, name="settings-data"),
+    path("c/<slug:c>/organize/settings/catalog/", views_settings.catalog,
+         name="settings-catalog"),
+    path("c/<slug:c>/organize/new-page/", views_settings.edit_page, name="new-page"),
+    path("c/<slug:c>/organize/pages/<slug:page>/", views_settings.edit_page, name="edit-page"),
+    path("c/<slug:c>/organize/pages/<slug:page>/delete/", views_settings.delete_page,
+         name="delete-page"),
     path("c/<slug:c>/organize/", comp_views.organize, name="organize"),
     path("c/<slug:c>/organize/release/<slug:p>/", comp_views.release, name="release"),
     path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),

@@ -36,10 +36,14 @@ def ids_named(task: str, path: str | Path) -> set[str]:
 
 
 def read_catalog(path: str | Path) -> list[str]:
-    """A catalog file: one id a line (blank lines and ``#`` comments ignored), or a
-    JSON list of ids or of objects with an ``id`` (or ``data_set_id``) field."""
+    """A catalog file: one id a line (blank lines and ``#`` comments ignored), a
+    JSON list of ids or of objects with an ``id`` (or ``data_set_id``) field, or a
+    JSON object whose keys are the ids (RCC's ``dataset_text_dict.json``: id → text)."""
     import json
     text = Path(path).read_text(encoding="utf-8")
+    if text.lstrip().startswith("{"):
+        doc = json.loads(text)
+        return [str(k).strip() for k in doc if str(k).strip()]
     if text.lstrip().startswith("["):
         out = []
         for item in json.loads(text):

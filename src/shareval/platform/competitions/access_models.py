@@ -180,3 +180,19 @@ class Announcement(models.Model):
 
     class Meta:
         ordering = ["-published"]
+
+
+class SettingChange(models.Model):
+    """One change an organizer made to a competition's settings in the browser
+    (forms24: ``configure.py``), or a bundle load: who, when, what. Append-only;
+    shown on the Access page."""
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE,
+                                    related_name="setting_changes")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                             blank=True, related_name="+")
+    at = models.DateTimeField(default=timezone.now)
+    setting = models.CharField(max_length=40, help_text="visibility, terms, page:rules, …")
+    change = models.CharField(max_length=500, help_text="what changed, in words")
+
+    class Meta:
+        ordering = ["-at", "-id"]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 import shutil
 import tempfile
 import zoneinfo
@@ -25,14 +24,13 @@ from shareval import tasks as registry
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
-from . import bundle_runs
+from . import bundle_runs, checks
 from .bundle_access import load_access, read_access
+from .access_models import SettingChange
+from .checks import SLUG  # noqa: F401  (archive.py reads it from here)
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
-# Slugs become URL parts and folder names under the server's home: lower-case
-# letters, digits and inner hyphens only, so none can be "..", empty or hidden.
-SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,48}[a-z0-9])?")
 
 
 class _Loader(yaml.SafeLoader):
@@ -107,9 +105,8 @@ class _Reader:
 
     def slug(self, node, where):
         v = self.req(node, "slug", where)
-        if v is not None and not SLUG.fullmatch(v):
-            self.err(node, f"{where}.slug", f"{v!r} is not a slug: use 1-50 lower-case letters, "
-                                            "digits and inner hyphens")
+        if v is not None and (why := checks.slug(v)):
+            self.err(node, f"{where}.slug", why)
             return None
         return v
 
@@ -358,6 +355,8 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
     save_programs(comp, b["tasks"], _copy, tree_digest)
     made = []
     load_access(comp, b["access"], _copy)                    # access24: bundle_access.py
+    SettingChange.objects.create(competition=comp, user=organizer, setting="bundle",
+                                 change="bundle loaded: every setting as in bundle.yaml")
     if b["baselines"]:
         owner = organizer or comp.organizers.first()
         if owner is None:

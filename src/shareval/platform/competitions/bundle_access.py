@@ -27,15 +27,11 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput, Problem
-from shareval.tasks.catalogs import CATALOG_KINDS
 
-from . import catalogs
+from . import catalogs, checks
 from .access_models import Catalog, DataFile, Invitation, Page, PhaseCatalog, PhaseLimit
+from .checks import CHOICES
 from .models import Competition, Team
-
-CHOICES = {"visibility": (Competition.PUBLIC, Competition.UNLISTED, Competition.PRIVATE),
-           "registration": ("open", "approval"),
-           "downloads": (Competition.OPEN, Competition.PARTICIPANTS)}
 
 
 def read_access(doc: dict, r, task_slugs: dict) -> dict:
@@ -43,12 +39,12 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
     out = {}
     for key, allowed in CHOICES.items():
         v = str(doc.get(key, allowed[0]))
-        if v not in allowed:
-            r.err(doc, f"bundle.{key}", " or ".join(allowed))
+        if why := checks.choice(key, v):
+            r.err(doc, f"bundle.{key}", why)
         out[key] = v
     size = doc.get("max_team_size")
-    if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 1):
-        r.err(doc, "bundle.max_team_size", "a positive integer")
+    if why := checks.team_size(size):
+        r.err(doc, "bundle.max_team_size", why)
         size = None
     out["max_team_size"] = size
     invite = doc.get("invite") or []
@@ -67,8 +63,8 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
             f = r.file(p, "file", w)
             body = f.read_text(encoding="utf-8") if f is not None else None
         version = p.get("version") if isinstance(p, dict) else None
-        if version is not None and (not isinstance(version, int) or version < 1):
-            r.err(p, f"{w}.version", "a positive integer")
+        if why := checks.version(version):
+            r.err(p, f"{w}.version", why)
             version = None
         out["pages"].append({"slug": slug, "title": str(p.get("title") or slug or ""),
                              "body": body or "", "version": version})
@@ -77,10 +73,12 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
     for i, d in enumerate(doc.get("data") or []):
         w = f"data[{i}]"
         f = r.file(d, "file", w)
-        if f is not None and not f.is_file():
-            r.err(d, f"{w}.file", "must be a file (pack a folder as .tgz or .zip)")
+        if f is not None and (why := checks.data_file(f)):
+            r.err(d, f"{w}.file", why)
             f = None
         name = str(d.get("name") or (f.name if f else ""))
+        if name and (why := checks.data_name(name)):
+            r.err(d, f"{w}.name", why)
         if name in names:
             r.err(d, f"{w}.name", f"{name!r} is declared twice")
         names.add(name)
@@ -90,15 +88,10 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
         w = f"catalogs[{i}]"
         slug, f = r.slug(c, w), r.file(c, "file", w)
         kind = str(c.get("kind", "dataset"))
-        if kind not in (Catalog.DATASET, Catalog.VARIABLE):
-            r.err(c, f"{w}.kind", "dataset or variable")
-        if f is not None and f.is_file():
-            from shareval.tasks.catalogs import read_catalog
-            try:
-                if not read_catalog(f):
-                    r.err(c, f"{w}.file", "holds no ids")
-            except (ValueError, UnicodeDecodeError) as e:
-                r.err(c, f"{w}.file", f"not a list of ids: {e}")
+        if why := checks.catalog_kind(kind):
+            r.err(c, f"{w}.kind", why)
+        if f is not None and f.is_file() and (why := checks.catalog_file(f)):
+            r.err(c, f"{w}.file", why)
         if slug:
             out["catalogs"][slug] = {"kind": kind, "file": f}
     out["phases"] = {}
@@ -119,10 +112,8 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
                 r.err(ph, f"{w}.catalog", "slug or slug@version")
             used = {task_slugs.get(d.get("task")) for d in ph.get("datasets") or []
                     if isinstance(d, dict)}
-            kinds = {CATALOG_KINDS.get(t) for t in used if t}
-            if kinds == {None}:
-                r.err(ph, f"{w}.catalog", "none of this phase's tasks names catalog ids "
-                                          f"(tasks that do: {', '.join(sorted(CATALOG_KINDS))})")
+            if why := checks.phase_catalog(used):
+                r.err(ph, f"{w}.catalog", why)
             entry["catalog"] = (slug, int(version) if version else None)
         if isinstance(ph, dict) and ph.get("slug"):
             out["phases"][str(ph["slug"])] = entry
@@ -131,6 +122,41 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def save_page(comp: Competition, slug: str, title: str, body: str,
+              version: int | None = None) -> tuple[Page, bool]:
+    """Create or update a page; (page, whether its version grew). The version grows
+    by one when the text changes, or is raised to ``version`` when given, so
+    acceptances of the earlier version stay with the number they accepted."""
+    page = Page.objects.filter(competition=comp, slug=slug).first()
+    if page is None:
+        return Page.objects.create(competition=comp, slug=slug, title=title, body=body,
+                                   version=version or 1), False
+    before = page.version
+    changed = page.body != body
+    page.title = title
+    if version:
+        page.version = max(version, page.version)
+    elif changed:
+        page.version += 1
+    page.body = body
+    if changed or page.version != before:
+        from django.utils import timezone
+        page.updated = timezone.now()
+    page.save()
+    return page, page.version != before
+
+
+def save_data_file(comp: Competition, name: str, src: Path, description: str,
+                   copy) -> DataFile:
+    """Store ``src`` as the data file ``name`` (replacing one of that name)."""
+    rel = f"{comp.slug}/data/{name}"
+    copy(src, Path(settings.PRIVATE_DIR), rel)
+    return DataFile.objects.update_or_create(
+        competition=comp, name=name,
+        defaults={"path": rel, "description": description[:500],
+                  "size": src.stat().st_size, "digest": _digest(src)})[0]
 
 
 def load_access(comp: Competition, a: dict, copy) -> None:
@@ -149,27 +175,10 @@ def load_access(comp: Competition, a: dict, copy) -> None:
         kind, value = Invitation.parse(text)
         Invitation.objects.get_or_create(competition=comp, kind=kind, value=value)
     for p in a["pages"]:
-        page = Page.objects.filter(competition=comp, slug=p["slug"]).first()
-        if page is None:
-            Page.objects.create(competition=comp, slug=p["slug"], title=p["title"],
-                                body=p["body"], version=p["version"] or 1)
-            continue
-        changed = page.body != p["body"]
-        page.title = p["title"]
-        if p["version"]:
-            page.version = max(p["version"], page.version)
-        elif changed:
-            page.version += 1
-        page.body = p["body"]
-        page.save()
+        save_page(comp, p["slug"], p["title"], p["body"], p["version"])
     private = Path(settings.PRIVATE_DIR)
     for d in a["data"]:
-        rel = f"{comp.slug}/data/{d['name']}"
-        copy(d["file"], private, rel)
-        DataFile.objects.update_or_create(
-            competition=comp, name=d["name"],
-            defaults={"path": rel, "description": d["description"][:500],
-                      "size": d["file"].stat().st_size, "digest": _digest(d["file"])})
+        save_data_file(comp, d["name"], d["file"], d["description"], copy)
     newest = {slug: catalogs.store(comp, slug, c["kind"], c["file"], _digest(c["file"]),
                                    lambda src, rel: copy(src, private, rel))
               for slug, c in a["catalogs"].items()}
