@@ -59,11 +59,13 @@ from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 
 from . import boards
-from .models import CompetitionTask, Dataset, Phase, Team, new_board_token
+from .models import BoardMark, CompetitionTask, Dataset, Phase, Team, new_board_token
 
 TIMEOUT = 24 * 3600
-# run actions (submissions/runs.py) whose events bump the token
+# run actions (submissions/runs.py) whose events give their team a new mark
 RUN_ACTIONS = ("disqualified", "reinstated", "note", "shown", "hidden", "factsheet")
+# more changed teams than this share of the board: rebuild it whole
+REBUILD_SHARE = 0.5
 
 
 def bump(where: Q) -> None:
@@ -71,23 +73,73 @@ def bump(where: Q) -> None:
     Dataset.objects.filter(where).update(board_token=new_board_token())
 
 
+def mark(pairs) -> None:
+    """A new mark for each (dataset id, team id): only those teams' rows are rebuilt."""
+    pairs = {(d, t) for d, t in pairs if d and t}
+    if pairs:
+        token = new_board_token()
+        BoardMark.objects.bulk_create(
+            [BoardMark(dataset_id=d, team_id=t, token=token) for d, t in sorted(pairs)],
+            update_conflicts=True, unique_fields=["dataset", "team"], update_fields=["token"])
+
+
+def mark_runs(submission_ids) -> None:
+    """:func:`mark` the (dataset, team) of these runs."""
+    from shareval.platform.submissions.models import Submission
+    ids = [s for s in submission_ids if s]
+    if ids:
+        mark(Submission.objects.filter(pk__in=ids).values_list("dataset_id", "team_id")
+             .distinct())
+
+
 def board(dataset: Dataset, scores: bool = True, part: str = "public"):
     """(columns, rows, precision, key) of the dataset's board: ``boards.board_rows``
-    shaped by ``boards.shape``, from the cache when nothing changed since. ``key``
-    names these rows until the next change (None: not cached); the leaderboard
-    page caches its rendered table body under it."""
+    shaped by ``boards.shape``, from the cache when nothing changed since, else
+    with only the changed teams' rows rebuilt. ``key`` names these rows until the
+    next change (None: not cached); the leaderboard page caches its rendered table
+    body under it."""
     token = Dataset.objects.filter(pk=dataset.pk).values_list("board_token", flat=True).first()
     if token is None or not settings.BOARD_CACHE:
         return (*_build(dataset, scores, part), None)
+    # read before the rows are built: a write committing meanwhile leaves a newer mark
+    marks = dict(BoardMark.objects.filter(dataset=dataset).values_list("team_id", "token"))
     options = hashlib.sha256(json.dumps(dataset.board or {}, sort_keys=True, default=str)
                              .encode()).hexdigest()[:16]
-    key = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
+    base = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
+    key = f"{base}:{digest(marks)}"
     cache = caches["boards"]
     hit = cache.get(key)
     if hit is None:
-        hit = _build(dataset, scores, part)
+        state = cache.get(base)
+        entries = _patched(dataset, scores, part, state, marks) if state else None
+        if entries is None:
+            entries = boards.entries(dataset, scores, part)
+        cache.set(base, {"marks": marks, "entries": entries}, TIMEOUT)
+        columns, rows = boards.assemble(dataset, scores, entries)
+        columns, precision = boards.shape(dataset, columns, rows)
+        hit = (columns, rows, precision)
         cache.set(key, hit, TIMEOUT)
     return (*hit, key)
+
+
+def digest(marks: dict) -> str:
+    return hashlib.sha256(repr(sorted(marks.items())).encode()).hexdigest()[:16]
+
+
+def _patched(dataset: Dataset, scores: bool, part: str, state: dict, marks: dict):
+    """The cached entries with the teams whose mark changed rebuilt; None when so many
+    changed that a whole rebuild is cheaper."""
+    old, entries = state["marks"], state["entries"]
+    changed = {t for t in old.keys() | marks.keys() if old.get(t) != marks.get(t)}
+    if len(changed) > max(8, REBUILD_SHARE * len(entries)):
+        return None
+    if changed:
+        fresh = boards.entries(dataset, scores, part, teams=changed)
+        for t in changed:
+            entries.pop(t, None)
+            if t in fresh:
+                entries[t] = fresh[t]
+    return entries
 
 
 def rows(dataset: Dataset, scores: bool = True, part: str = "public"):
@@ -102,15 +154,28 @@ def _build(dataset: Dataset, scores: bool, part: str):
 
 
 def _submission_saved(sender, instance, **kw):
-    bump(Q(pk=instance.dataset_id))
+    mark([(instance.dataset_id, instance.team_id)])
 
 
 def _score_saved(sender, instance, **kw):
-    bump(Q(submissions__pk=instance.submission_id))
+    mark_runs([instance.submission_id])
 
 
 def _team_saved(sender, instance, **kw):
-    bump(Q(phase__competition_id=instance.competition_id))
+    mark((d, instance.pk) for d in Dataset.objects.filter(
+        phase__competition_id=instance.competition_id).values_list("pk", flat=True))
+
+
+def _deleted(sender, instance, **kw):
+    """Deletes (rare: admin, a team or competition deleted with its runs) rebuild
+    whole boards: a mark written in the middle of a cascade could name a team
+    about to be deleted."""
+    if isinstance(instance, Team):
+        bump(Q(phase__competition_id=instance.competition_id))
+    elif hasattr(instance, "dataset_id"):
+        bump(Q(pk=instance.dataset_id))
+    else:
+        bump(Q(submissions__pk=instance.submission_id))
 
 
 def _task_saved(sender, instance, **kw):
@@ -123,7 +188,7 @@ def _phase_saved(sender, instance, **kw):
 
 def _event_saved(sender, instance, created=False, **kw):
     if created and instance.state in RUN_ACTIONS:
-        bump(Q(submissions__pk=instance.submission_id))
+        mark_runs([instance.submission_id])
 
 
 def _dataset_saved(sender, instance, **kw):
@@ -141,4 +206,5 @@ def connect() -> None:
         uid = f"boards-{model.__name__}"
         post_save.connect(receiver, sender=model, dispatch_uid=uid + "-save")
         if model is not Dataset:
-            post_delete.connect(receiver, sender=model, dispatch_uid=uid + "-delete")
+            post_delete.connect(_deleted if model in (Submission, Score, Team) else receiver,
+                                sender=model, dispatch_uid=uid + "-delete")

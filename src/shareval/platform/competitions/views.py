@@ -21,7 +21,7 @@ from shareval.platform.submissions.labels import label
 
 from shareval.platform.notifications import mail
 
-from . import access, eligibility, export, teams
+from . import access, board_html, eligibility, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
@@ -94,14 +94,14 @@ def leaderboard(request, c, p, d):
     metric = ds.task.metric           # the rule's text names the metric: say it in words
     board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
     digits = board["precision"]
+    rows = [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4)) for k in board["columns"]],
+                 eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
+                      for e in board["efficiency_columns"]])
+            for r in board["rows"]]
     return render(request, "shareval/leaderboard.html", {
-        "comp": ds.phase.competition, "ds": ds, "board": board, "board_key": key[0],
-        "organizer": ds.phase.competition.is_organizer(request.user),
-        "rows": [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4))
-                                 for k in board["columns"]],
-                        eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
-                             for e in board["efficiency_columns"]])
-                 for r in board["rows"]]})
+        "comp": ds.phase.competition, "ds": ds, "board": board,
+        "body": board_html.body(rows, key[0]),
+        "organizer": ds.phase.competition.is_organizer(request.user)})
 
 
 def public_file(request, c, p, d, name):
