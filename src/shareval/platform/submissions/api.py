@@ -121,7 +121,6 @@ class SubmissionList(APIView):
         subs = Submission.objects.filter(visible)
         if request.query_params.get("competition"):
             subs = subs.filter(dataset__phase__competition__slug=request.query_params["competition"])
-        subs = subs.select_related("team", "dataset__phase__competition", "dataset__task")
         try:
             limit = min(MAX_LIST, max(1, int(request.query_params.get("limit", LIST))))
             offset = max(0, int(request.query_params.get("offset", 0)))

@@ -126,8 +126,11 @@ class Submission(models.Model):
 
     @property
     def current_score(self):
-        """The newest current score (from ``prefetch_related("scores")`` when prefetched)."""
-        cached = getattr(self, "_prefetched_objects_cache", {}).get("scores")
+        """The newest current score (from ``prefetch_related("scores")`` or the list
+        ``present.list_payload`` prefetches when there)."""
+        cached = getattr(self, "score_list", None)
+        if cached is None:
+            cached = getattr(self, "_prefetched_objects_cache", {}).get("scores")
         if cached is not None:
             return max((s for s in cached if s.current), key=lambda s: s.created, default=None)
         return self.scores.filter(current=True).first()

@@ -1,6 +1,7 @@
 """What a given user may see of a submission, as one dict (API and pages share it)."""
 from __future__ import annotations
 
+from django.db.models import Prefetch
 from django.urls import reverse
 
 from ..competitions import access
@@ -55,7 +56,7 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
                **({"log": e.log} if organizer and e.log else {}),
                **({"organizer_only": True} if e.organizer_only else {})}
-              for e in sub.events.all() if organizer or not e.organizer_only]
+              for e in _listed(sub, "event_list", "events") if organizer or not e.organizer_only]
     d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
          "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
@@ -70,15 +71,28 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                          "current": s.current, "created": s.created.isoformat(),
                          "metrics": scalar_metrics(s.result),
                          **({"private_metrics": scalar_metrics(s.private_result)}
-                            if s.private_result else {})} for s in sub.scores.all()]
+                            if s.private_result else {})}
+                        for s in _listed(sub, "score_list", "scores")]
     return d
+
+
+def _listed(sub: Submission, attr: str, related: str):
+    """The run's events or scores: the list :func:`list_payload` prefetched (no
+    queryset per run: at 50 runs, building them cost more than the queries), else
+    the related manager."""
+    cached = getattr(sub, attr, None)
+    return cached if cached is not None else getattr(sub, related).all()
 
 
 def list_payload(subs, user) -> list[dict]:
     """:func:`submission_payload` of many runs that ``user`` may see (their team's,
     or as organizer), with scores and events prefetched and the organizer check
     and the visibility level decided once per competition and dataset."""
-    subs = list(subs.prefetch_related("scores", "events"))
+    # the team, dataset, phase, competition and task read once each and shared by
+    # the runs (select_related builds five objects per run), scores and events as lists
+    subs = list(subs.select_related(None).prefetch_related(
+        "team", "dataset__phase__competition", "dataset__task",
+        Prefetch("scores", to_attr="score_list"), Prefetch("events", to_attr="event_list")))
     organizer: dict[int, bool] = {}
     levels: dict[int, str] = {}
     out = []
