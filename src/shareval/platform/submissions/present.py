@@ -1,6 +1,8 @@
 """What a given user may see of a submission, as one dict (API and pages share it)."""
 from __future__ import annotations
 
+import uuid
+
 from django.db.models import Prefetch
 from django.urls import reverse
 
@@ -8,6 +10,8 @@ from ..competitions import access
 from ..competitions.leaderboard import scalar_metrics
 from .models import Score, Submission
 from .scoring import NON_FINITE_NAMES
+
+ZERO = uuid.UUID(int=0)
 
 
 def score_payload(sub: Submission, user, level: str | None = None) -> dict | None:
@@ -120,6 +124,7 @@ def run_rows(subs, user) -> list[dict]:
             metrics[sid] = (created, m or {})
     levels: dict[int, str] = {}
     rows = []
+    url = reverse("submission", args=[ZERO]).replace(str(ZERO), "{}")     # one reverse
     for s in subs:
         metric = s.dataset.task.metric
         value, hidden = None, False
@@ -129,5 +134,6 @@ def run_rows(subs, user) -> list[dict]:
             hidden = levels[s.dataset_id] == access.NONE
             if not hidden:
                 value = shown_metrics({"metrics": metrics[s.pk][1]}).get(metric)
-        rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden})
+        rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden,
+                     "url": url.format(s.pk)})
     return rows

@@ -70,8 +70,10 @@ RUNS_PAGE = 50          # newest first; ?page=<n>
 def my_submissions(request, c):
     comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
-    subs = (Submission.objects.filter(team=team)
-            .select_related("dataset__phase__competition", "dataset__task") if team else
+    # the datasets (phase, competition, task) read once and shared by the runs, not
+    # joined into each run's row; the runs' messages and fact sheets not read
+    subs = (Submission.objects.filter(team=team).defer("problems", "warnings", "factsheet")
+            .prefetch_related("dataset__phase__competition", "dataset__task") if team else
             Submission.objects.none())
     page = Paginator(subs, RUNS_PAGE).get_page(request.GET.get("page"))
     return render(request, "shareval/submissions.html", {
