@@ -1,30 +1,42 @@
-"""Leaderboard rows cached per dataset, keyed by the dataset's ``board_token``.
+"""Leaderboard rows cached per dataset, patched team by team.
 
 What is cached is the board as ``boards.board_rows`` builds it and
 ``boards.shape`` trims it (one or several runs per team, the chosen columns,
 their precision): the pages and the API read it through :func:`board`.
 
-At 500 teams x 100,000 runs, choosing each team's row reads 100,000 narrow
-score tuples (about a second); the rows change only when a run, a score or a
-team changes. So ``Dataset.board_token`` gets a new random value whenever
-anything the rows are built from is written, in the same transaction as the
-write, and the rows are cached under (dataset, token, part, shown or hidden, board options):
+At 500 teams x 100,000 runs, choosing every team's row reads 100,000 narrow
+score tuples (0.7-1.4 s); a team's rows change only when its runs, their
+scores or the team change, and a new score changes one team. So two kinds of
+random tokens are written in the same transaction as the write:
 
-- ``Submission`` and ``Score`` saves and deletes (signals below), and their
+- a team's change gives its (dataset, team) a new ``BoardMark`` token
+  (:func:`mark`): ``Submission`` and ``Score`` saves (signals below) and their
   queryset ``update`` / ``bulk_create`` / ``bulk_update``
   (``submissions.models.BoardQuerySet``), which send no signals: scoring (the
   public and the private part of a split), a state change, a primary flag, a
   cancellation, a re-score, a disqualification or reinstatement, a team taking
   a run off the board or putting it back, a fact-sheet edit (its method is a
-  column of several-runs boards);
-- the events of the organizers' and teams' run actions (``SubmissionEvent``
-  with state disqualified, reinstated, note, shown, hidden, factsheet): the
-  writes above bump already; a note does not change a row, but bumping on it
-  too keeps the rule simple ("any run action");
-- ``Team`` (name, baseline), ``CompetitionTask`` (primary metric, direction),
-  ``Phase`` (release) and ``Dataset`` saves and deletes: the datasets they hold;
-- code runs with an output (their resources are efficiency columns):
-  ``coderuns/efficiency.py`` bumps on their saves, deletes and the runner's update.
+  column of several-runs boards); the events of the organizers' and teams' run
+  actions (``SubmissionEvent`` with state disqualified, reinstated, note,
+  shown, hidden, factsheet; a note changes no row, but marking on it too keeps
+  the rule simple: "any run action"); ``Team`` saves (name, baseline), for
+  every dataset of its competition; code runs with an output (their resources
+  are efficiency columns: ``coderuns/efficiency.py``);
+- a change of the whole board gives ``Dataset.board_token`` a new value
+  (:func:`bump`): ``CompetitionTask`` (primary metric, direction), ``Phase``
+  (release) and ``Dataset`` saves and deletes, deletes of runs, scores, code
+  runs and teams (a mark written in the middle of a cascade could name a team
+  about to be deleted), and queryset updates that move runs between datasets
+  or teams.
+
+The cache holds, under (dataset, token, part, shown or hidden, board options),
+each team's entries (``boards.entries``) with the marks they were built under;
+the shaped rows are cached under that key plus a digest of the marks. When
+marks differ, only those teams' entries are rebuilt (``boards.entries(...,
+teams=changed)``), and ``boards.assemble`` ranks and orders all entries again:
+a team's entry depends on its own runs and name only, ranks and columns on all
+of them, and are always recomputed. More changed teams than
+``REBUILD_SHARE`` of the board rebuild it whole.
 
 The key also holds everything decided per request that changes the rows: the
 part of a split dataset (``public`` or ``private``; the private part is chosen
@@ -34,9 +46,9 @@ whether scores are shown, and a digest of the dataset's ``board`` options
 answer for another: before release, a participant's request is keyed
 ``public`` and cannot be answered with private rows.
 
-A reader takes the token *before* building the rows, so a write that commits
-in between can only leave newer rows under an older token, never older rows
-under the newest one. What a user may see is not cached: whether scores are
+A reader takes the token and the marks *before* building the rows, so a write
+that commits in between can only leave newer rows under an older token or mark,
+never older rows under the newest one. What a user may see is not cached: whether scores are
 shown (blind phase, release state and schedule, ``feedback``, organizer) is
 decided on every request, and the two kinds of rows are built by different
 functions (``leaderboard.rows`` / ``boards.all_rows`` with scores,
@@ -46,7 +58,7 @@ rather than a counter: a database rebuilt or rolled back (tests) cannot bring
 back a value whose rows are still cached.
 
 The cache is Django's ``boards`` cache (``settings.CACHES``; in-process by
-default, so each server process builds its own copy once per change).
+default, so each server process patches its own copy once per change).
 """
 from __future__ import annotations
 

@@ -17,13 +17,14 @@ in ``boards.py``, whose ``board_rows`` pages and API call (through
 ``board_cache.py``); ``part`` chooses the public or private part of a split
 dataset's scores.
 
-Three queries: the database picks each team's row (a window function over the
-team's current scores, ordered by the rule above) and counts its runs, then
-the metrics of the picked rows only, so the cost grows with the number of
-submissions but not with the size of their results, and Python sees one row
-per team; then the resources of the code runs behind the picked rows
-(``coderuns/efficiency.py``). The pages cache the board's rows until something they read changes
-(``board_cache.py``).
+Four queries: the database picks each team's row (a window function over the
+team's current scores, ordered by the rule above) and counts its runs, the
+teams' names, the metrics of the picked rows only, so the cost grows with the
+number of submissions but not with the size of their results, and Python sees
+one row per team; then the resources of the code runs behind the picked rows
+(``coderuns/efficiency.py``). They build each team's *entry* (:func:`entries`,
+for all teams or only some), and :func:`assemble` ranks the entries: a cached
+board rebuilds only the entries of the teams that changed (``board_cache.py``).
 """
 from __future__ import annotations
 
