@@ -83,7 +83,8 @@ def my_submissions(request, c):
 @login_required
 def submission(request, s):
     sub = visible_submission(request, s)
-    p = submission_payload(sub, request.user)
+    organizer, member, level = sub.viewer
+    p = submission_payload(sub, request.user, organizer, level)
     score = p["score"] or {}
     comp = sub.dataset.phase.competition
     return render(request, "shareval/submission.html", {
@@ -92,8 +93,7 @@ def submission(request, s):
                        shown=factsheets.shown(sub.factsheet.get(f["name"], "")))
                   for f in factsheets.fields(comp.factsheet)],
         "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
-        "organizer": sub.dataset.phase.competition.is_organizer(request.user),
-        "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
+        "organizer": organizer, "is_member": member,
         "frozen": access.frozen(sub.dataset.phase),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
         "comparison": score.get("comparison")})
