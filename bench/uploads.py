@@ -30,7 +30,6 @@ import os
 import random
 import shutil
 import socket
-import statistics
 import subprocess
 import sys
 import tarfile
@@ -39,6 +38,8 @@ import threading
 import time
 import urllib.request
 from pathlib import Path
+
+from _timing import pct
 
 SHAREVAL = [sys.executable, "-m", "shareval.cli"]
 DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, 7)]
@@ -203,11 +204,6 @@ def latencies(url: str, stop: threading.Event, limit: int = 5000) -> list[float]
         out.append(time.perf_counter() - t)
         time.sleep(0.05)
     return out
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))] if xs else float("nan")
 
 
 def main() -> int:

@@ -202,8 +202,12 @@ def rows_of(client, url=DEV) -> list[tuple]:
             for r in client.get(url).json()["rows"]]
 
 
-def token(w, ds="dev") -> str:
-    return Dataset.objects.get(pk=w["ds"][ds].pk).board_token
+def token(w, ds="dev") -> tuple:
+    """What names a board's cached rows: the dataset's token and its teams' marks."""
+    from shareval.platform.competitions.models import BoardMark
+    d = Dataset.objects.get(pk=w["ds"][ds].pk)
+    return d.board_token, sorted(BoardMark.objects.filter(dataset=d)
+                                 .values_list("team_id", "token"))
 
 
 @pytest.fixture
@@ -229,7 +233,7 @@ def test_disqualify_reinstate_and_a_note_show_at_once(several, client):
     runs.reinstate(a2, w["org"])
     assert rows_of(client) == first
     before = token(w)
-    runs.annotate(a2, w["org"], "checked by hand")            # no row changes, but a new token
+    runs.annotate(a2, w["org"], "checked by hand")            # no row changes, but a new mark
     assert token(w) != before and rows_of(client) == first
 
 

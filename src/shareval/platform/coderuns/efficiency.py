@@ -9,10 +9,10 @@ shown whenever a row comes from a code run (pages show 2, 2 and 0 digits).
 
 The numbers are part of the cached board rows (``competitions/board_cache.py``),
 so every write of a code run that can change them gives its output run's
-dataset a new board token: the runner's final UPDATE linking the output
+dataset's team a new board mark (``board_cache.mark``): the runner's final UPDATE linking the output
 (:func:`bump_for`, called by ``runner._finish``), and any save or delete of a
-run that has an output (signals connected in ``apps.py``: admin edits, a code
-submission deleted with its runs).
+run that has an output (signals connected in ``apps.py``: admin edits; a code
+submission deleted with its runs gives the dataset a new token).
 """
 from __future__ import annotations
 
@@ -68,20 +68,25 @@ def columns(board: dict, rows: list[dict]) -> list[dict]:
 
 
 def bump_for(submission_ids: list) -> None:
-    """New board tokens for the datasets of these output runs."""
-    from django.db.models import Q
-
-    from shareval.platform.competitions.board_cache import bump
-    ids = [s for s in submission_ids if s]
-    if ids:
-        bump(Q(submissions__pk__in=ids))
+    """New board marks for the teams of these output runs: their rows are rebuilt."""
+    from shareval.platform.competitions.board_cache import mark_runs
+    mark_runs(submission_ids)
 
 
 def _run_written(sender, instance: CodeRun, **kw):
     bump_for([instance.output_submission_id])
 
 
+def _run_deleted(sender, instance: CodeRun, **kw):
+    # deletes rebuild whole boards (see board_cache._deleted)
+    from django.db.models import Q
+
+    from shareval.platform.competitions.board_cache import bump
+    if instance.output_submission_id:
+        bump(Q(submissions__pk=instance.output_submission_id))
+
+
 def connect() -> None:
     from django.db.models.signals import post_delete, post_save
     post_save.connect(_run_written, sender=CodeRun, dispatch_uid="boards-coderun-save")
-    post_delete.connect(_run_written, sender=CodeRun, dispatch_uid="boards-coderun-delete")
+    post_delete.connect(_run_deleted, sender=CodeRun, dispatch_uid="boards-coderun-delete")

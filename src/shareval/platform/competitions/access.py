@@ -43,6 +43,17 @@ def can_view_submission(user, submission) -> bool:
     return team is not None and team.pk == submission.team_id
 
 
+def viewer(user, submission, now=None) -> tuple[bool, bool, str]:
+    """(organizer, member of the run's team, :func:`score_level`) of ``user`` for
+    this run, with one query for each role: a result page asked them eight times."""
+    comp = submission.dataset.phase.competition
+    organizer = comp.is_organizer(user)
+    team = comp.team_of(user)
+    member = team is not None and team.pk == submission.team_id
+    level = DETAILED if organizer else dataset_level(submission.dataset, now) if member else NONE
+    return organizer, member, level
+
+
 def score_level(user, submission, now=None) -> str:
     """none, top (metrics) or detailed (breakdowns, plots, significance)."""
     comp = submission.dataset.phase.competition

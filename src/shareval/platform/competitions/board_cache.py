@@ -1,30 +1,42 @@
-"""Leaderboard rows cached per dataset, keyed by the dataset's ``board_token``.
+"""Leaderboard rows cached per dataset, patched team by team.
 
 What is cached is the board as ``boards.board_rows`` builds it and
 ``boards.shape`` trims it (one or several runs per team, the chosen columns,
 their precision): the pages and the API read it through :func:`board`.
 
-At 500 teams x 100,000 runs, choosing each team's row reads 100,000 narrow
-score tuples (about a second); the rows change only when a run, a score or a
-team changes. So ``Dataset.board_token`` gets a new random value whenever
-anything the rows are built from is written, in the same transaction as the
-write, and the rows are cached under (dataset, token, part, shown or hidden, board options):
+At 500 teams x 100,000 runs, choosing every team's row reads 100,000 narrow
+score tuples (0.7-1.4 s); a team's rows change only when its runs, their
+scores or the team change, and a new score changes one team. So two kinds of
+random tokens are written in the same transaction as the write:
 
-- ``Submission`` and ``Score`` saves and deletes (signals below), and their
+- a team's change gives its (dataset, team) a new ``BoardMark`` token
+  (:func:`mark`): ``Submission`` and ``Score`` saves (signals below) and their
   queryset ``update`` / ``bulk_create`` / ``bulk_update``
   (``submissions.models.BoardQuerySet``), which send no signals: scoring (the
   public and the private part of a split), a state change, a primary flag, a
   cancellation, a re-score, a disqualification or reinstatement, a team taking
   a run off the board or putting it back, a fact-sheet edit (its method is a
-  column of several-runs boards);
-- the events of the organizers' and teams' run actions (``SubmissionEvent``
-  with state disqualified, reinstated, note, shown, hidden, factsheet): the
-  writes above bump already; a note does not change a row, but bumping on it
-  too keeps the rule simple ("any run action");
-- ``Team`` (name, baseline), ``CompetitionTask`` (primary metric, direction),
-  ``Phase`` (release) and ``Dataset`` saves and deletes: the datasets they hold;
-- code runs with an output (their resources are efficiency columns):
-  ``coderuns/efficiency.py`` bumps on their saves, deletes and the runner's update.
+  column of several-runs boards); the events of the organizers' and teams' run
+  actions (``SubmissionEvent`` with state disqualified, reinstated, note,
+  shown, hidden, factsheet; a note changes no row, but marking on it too keeps
+  the rule simple: "any run action"); ``Team`` saves (name, baseline), for
+  every dataset of its competition; code runs with an output (their resources
+  are efficiency columns: ``coderuns/efficiency.py``);
+- a change of the whole board gives ``Dataset.board_token`` a new value
+  (:func:`bump`): ``CompetitionTask`` (primary metric, direction), ``Phase``
+  (release) and ``Dataset`` saves and deletes, deletes of runs, scores, code
+  runs and teams (a mark written in the middle of a cascade could name a team
+  about to be deleted), and queryset updates that move runs between datasets
+  or teams.
+
+The cache holds, under (dataset, token, part, shown or hidden, board options),
+each team's entries (``boards.entries``) with the marks they were built under;
+the shaped rows are cached under that key plus a digest of the marks. When
+marks differ, only those teams' entries are rebuilt (``boards.entries(...,
+teams=changed)``), and ``boards.assemble`` ranks and orders all entries again:
+a team's entry depends on its own runs and name only, ranks and columns on all
+of them, and are always recomputed. More changed teams than
+``REBUILD_SHARE`` of the board rebuild it whole.
 
 The key also holds everything decided per request that changes the rows: the
 part of a split dataset (``public`` or ``private``; the private part is chosen
@@ -34,9 +46,9 @@ whether scores are shown, and a digest of the dataset's ``board`` options
 answer for another: before release, a participant's request is keyed
 ``public`` and cannot be answered with private rows.
 
-A reader takes the token *before* building the rows, so a write that commits
-in between can only leave newer rows under an older token, never older rows
-under the newest one. What a user may see is not cached: whether scores are
+A reader takes the token and the marks *before* building the rows, so a write
+that commits in between can only leave newer rows under an older token or mark,
+never older rows under the newest one. What a user may see is not cached: whether scores are
 shown (blind phase, release state and schedule, ``feedback``, organizer) is
 decided on every request, and the two kinds of rows are built by different
 functions (``leaderboard.rows`` / ``boards.all_rows`` with scores,
@@ -46,7 +58,7 @@ rather than a counter: a database rebuilt or rolled back (tests) cannot bring
 back a value whose rows are still cached.
 
 The cache is Django's ``boards`` cache (``settings.CACHES``; in-process by
-default, so each server process builds its own copy once per change).
+default, so each server process patches its own copy once per change).
 """
 from __future__ import annotations
 
@@ -59,11 +71,13 @@ from django.db.models import Q
 from django.db.models.signals import post_delete, post_save
 
 from . import boards
-from .models import CompetitionTask, Dataset, Phase, Team, new_board_token
+from .models import BoardMark, CompetitionTask, Dataset, Phase, Team, new_board_token
 
 TIMEOUT = 24 * 3600
-# run actions (submissions/runs.py) whose events bump the token
+# run actions (submissions/runs.py) whose events give their team a new mark
 RUN_ACTIONS = ("disqualified", "reinstated", "note", "shown", "hidden", "factsheet")
+# more changed teams than this share of the board: rebuild it whole
+REBUILD_SHARE = 0.5
 
 
 def bump(where: Q) -> None:
@@ -71,23 +85,73 @@ def bump(where: Q) -> None:
     Dataset.objects.filter(where).update(board_token=new_board_token())
 
 
+def mark(pairs) -> None:
+    """A new mark for each (dataset id, team id): only those teams' rows are rebuilt."""
+    pairs = {(d, t) for d, t in pairs if d and t}
+    if pairs:
+        token = new_board_token()
+        BoardMark.objects.bulk_create(
+            [BoardMark(dataset_id=d, team_id=t, token=token) for d, t in sorted(pairs)],
+            update_conflicts=True, unique_fields=["dataset", "team"], update_fields=["token"])
+
+
+def mark_runs(submission_ids) -> None:
+    """:func:`mark` the (dataset, team) of these runs."""
+    from shareval.platform.submissions.models import Submission
+    ids = [s for s in submission_ids if s]
+    if ids:
+        mark(Submission.objects.filter(pk__in=ids).values_list("dataset_id", "team_id")
+             .distinct())
+
+
 def board(dataset: Dataset, scores: bool = True, part: str = "public"):
     """(columns, rows, precision, key) of the dataset's board: ``boards.board_rows``
-    shaped by ``boards.shape``, from the cache when nothing changed since. ``key``
-    names these rows until the next change (None: not cached); the leaderboard
-    page caches its rendered table body under it."""
+    shaped by ``boards.shape``, from the cache when nothing changed since, else
+    with only the changed teams' rows rebuilt. ``key`` names these rows until the
+    next change (None: not cached); the leaderboard page caches its rendered table
+    body under it."""
     token = Dataset.objects.filter(pk=dataset.pk).values_list("board_token", flat=True).first()
     if token is None or not settings.BOARD_CACHE:
         return (*_build(dataset, scores, part), None)
+    # read before the rows are built: a write committing meanwhile leaves a newer mark
+    marks = dict(BoardMark.objects.filter(dataset=dataset).values_list("team_id", "token"))
     options = hashlib.sha256(json.dumps(dataset.board or {}, sort_keys=True, default=str)
                              .encode()).hexdigest()[:16]
-    key = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
+    base = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
+    key = f"{base}:{digest(marks)}"
     cache = caches["boards"]
     hit = cache.get(key)
     if hit is None:
-        hit = _build(dataset, scores, part)
+        state = cache.get(base)
+        entries = _patched(dataset, scores, part, state, marks) if state else None
+        if entries is None:
+            entries = boards.entries(dataset, scores, part)
+        cache.set(base, {"marks": marks, "entries": entries}, TIMEOUT)
+        columns, rows = boards.assemble(dataset, scores, entries)
+        columns, precision = boards.shape(dataset, columns, rows)
+        hit = (columns, rows, precision)
         cache.set(key, hit, TIMEOUT)
     return (*hit, key)
+
+
+def digest(marks: dict) -> str:
+    return hashlib.sha256(repr(sorted(marks.items())).encode()).hexdigest()[:16]
+
+
+def _patched(dataset: Dataset, scores: bool, part: str, state: dict, marks: dict):
+    """The cached entries with the teams whose mark changed rebuilt; None when so many
+    changed that a whole rebuild is cheaper."""
+    old, entries = state["marks"], state["entries"]
+    changed = {t for t in old.keys() | marks.keys() if old.get(t) != marks.get(t)}
+    if len(changed) > max(8, REBUILD_SHARE * len(entries)):
+        return None
+    if changed:
+        fresh = boards.entries(dataset, scores, part, teams=changed)
+        for t in changed:
+            entries.pop(t, None)
+            if t in fresh:
+                entries[t] = fresh[t]
+    return entries
 
 
 def rows(dataset: Dataset, scores: bool = True, part: str = "public"):
@@ -102,15 +166,28 @@ def _build(dataset: Dataset, scores: bool, part: str):
 
 
 def _submission_saved(sender, instance, **kw):
-    bump(Q(pk=instance.dataset_id))
+    mark([(instance.dataset_id, instance.team_id)])
 
 
 def _score_saved(sender, instance, **kw):
-    bump(Q(submissions__pk=instance.submission_id))
+    mark_runs([instance.submission_id])
 
 
 def _team_saved(sender, instance, **kw):
-    bump(Q(phase__competition_id=instance.competition_id))
+    mark((d, instance.pk) for d in Dataset.objects.filter(
+        phase__competition_id=instance.competition_id).values_list("pk", flat=True))
+
+
+def _deleted(sender, instance, **kw):
+    """Deletes (rare: admin, a team or competition deleted with its runs) rebuild
+    whole boards: a mark written in the middle of a cascade could name a team
+    about to be deleted."""
+    if isinstance(instance, Team):
+        bump(Q(phase__competition_id=instance.competition_id))
+    elif hasattr(instance, "dataset_id"):
+        bump(Q(pk=instance.dataset_id))
+    else:
+        bump(Q(submissions__pk=instance.submission_id))
 
 
 def _task_saved(sender, instance, **kw):
@@ -123,7 +200,7 @@ def _phase_saved(sender, instance, **kw):
 
 def _event_saved(sender, instance, created=False, **kw):
     if created and instance.state in RUN_ACTIONS:
-        bump(Q(submissions__pk=instance.submission_id))
+        mark_runs([instance.submission_id])
 
 
 def _dataset_saved(sender, instance, **kw):
@@ -141,4 +218,5 @@ def connect() -> None:
         uid = f"boards-{model.__name__}"
         post_save.connect(receiver, sender=model, dispatch_uid=uid + "-save")
         if model is not Dataset:
-            post_delete.connect(receiver, sender=model, dispatch_uid=uid + "-delete")
+            post_delete.connect(_deleted if model in (Submission, Score, Team) else receiver,
+                                sender=model, dispatch_uid=uid + "-delete")

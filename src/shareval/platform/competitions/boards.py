@@ -21,32 +21,52 @@ from shareval.platform.submissions.models import Score, Submission
 
 from . import leaderboard
 from .leaderboard import PARTS, _current_scored, _row, scalar_metrics
-from .models import Dataset, Team
+from .models import Dataset
+
+
+def several(dataset: Dataset) -> bool:
+    return (dataset.board or {}).get("runs") == "all"
 
 
 def board_rows(dataset: Dataset, scores: bool, part: str = "public"):
     """(columns, rows) of the dataset's board: one row per team (``leaderboard.rows``)
     or, with ``runs: all``, several (:func:`all_rows`)."""
-    if (dataset.board or {}).get("runs") == "all":
-        return all_rows(dataset, scores, part)
-    return leaderboard.rows(dataset, scores=scores, part=part)
+    return assemble(dataset, scores, entries(dataset, scores, part))
+
+
+def entries(dataset: Dataset, scores: bool, part: str = "public", teams=None) -> dict:
+    """{team id: [entries of its rows]} of the board's teams (of ``teams`` only, if
+    given): a team's rows depend on its own runs and name only."""
+    if several(dataset):
+        return all_entries(dataset, scores, part, teams)
+    return leaderboard.entries(dataset, scores, part, teams)
+
+
+def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], list[dict]]:
+    """(columns, rows) from every team's :func:`entries`: ranks and columns."""
+    if several(dataset):
+        return all_assemble(dataset, scores, entries)
+    return leaderboard.assemble(dataset, scores, entries)
 
 
 def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list[str], list[dict]]:
-    board = dataset.board or {}
-    limit = board.get("max_runs") or 10 ** 6
-    ct = dataset.task
-    sign = 1 if ct.lower_is_better else -1
+    return all_assemble(dataset, scores, all_entries(dataset, scores, part))
+
+
+def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None) -> dict:
+    """{team: its kept runs, in the team's order}; see the module doc."""
+    limit = (dataset.board or {}).get("max_runs") or 10 ** 6
+    sign = 1 if dataset.task.lower_is_better else -1
     primary_field, metrics_field = PARTS[part]
     fields = ["pk", "submission__team_id", "submission__kind", "submission__created",
               "submission__factsheet__method", "submission_id"]
     if scores:
         fields.append(primary_field)
     by_team: dict[int, list[tuple]] = {}
-    for row in _current_scored(dataset).values_list(*fields):
+    for row in _current_scored(dataset, teams).values_list(*fields):
         by_team.setdefault(row[1], []).append(row)
-    teams = {t.pk: t for t in Team.objects.filter(pk__in=by_team)}
-    kept = []
+    names = leaderboard._teams(by_team)
+    out: dict[int, list[dict]] = {}
     for team, runs in by_team.items():
         if scores:
             runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[6] is None,
@@ -54,29 +74,40 @@ def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list
         else:       # primary first, then latest: no score is read
             runs.sort(key=lambda r: r[3], reverse=True)
             runs.sort(key=lambda r: r[2] != Submission.PRIMARY)
-        kept += [(r, len(runs)) for r in runs[:limit]]
+        out[team] = [{"team": team, "kind": r[2], "runs": len(runs), "created": r[3],
+                      "method": str(r[4]) if r[4] else "", "score": r[6] if scores else None,
+                      "pk": r[0], "sub": r[5], **names[team]} for r in runs[:limit]]
+    if scores:
+        kept = [e for es in out.values() for e in es]
+        results = dict(Score.objects.filter(pk__in=[e["pk"] for e in kept])
+                       .values_list("pk", metrics_field))
+        eff = efficiency.efficiency([e["sub"] for e in kept])   # code runs' resources
+        for e in kept:
+            e["metrics"] = scalar_metrics({"metrics": results.get(e["pk"]) or {}})
+            e["efficiency"] = eff.get(e["sub"])
+    return out
+
+
+def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], list[dict]]:
+    kept = [e for es in entries.values() for e in es]
     if not scores:
-        kept.sort(key=lambda k: (teams[k[0][1]].name, k[0][2] != Submission.PRIMARY,
-                                 -k[0][3].timestamp()))
-        return [], [_with_method(_row(teams[r[1]], None, r[2], n, r[3], {}, "contrastive"), r[4])
-                    for r, n in kept]
-    kept.sort(key=lambda k: (k[0][6] is None, sign * (k[0][6] or 0), teams[k[0][1]].name,
-                             k[0][3]))
-    results = dict(Score.objects.filter(pk__in=[r[0] for r, _ in kept])
-                   .values_list("pk", metrics_field))
-    columns = [ct.metric]
-    metrics = {}
-    for r, _ in kept:
-        metrics[r[0]] = scalar_metrics({"metrics": results.get(r[0]) or {}})
-        columns += [k for k in metrics[r[0]] if k not in columns]
+        kept.sort(key=lambda e: (e["name"], e["kind"] != Submission.PRIMARY,
+                                 -e["created"].timestamp()))
+        return [], [_with_method(_row(e, None, {}, "contrastive"), e["method"]) for e in kept]
+    sign = 1 if dataset.task.lower_is_better else -1
+    kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
+                             e["created"]))
+    columns = [dataset.task.metric]
+    for e in kept:
+        columns += [k for k in e["metrics"] if k not in columns]
     out, rank, prev = [], 0, object()
-    for i, (r, n) in enumerate(kept, 1):
-        if r[6] != prev:
-            rank, prev = i, r[6]
-        out.append(_with_method(_row(teams[r[1]], rank, r[2], n, r[3],
-                                     {k: metrics[r[0]].get(k) for k in columns}, "contrastive"),
-                                r[4]))
-    efficiency.attach(out, [r[5] for r, _ in kept])   # code runs' resources (coderuns)
+    for i, e in enumerate(kept, 1):
+        if e["score"] != prev:
+            rank, prev = i, e["score"]
+        row = _with_method(_row(e, rank, {k: e["metrics"].get(k) for k in columns},
+                                "contrastive"), e["method"])
+        row["efficiency"] = e["efficiency"]
+        out.append(row)
     return columns, out
 
 

@@ -17,13 +17,14 @@ in ``boards.py``, whose ``board_rows`` pages and API call (through
 ``board_cache.py``); ``part`` chooses the public or private part of a split
 dataset's scores.
 
-Three queries: the database picks each team's row (a window function over the
-team's current scores, ordered by the rule above) and counts its runs, then
-the metrics of the picked rows only, so the cost grows with the number of
-submissions but not with the size of their results, and Python sees one row
-per team; then the resources of the code runs behind the picked rows
-(``coderuns/efficiency.py``). The pages cache the board's rows until something they read changes
-(``board_cache.py``).
+Four queries: the database picks each team's row (a window function over the
+team's current scores, ordered by the rule above) and counts its runs, the
+teams' names, the metrics of the picked rows only, so the cost grows with the
+number of submissions but not with the size of their results, and Python sees
+one row per team; then the resources of the code runs behind the picked rows
+(``coderuns/efficiency.py``). They build each team's *entry* (:func:`entries`,
+for all teams or only some), and :func:`assemble` ranks the entries: a cached
+board rebuilds only the entries of the teams that changed (``board_cache.py``).
 """
 from __future__ import annotations
 
@@ -41,10 +42,11 @@ def scalar_metrics(result: dict) -> dict[str, float]:
             if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
-def _current_scored(dataset: Dataset):
-    return Score.objects.filter(submission__dataset=dataset, current=True,
-                                submission__state=Submission.SCORED,
-                                submission__disqualified="", submission__on_board=True)
+def _current_scored(dataset: Dataset, teams=None):
+    qs = Score.objects.filter(submission__dataset=dataset, current=True,
+                              submission__state=Submission.SCORED,
+                              submission__disqualified="", submission__on_board=True)
+    return qs if teams is None else qs.filter(submission__team_id__in=list(teams))
 
 
 # the score fields a board reads: the public part (every dataset) or the private one
@@ -57,11 +59,11 @@ def _not_primary():
                 output_field=IntegerField())
 
 
-def _first_per_team(dataset: Dataset, order: list, *fields: str):
+def _first_per_team(dataset: Dataset, order: list, teams=None, *fields: str):
     """(team, team's scored runs, kind, created, *fields) of each team's first
-    current scored run in ``order``."""
+    current scored run in ``order`` (of ``teams`` only, if given)."""
     team = [F("submission__team_id")]
-    return (_current_scored(dataset)
+    return (_current_scored(dataset, teams)
             .annotate(rn=Window(RowNumber(), partition_by=team, order_by=order),
                       n=Window(Count("pk"), partition_by=team))
             .filter(rn=1).order_by()
@@ -74,58 +76,88 @@ def rows(dataset: Dataset, scores: bool = True,
     """(metric columns with the primary metric first, rows); see the module doc.
 
     ``scores=False`` is the board with scores hidden (:func:`blind_rows`)."""
+    return assemble(dataset, scores, entries(dataset, scores, part))
+
+
+def entries(dataset: Dataset, scores: bool = True, part: str = "public",
+            teams=None) -> dict[int, list[dict]]:
+    """{team id: [its row's entry]} for every team with a current scored run on
+    the board, or for ``teams`` only: what :func:`assemble` ranks. A team's entry
+    depends on its own runs and name only, so a cached board replaces the entries
+    of the teams that changed (``board_cache.py``)."""
     if not scores:
-        return [], blind_rows(dataset)
+        return _blind_entries(dataset, teams)
     ct = dataset.task
-    sign = 1 if ct.lower_is_better else -1
     primary_field, metrics_field = PARTS[part]
     score = F(primary_field).asc(nulls_last=True) if ct.lower_is_better else \
         F(primary_field).desc(nulls_last=True)
-    picked: dict[int, tuple] = {}
-    runs: dict[int, int] = {}
+    picked: dict[int, dict] = {}
     for team, n, kind, created, pk, primary in _first_per_team(
             dataset, [_not_primary(), score, F("submission__created").asc(), F("pk").asc()],
-            "pk", primary_field):
-        picked[team], runs[team] = (None, pk, kind, primary, created), n
-    teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
-    results, subs = {}, {}
-    for pk, sub, m in Score.objects.filter(pk__in=[p[1] for p in picked.values()]) \
+            teams, "pk", primary_field):
+        picked[pk] = {"team": team, "kind": kind, "runs": n, "created": created,
+                      "score": primary}
+    names = _teams(e["team"] for e in picked.values())
+    subs = []
+    for pk, sub, m in Score.objects.filter(pk__in=picked) \
             .values_list("pk", "submission_id", metrics_field):
-        results[pk], subs[pk] = m, sub
-    chosen = sorted(picked.items(), key=lambda kv: (kv[1][3] is None, sign * (kv[1][3] or 0),
-                                                    teams[kv[0]].name))
-    columns: list[str] = [ct.metric]
-    metrics = {}
-    for team, (_, pk, *_rest) in chosen:
-        metrics[pk] = scalar_metrics({"metrics": results.get(pk) or {}})
-        for k in metrics[pk]:
-            if k not in columns:
-                columns.append(k)
-    out, rank, prev = [], 0, object()
-    for i, (team, (_, pk, kind, primary, created)) in enumerate(chosen, 1):
-        if primary != prev:
-            rank, prev = i, primary
-        out.append(_row(teams[team], rank, kind, runs[team], created,
-                        {k: metrics[pk].get(k) for k in columns}, "best"))
+        picked[pk]["metrics"] = scalar_metrics({"metrics": m or {}})
+        subs.append((picked[pk], sub))
     # code submissions: the resources of the run that produced each row's output
-    efficiency.attach(out, [subs[pk] for _, (_, pk, *_rest) in chosen])
+    eff = efficiency.efficiency([sub for _, sub in subs])
+    out = {}
+    for e, sub in subs:
+        e.update(names[e["team"]], efficiency=eff.get(sub))
+        out[e["team"]] = [e]
+    return out
+
+
+def _blind_entries(dataset: Dataset, teams=None) -> dict[int, list[dict]]:
+    picked = {team: {"team": team, "kind": kind, "runs": n, "created": created}
+              for team, n, kind, created in _first_per_team(
+                  dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()],
+                  teams)}
+    names = _teams(picked)
+    return {t: [dict(e, **names[t])] for t, e in picked.items()}
+
+
+def _teams(ids) -> dict[int, dict]:
+    return {pk: {"name": name, "baseline": baseline} for pk, name, baseline in
+            Team.objects.filter(pk__in=set(ids)).values_list("pk", "name", "is_baseline")}
+
+
+def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], list[dict]]:
+    """(columns, rows) of a one-row-per-team board from its teams' :func:`entries`:
+    ranked by score (ties share a rank, then by team name), or by team name when
+    scores are hidden."""
+    chosen = [e[0] for e in entries.values()]
+    if not scores:
+        chosen.sort(key=lambda e: e["name"])
+        return [], [_row(e, None, {}, "latest") for e in chosen]
+    ct = dataset.task
+    sign = 1 if ct.lower_is_better else -1
+    chosen.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"]))
+    columns: list[str] = [ct.metric]
+    for e in chosen:
+        columns += [k for k in e["metrics"] if k not in columns]
+    out, rank, prev = [], 0, object()
+    for i, e in enumerate(chosen, 1):
+        if e["score"] != prev:
+            rank, prev = i, e["score"]
+        row = _row(e, rank, {k: e["metrics"].get(k) for k in columns}, "best")
+        row["efficiency"] = e["efficiency"]
+        out.append(row)
     return columns, out
 
 
 def blind_rows(dataset: Dataset) -> list[dict]:
     """Rows by team name, each the team's primary run if scored, else its latest
     scored run; no ranks, no metrics. The query does not even read the scores."""
-    picked: dict[int, tuple] = {}
-    runs: dict[int, int] = {}
-    for team, n, kind, created in _first_per_team(
-            dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()]):
-        picked[team], runs[team] = (kind, created), n
-    teams = {t.pk: t for t in Team.objects.filter(pk__in=picked)}
-    return [_row(teams[t], None, kind, runs[t], created, {}, "latest")
-            for t, (kind, created) in sorted(picked.items(), key=lambda kv: teams[kv[0]].name)]
+    return assemble(dataset, False, _blind_entries(dataset))[1]
 
 
-def _row(team: Team, rank, kind, runs: int, created, metrics: dict, fallback: str) -> dict:
-    return {"rank": rank, "team": team.name, "baseline": team.is_baseline,
-            "run": "primary" if kind == Submission.PRIMARY else fallback,
-            "runs": runs, "submitted": created.isoformat(), "metrics": metrics}
+def _row(e: dict, rank, metrics: dict, fallback: str) -> dict:
+    """A board row from an entry (team, name, baseline, kind, runs, created)."""
+    return {"rank": rank, "team": e["name"], "baseline": e["baseline"],
+            "run": "primary" if e["kind"] == Submission.PRIMARY else fallback,
+            "runs": e["runs"], "submitted": e["created"].isoformat(), "metrics": metrics}

@@ -276,3 +276,16 @@ class Membership(models.Model):
 from .access_models import (  # noqa: E402,F401
     Agreement, Announcement, Catalog, DataFile, Download, Invitation, Page, PhaseCatalog,
     PhaseLimit, Registration)
+
+
+class BoardMark(models.Model):
+    """A new ``token`` whenever anything a team's rows on a dataset's board are
+    built from changes (its runs, their scores, the team): a cached board rebuilds
+    only the rows of the teams whose mark changed (``board_cache.py``)."""
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    token = models.CharField(max_length=32, default=new_board_token)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["dataset", "team"],
+                                               name="board_mark_once")]

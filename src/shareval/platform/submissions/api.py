@@ -63,9 +63,14 @@ def error_response(e: service.SubmissionError) -> Response:
 
 
 def visible_submission(request, pk) -> Submission:
+    """The run, if ``request.user`` may see it, with its ``viewer`` roles
+    (:func:`access.viewer`: organizer, team member, score level)."""
     sub = Submission.objects.select_related(
         "team", "dataset__phase__competition", "dataset__task").filter(pk=pk).first()
-    if sub is None or not access.can_view_submission(request.user, sub):
+    if sub is None:
+        raise Http404("no such submission")
+    sub.viewer = access.viewer(request.user, sub)
+    if not (sub.viewer[0] or sub.viewer[1]):
         raise Http404("no such submission")      # no hint that it exists
     return sub
 
@@ -121,7 +126,6 @@ class SubmissionList(APIView):
         subs = Submission.objects.filter(visible)
         if request.query_params.get("competition"):
             subs = subs.filter(dataset__phase__competition__slug=request.query_params["competition"])
-        subs = subs.select_related("team", "dataset__phase__competition", "dataset__task")
         try:
             limit = min(MAX_LIST, max(1, int(request.query_params.get("limit", LIST))))
             offset = max(0, int(request.query_params.get("offset", 0)))
@@ -164,7 +168,9 @@ class SubmissionDetail(APIView):
     permission_classes = [IsAuthenticated]
 
     def get(self, request, s):
-        return Response(submission_payload(visible_submission(request, s), request.user))
+        sub = visible_submission(request, s)
+        organizer, _, level = sub.viewer
+        return Response(submission_payload(sub, request.user, organizer, level))
 
 
 class SubmissionAction(APIView):

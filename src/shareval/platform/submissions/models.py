@@ -19,41 +19,49 @@ from ..competitions.models import Dataset, Team
 
 class BoardQuerySet(models.QuerySet):
     """Writes that bypass signals (``update``, ``bulk_create``, ``bulk_update``) also
-    give the datasets they touch a new leaderboard token (competitions/board_cache.py)."""
-    dataset_field = "dataset_id"
+    give the teams they touch a new leaderboard mark, or the datasets a new token
+    when runs move between datasets or teams (competitions/board_cache.py)."""
+    prefix = ""
 
-    def _datasets(self, objs=None) -> set:
+    def _pairs(self, objs=None) -> set:
+        """(dataset id, team id) of the runs written."""
         if objs is None:
-            return set(self.values_list(self.dataset_field, flat=True).distinct())
+            return set(self.values_list(self.prefix + "dataset_id", self.prefix + "team_id")
+                       .distinct())
         if self.model is Submission:
-            return {o.dataset_id for o in objs}
+            return {(o.dataset_id, o.team_id) for o in objs}
         return set(Submission.objects.filter(pk__in={o.submission_id for o in objs})
-                   .values_list("dataset_id", flat=True).distinct())
+                   .values_list("dataset_id", "team_id").distinct())
 
-    def _bump(self, ids: set) -> None:
-        from ..competitions.board_cache import bump
-        if ids:
-            bump(Q(pk__in=ids))
+    def _mark(self, pairs: set) -> None:
+        from ..competitions.board_cache import mark
+        mark(pairs)
 
     def update(self, **kwargs):
-        ids = self._datasets()
+        pairs = self._pairs()
         n = super().update(**kwargs)
-        self._bump(ids | (self._datasets() if "dataset" in kwargs else set()))
+        if {"dataset", "team", "submission"} & {k.removesuffix("_id") for k in kwargs}:
+            from ..competitions.board_cache import bump
+            ids = {d for d, _ in pairs | self._pairs()}
+            if ids:
+                bump(Q(pk__in=ids))
+        else:
+            self._mark(pairs)
         return n
 
     def bulk_create(self, objs, *args, **kwargs):
         objs = super().bulk_create(objs, *args, **kwargs)
-        self._bump(self._datasets(objs))
+        self._mark(self._pairs(objs))
         return objs
 
     def bulk_update(self, objs, *args, **kwargs):
         n = super().bulk_update(objs, *args, **kwargs)
-        self._bump(self._datasets(objs))
+        self._mark(self._pairs(objs))
         return n
 
 
 class ScoreQuerySet(BoardQuerySet):
-    dataset_field = "submission__dataset_id"
+    prefix = "submission__"
 
 
 class Submission(models.Model):
@@ -118,8 +126,11 @@ class Submission(models.Model):
 
     @property
     def current_score(self):
-        """The newest current score (from ``prefetch_related("scores")`` when prefetched)."""
-        cached = getattr(self, "_prefetched_objects_cache", {}).get("scores")
+        """The newest current score (from ``prefetch_related("scores")`` or the list
+        ``present.list_payload`` prefetches when there)."""
+        cached = getattr(self, "score_list", None)
+        if cached is None:
+            cached = getattr(self, "_prefetched_objects_cache", {}).get("scores")
         if cached is not None:
             return max((s for s in cached if s.current), key=lambda s: s.created, default=None)
         return self.scores.filter(current=True).first()

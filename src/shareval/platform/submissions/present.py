@@ -1,12 +1,17 @@
 """What a given user may see of a submission, as one dict (API and pages share it)."""
 from __future__ import annotations
 
+import uuid
+
+from django.db.models import Prefetch
 from django.urls import reverse
 
 from ..competitions import access
 from ..competitions.leaderboard import scalar_metrics
 from .models import Score, Submission
 from .scoring import NON_FINITE_NAMES
+
+ZERO = uuid.UUID(int=0)
 
 
 def score_payload(sub: Submission, user, level: str | None = None) -> dict | None:
@@ -55,7 +60,7 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
     events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
                **({"log": e.log} if organizer and e.log else {}),
                **({"organizer_only": True} if e.organizer_only else {})}
-              for e in sub.events.all() if organizer or not e.organizer_only]
+              for e in _listed(sub, "event_list", "events") if organizer or not e.organizer_only]
     d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
          "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
@@ -70,15 +75,28 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                          "current": s.current, "created": s.created.isoformat(),
                          "metrics": scalar_metrics(s.result),
                          **({"private_metrics": scalar_metrics(s.private_result)}
-                            if s.private_result else {})} for s in sub.scores.all()]
+                            if s.private_result else {})}
+                        for s in _listed(sub, "score_list", "scores")]
     return d
+
+
+def _listed(sub: Submission, attr: str, related: str):
+    """The run's events or scores: the list :func:`list_payload` prefetched (no
+    queryset per run: at 50 runs, building them cost more than the queries), else
+    the related manager."""
+    cached = getattr(sub, attr, None)
+    return cached if cached is not None else getattr(sub, related).all()
 
 
 def list_payload(subs, user) -> list[dict]:
     """:func:`submission_payload` of many runs that ``user`` may see (their team's,
     or as organizer), with scores and events prefetched and the organizer check
     and the visibility level decided once per competition and dataset."""
-    subs = list(subs.prefetch_related("scores", "events"))
+    # the team, dataset, phase, competition and task read once each and shared by
+    # the runs (select_related builds five objects per run), scores and events as lists
+    subs = list(subs.select_related(None).prefetch_related(
+        "team", "dataset__phase__competition", "dataset__task",
+        Prefetch("scores", to_attr="score_list"), Prefetch("events", to_attr="event_list")))
     organizer: dict[int, bool] = {}
     levels: dict[int, str] = {}
     out = []
@@ -106,6 +124,7 @@ def run_rows(subs, user) -> list[dict]:
             metrics[sid] = (created, m or {})
     levels: dict[int, str] = {}
     rows = []
+    url = reverse("submission", args=[ZERO]).replace(str(ZERO), "{}")     # one reverse
     for s in subs:
         metric = s.dataset.task.metric
         value, hidden = None, False
@@ -115,5 +134,6 @@ def run_rows(subs, user) -> list[dict]:
             hidden = levels[s.dataset_id] == access.NONE
             if not hidden:
                 value = shown_metrics({"metrics": metrics[s.pk][1]}).get(metric)
-        rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden})
+        rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden,
+                     "url": url.format(s.pk)})
     return rows

@@ -70,8 +70,10 @@ RUNS_PAGE = 50          # newest first; ?page=<n>
 def my_submissions(request, c):
     comp = eligibility.visible(request, c)
     team = comp.team_of(request.user)
-    subs = (Submission.objects.filter(team=team)
-            .select_related("dataset__phase__competition", "dataset__task") if team else
+    # the datasets (phase, competition, task) read once and shared by the runs, not
+    # joined into each run's row; the runs' messages and fact sheets not read
+    subs = (Submission.objects.filter(team=team).defer("problems", "warnings", "factsheet")
+            .prefetch_related("dataset__phase__competition", "dataset__task") if team else
             Submission.objects.none())
     page = Paginator(subs, RUNS_PAGE).get_page(request.GET.get("page"))
     return render(request, "shareval/submissions.html", {
@@ -81,7 +83,8 @@ def my_submissions(request, c):
 @login_required
 def submission(request, s):
     sub = visible_submission(request, s)
-    p = submission_payload(sub, request.user)
+    organizer, member, level = sub.viewer
+    p = submission_payload(sub, request.user, organizer, level)
     score = p["score"] or {}
     comp = sub.dataset.phase.competition
     return render(request, "shareval/submission.html", {
@@ -90,8 +93,7 @@ def submission(request, s):
                        shown=factsheets.shown(sub.factsheet.get(f["name"], "")))
                   for f in factsheets.fields(comp.factsheet)],
         "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
-        "organizer": sub.dataset.phase.competition.is_organizer(request.user),
-        "is_member": sub.team == sub.dataset.phase.competition.team_of(request.user),
+        "organizer": organizer, "is_member": member,
         "frozen": access.frozen(sub.dataset.phase),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
         "comparison": score.get("comparison")})
