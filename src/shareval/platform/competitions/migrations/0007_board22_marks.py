@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('competitions', '0005_perf22_indexes'),
+        ('competitions', '0006_forms24_setting_changes'),
     ]
 
     operations = [
