@@ -37,6 +37,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "mutate"
 
+MATERIAL_TESTS = ["tests/tasks/test_material.py", "tests/tasks/test_material_e2e.py",
+                  "tests/tasks/test_material_rules.py"]
+
 # module (under src/shareval) -> the tests that own it
 TESTS: dict[str, list[str]] = {
     "metrics/agreement.py": ["tests/metrics/test_agreement.py",
@@ -53,7 +56,12 @@ TESTS: dict[str, list[str]] = {
     "tasks/base.py": ["tests/tasks/test_classification.py", "tests/tasks/test_trec.py"],
     "tasks/classification.py": ["tests/tasks/test_classification.py",
                                 "tests/tasks/test_classification_rules.py"],
-    "tasks/material.py": ["tests/tasks/test_material.py"],
+    "tasks/catalogs.py": ["tests/tasks/test_catalogs.py"],
+    "tasks/material/base.py": MATERIAL_TESTS,
+    "tasks/material/clir.py": MATERIAL_TESTS,
+    "tasks/material/e2e.py": MATERIAL_TESTS,
+    "tasks/material/identification.py": MATERIAL_TESTS,
+    "tasks/program.py": ["tests/tasks/test_program.py"],
     "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_rules.py",
                      "tests/tasks/test_rcc_mentions_kaggle.py"],
     "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_rules.py",
