@@ -5,6 +5,8 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
+    python bench/mutate.py --module tasks/trec.py --tests tests/tasks/test_trec.py
+                                                # a full run with other tests (a "before" run)
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
 returned values) in its own copy of the tree under out/mutate/<module>/, and
@@ -95,7 +97,7 @@ def slug(module: str) -> str:
     return module.replace("/", "__").removesuffix(".py")
 
 
-def prepare(module: str) -> Path:
+def prepare(module: str, tests: list[str] | None = None) -> Path:
     work = OUT / slug(module)
     if work.exists():
         shutil.rmtree(work)
@@ -104,7 +106,7 @@ def prepare(module: str) -> Path:
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
-    tests = "\n    ".join(TESTS[module])
+    tests = "\n    ".join(tests or TESTS[module])
     (work / "setup.cfg").write_text(
         "[mutmut]\n"
         "source_paths = src\n"
@@ -115,8 +117,8 @@ def prepare(module: str) -> Path:
     return work
 
 
-def run(module: str, children: int) -> dict:
-    work = prepare(module)
+def run(module: str, children: int, tests: list[str] | None = None) -> dict:
+    work = prepare(module, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
@@ -194,7 +196,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
-    ap.add_argument("--tests", nargs="+", help="with --recheck: these tests instead of TESTS")
+    ap.add_argument("--tests", nargs="+",
+                    help="these tests instead of TESTS (e.g. a 'before' run without new tests)")
     args = ap.parse_args(argv)
     if args.list:
         for m, t in TESTS.items():
@@ -204,7 +207,7 @@ def main(argv=None) -> int:
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
         results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children))
+                       else run(module, args.children, args.tests))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
