@@ -65,7 +65,7 @@ TESTS: dict[str, list[str]] = {
     "tasks/material/identification.py": MATERIAL_TESTS,
     "tasks/program.py": ["tests/tasks/test_program.py"],
     "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_rules.py",
-                     "tests/tasks/test_rcc_mentions_kaggle.py"],
+                     "tests/tasks/test_rcc_results.py", "tests/tasks/test_rcc_mentions_kaggle.py"],
     "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_rules.py",
                          "tests/tasks/test_svident_official.py"],
     "tasks/trec.py": ["tests/tasks/test_trec.py"],
