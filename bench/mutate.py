@@ -59,7 +59,7 @@ TESTS: dict[str, list[str]] = {
                       "tests/tasks/test_trec.py"],
     "tasks/classification.py": ["tests/tasks/test_classification.py",
                                 "tests/tasks/test_classification_rules.py"],
-    "tasks/catalogs.py": ["tests/tasks/test_catalogs.py"],
+    "tasks/catalogs.py": ["tests/tasks/test_catalogs.py", "tests/tasks/test_catalogs_rules.py"],
     "tasks/material/base.py": MATERIAL_TESTS,
     "tasks/material/clir.py": MATERIAL_TESTS,
     "tasks/material/e2e.py": MATERIAL_TESTS,
