@@ -5,8 +5,8 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
-    python bench/mutate.py --module tasks/trec.py --tests tests/tasks/test_trec.py
-                                                # a full run with other tests (a "before" run)
+    python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
+                                                # a "before" run: the tests of a commit
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
 returned values) in its own copy of the tree under out/mutate/<module>/, and
@@ -98,14 +98,19 @@ def slug(module: str) -> str:
     return module.replace("/", "__").removesuffix(".py")
 
 
-def prepare(module: str, tests: list[str] | None = None) -> Path:
+def prepare(module: str, tests: list[str] | None = None, tests_at: str | None = None) -> Path:
     work = OUT / slug(module)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    if tests_at:            # the tests as they were at a commit: a "before" run
+        archive = subprocess.run(["git", "archive", tests_at, "tests"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    else:
+        shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
     tests = "\n    ".join(tests or TESTS[module])
     (work / "setup.cfg").write_text(
@@ -118,8 +123,9 @@ def prepare(module: str, tests: list[str] | None = None) -> Path:
     return work
 
 
-def run(module: str, children: int, tests: list[str] | None = None) -> dict:
-    work = prepare(module, tests)
+def run(module: str, children: int, tests: list[str] | None = None,
+        tests_at: str | None = None) -> dict:
+    work = prepare(module, tests, tests_at)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
@@ -199,6 +205,9 @@ def main(argv=None) -> int:
                     help="only the last run's survivors, against the current tests")
     ap.add_argument("--tests", nargs="+",
                     help="these tests instead of TESTS (e.g. a 'before' run without new tests)")
+    ap.add_argument("--tests-at", metavar="COMMIT",
+                    help="a full run against the tests as they were at COMMIT (a 'before' "
+                         "run; with --tests naming the files that existed then)")
     args = ap.parse_args(argv)
     if args.list:
         for m, t in TESTS.items():
@@ -208,7 +217,7 @@ def main(argv=None) -> int:
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
         results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children, args.tests))
+                       else run(module, args.children, args.tests, args.tests_at))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
