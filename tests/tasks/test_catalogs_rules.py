@@ -29,6 +29,9 @@ def test_one_unknown_dataset_is_singular_and_names_the_submission(tmp_path):
     sub = citations(tmp_path, ["a", "zz"])
     assert unknown_ids_problem("rcc-citations", sub, cat, "'datasets v1'") == \
         f"{sub}: dataset_id: 1 dataset id not in the phase's catalog 'datasets v1': zz"
+    two = citations(tmp_path, ["zz", "a", "yy"])
+    assert unknown_ids_problem("rcc-citations", two, cat, "c") == \
+        f"{two}: dataset_id: 2 dataset ids not in the phase's catalog c: yy, zz"
 
 
 @pytest.mark.parametrize("n,tail", [(20, ""), (21, " and 1 more")])
