@@ -54,8 +54,12 @@ def coderuns(monkeypatch):
     shutil.rmtree(root, ignore_errors=True)
 
 
-def scorer(tmp_path, body=SCORER, manifest="command: python score.py {reference} {submission} "
-                                             "{output}\n"):
+# the manifest's limits replace the defaults (LIMITS); a CPU limit below the defaults also
+# lets the tests run under a parent's lower RLIMIT_CPU (mutmut's per-mutant limit)
+MANIFEST = "command: python score.py {reference} {submission} {output}\nlimits: {cpu_seconds: 60}\n"
+
+
+def scorer(tmp_path, body=SCORER, manifest=MANIFEST):
     d = tmp_path / "scorer"
     d.mkdir(exist_ok=True)
     (d / "shareval-system.yaml").write_text(manifest)
@@ -227,3 +231,14 @@ def test_a_program_exiting_1_after_writing_its_result_still_scores(tmp_path, cod
     ref, sub = files(tmp_path)
     r = get("program").score(ref, sub, scorer=str(scorer(tmp_path, body)))
     assert r.metrics == {"f1": 0.25}
+
+
+@needs_sandbox
+def test_the_manifest_limits_replace_the_defaults(tmp_path, coderuns):
+    body = "while True:\n    pass\n"
+    ref, sub = files(tmp_path)
+    manifest = MANIFEST.replace("cpu_seconds: 60", "cpu_seconds: 1")
+    with pytest.raises(RuntimeError) as e:
+        get("program").score(ref, sub, scorer=str(scorer(tmp_path, body, manifest)))
+    assert str(e.value).startswith("the scoring program stopped: used more than the CPU-time "
+                                   "limit of 1 s")
