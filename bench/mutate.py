@@ -196,6 +196,7 @@ def recheck(module: str, tests: list[str] | None) -> dict:
 
 
 def main(argv=None) -> int:
+    global OUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--module", action="append", choices=sorted(TESTS),
                     help="one module (repeatable); default: all")
@@ -208,7 +209,11 @@ def main(argv=None) -> int:
     ap.add_argument("--tests-at", metavar="COMMIT",
                     help="a full run against the tests as they were at COMMIT (a 'before' "
                          "run; with --tests naming the files that existed then)")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="where the runs are kept (default out/mutate; e.g. out/mutate-before "
+                         "for before runs, so that an after run's survivors stay rechecked)")
     args = ap.parse_args(argv)
+    OUT = args.out.resolve()
     if args.list:
         for m, t in TESTS.items():
             print(f"{m:40s} {' '.join(t)}")
