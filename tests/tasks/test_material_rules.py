@@ -434,3 +434,59 @@ def test_e2e_summary_files_problems(tmp_path, change, expected):
         get("material-e2e").validate(sub, reference=pack)
     assert [str(p) for p in e.value.problems] == \
         expected.format(j=sub / j, i=sub / i, b=base).split("\n")
+
+
+# ---------------------------------------------------------------------------
+# Archive names, folders and the two reference readers
+
+def test_archive_names_must_name_the_task_e2e_and_domainid_included(tmp_path):
+    from tests.tasks.test_material_e2e import submission_files
+    pack = _e2e_pack(tmp_path)
+    members = [(n, d if isinstance(d, bytes) else d.encode())
+               for n, d in submission_files().items()]
+    stamp = "_EVAL1-1A-DEV_20181113_225652.tgz"
+    good = tgz(tmp_path, members, "NIST_E2E-primary-unconstrained-QUERY1-sys1" + stamp)
+    assert get("material-e2e").validate(good, reference=pack) == [
+        "archive name: team=NIST, task=E2E, type=primary, condition=unconstrained, set=QUERY1, "
+        "sys=sys1, period=EVAL1, lang=1A, dataset=DEV, date=20181113, time=225652"]
+    clir = tgz(tmp_path, members, "NIST_CLIR-primary-unconstrained-QUERY1-sys1" + stamp)
+    with pytest.raises(InvalidInput) as e:
+        get("material-e2e").validate(clir, reference=pack)
+    assert [str(p) for p in e.value.problems] == [
+        f"{clir}: archive name: says task CLIR, but this is material-e2e"]
+    # DomainID names list their domains: the warning joins them as the name does
+    non_cs = DOCS[:5]
+    dom = tgz(tmp_path, [("GOV.tsv", output([1] * 5, ["0.5"] * 5, non_cs).encode()),
+                         ("MIL.tsv", output([0] * 5, ["0.5"] * 5, non_cs).encode())],
+              "NIST_DomainID-contrastive-unconstrained-GOV-MIL-sys2" + stamp)
+    assert get("material-domainid").validate(dom, reference=pack) == [
+        "archive name: team=NIST, task=DomainID, type=contrastive, condition=unconstrained, "
+        "set=GOV-MIL, sys=sys2, period=EVAL1, lang=1A, dataset=DEV, date=20181113, "
+        "time=225652"]
+
+
+def test_a_folder_submission_refuses_links_and_keeps_the_packs_limits(pack, tmp_path):
+    sub = system(tmp_path)
+    (sub / "query9.tsv").symlink_to(sub / "query1.tsv")
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").validate(sub, reference=pack)
+    assert [str(p) for p in e.value.problems] == [
+        f"{sub / 'query9.tsv'}: member: links are not allowed"]
+    (sub / "query9.tsv").unlink()
+    (pack / "pack.yaml").write_text("language: 1A\nlimits: {max_files: 2}\n")
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").validate(sub, reference=pack)
+    assert [str(p) for p in e.value.problems] == [
+        f"{sub}: submission: exceeds the size or file-count limit"]
+
+
+def test_a_reference_the_fast_scanner_passes_on_reads_the_same_by_lines(pack, tmp_path):
+    """CRLF line ends, a blank line, a repeated line and no final newline are left to the
+    line reader; the relevance it reads is the same."""
+    fast = get("material-clir").score(pack, system(tmp_path, "a"))
+    lines = [f"{d}\t{'Y' if i in REL['query1'] else 'N'}" for i, d in enumerate(DOCS)]
+    (pack / "clir" / "query1.tsv").write_text("\r\n".join(lines) + "\r\n\r\n")
+    (pack / "clir" / "query3.tsv").write_text(f"{DOCS[4]}\tY\n{DOCS[4]}\tY")
+    slow = get("material-clir").score(pack, system(tmp_path, "b"))
+    assert slow.breakdowns["per_query"] == fast.breakdowns["per_query"]
+    assert slow.metrics == fast.metrics
