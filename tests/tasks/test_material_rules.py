@@ -490,3 +490,59 @@ def test_a_reference_the_fast_scanner_passes_on_reads_the_same_by_lines(pack, tm
     slow = get("material-clir").score(pack, system(tmp_path, "b"))
     assert slow.breakdowns["per_query"] == fast.breakdowns["per_query"]
     assert slow.metrics == fast.metrics
+
+
+def test_e2e_archive_members_missing_files_and_every_querys_problems(tmp_path):
+    from tests.tasks.test_material_e2e import SYS, TEAM, image, submission_files
+    pack = _e2e_pack(tmp_path)
+    files = submission_files()
+    # query3's summary image as a JPEG named .jpg (the schema's other extension): valid
+    base3 = f"{TEAM}.{SYS}.query3.{DOCS[4]}"
+    meta = json.loads(files.pop(f"query3/{base3}.json"))
+    meta["image_filename"] = f"{base3}.jpg"
+    files[f"query3/{base3}.json"] = json.dumps(meta)
+    del files[f"query3/{base3}.png"]
+    files[f"query3/{base3}.jpg"] = image(fmt="JPEG")
+    members = [(n, d if isinstance(d, bytes) else d.encode()) for n, d in files.items()]
+    ok = tgz(tmp_path, members, "ok.tgz")
+    assert get("material-e2e").validate(ok, reference=pack) == []
+    # in an archive, problems name the member; a broken .tsv does not stop the next query's
+    files["query1/notes.txt"] = "x"
+    files["query1/query1.tsv"] = files["query1/query1.tsv"].replace("\tN\t0.1\t", "\tN\t0.1", 1)
+    files["query3/query3.tsv"] = files["query3/query3.tsv"].replace(f"{DOCS[0]}\tN", f"{DOCS[0]}\tX")
+    members = [(n, d if isinstance(d, bytes) else d.encode()) for n, d in files.items()]
+    bad = tgz(tmp_path, members, "bad.tgz")
+    with pytest.raises(InvalidInput) as e:
+        get("material-e2e").validate(bad, reference=pack)
+    msgs = [str(p) for p in e.value.problems]
+    assert msgs[:4] == [
+        f"{bad}!query1/notes.txt: member: unexpected file",
+        f"{bad}!query1/query1.tsv:2: line: expected 4 tab-separated fields (DocID<TAB>Y|N<TAB>"
+        f"confidence<TAB>metadata), found 3",
+        f"{bad}!query1/query1.tsv: DocID: 1 collection document is missing (one line per "
+        f"document is required): '{DOCS[1]}'",
+        f"{bad}!query3/query3.tsv:1: HardDecision: expected Y or N, found 'X'"]
+    # missing .tsv files: one summarized problem, singular or plural
+    for gone, text in ((["query2"], "1 file is missing: 'query2/query2.tsv'"),
+                       (["query2", "query3"], "2 files are missing: 'query2/query2.tsv', "
+                                              "'query3/query3.tsv'")):
+        kept = {n: d for n, d in submission_files().items() if n.split("/")[0] not in gone}
+        sub = folder(tmp_path, kept, "miss" + str(len(gone)))
+        with pytest.raises(InvalidInput) as e:
+            get("material-e2e").validate(sub, reference=pack)
+        assert [str(p) for p in e.value.problems] == [f"{sub}: file: {text}"]
+
+
+def test_e2e_beta_override_plot_and_several_unjudged(tmp_path):
+    from tests.tasks.test_material_e2e import submission_files
+    pack = _e2e_pack(tmp_path, votes=(("query1", 0, [1]),))
+    png = tmp_path / "det.png"
+    r = get("material-e2e").score(pack, folder(tmp_path, submission_files()), beta=30.0,
+                                  plot=str(png))
+    assert r.counts["beta"] == 30.0 == r.conventions["beta"]
+    # query1 keeps doc 0 (judged), doc 2 and query3's doc 4 are unjudged: not relevant
+    assert r.counts["unjudged_summaries"] == 2
+    assert r.warnings == ["2 summaries have no judgments: counted as judged not relevant"]
+    assert r.metrics["aqwv"] == pytest.approx(1 - (0.5 + 1.0) / 2)
+    assert r.metrics["clir_aqwv_at_e2e_beta"] == pytest.approx(1 - (0.5 / 2 + 30.0 * 0.25 / 3))
+    assert png.read_bytes()[:4] == b"\x89PNG"
