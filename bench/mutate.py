@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "mutate"
 
 MATERIAL_TESTS = ["tests/tasks/test_material.py", "tests/tasks/test_material_e2e.py",
-                  "tests/tasks/test_material_rules.py"]
+                  "tests/tasks/test_material_rules.py", "tests/tasks/test_material_e2e_rules.py"]
 
 # module (under src/shareval) -> the tests that own it
 TESTS: dict[str, list[str]] = {
