@@ -4,6 +4,7 @@ cells, metrics and counts by hand; unjudged summaries; metadata names with their
 summary, image and member problems compared whole."""
 import json
 
+import numpy as np
 import pytest
 
 from shareval.formats.errors import InvalidInput
@@ -64,6 +65,9 @@ def test_e2e_per_query_cells_metrics_and_counts_by_hand(tmp_path):
         "aqwv": pytest.approx(0.5), "aqwv_raw": pytest.approx(qv_raw[0]), "queries": 1}
     assert r.breakdowns["per_domain"]["Lifestyle"] == {"aqwv": 0.0, "aqwv_raw": 0.5,
                                                        "queries": 1}
+    # query2 has no relevant document: the primary variant of its domain is undefined
+    gov = r.breakdowns["per_domain"]["Government-And-Politics"]
+    assert np.isnan(gov["aqwv"]) and np.isnan(gov["aqwv_raw"]) and gov["queries"] == 1
     assert r.warnings == []
 
 
@@ -80,6 +84,8 @@ def test_e2e_unjudged_summaries_count_as_not_relevant(tmp_path):
     assert r.warnings == ["1 summaries have no judgments: counted as judged not relevant"]
     q1, q3 = r.breakdowns["per_query"]["query1"], r.breakdowns["per_query"]["query3"]
     assert (q1["x1"], q1["x3"], q1["x1_raw"], q1["x3_raw"]) == (1.0, 1.0, 1.0, 1.0)
+    # the false alarm judged relevant stays X3: 6 documents - 2 relevant - 1 = 3 X4
+    assert (q1["x2"], q1["x4"]) == (1.0, 3.0)
     assert (q3["x1"], q3["x2"], q3["x1_raw"]) == (0.0, 1.0, 0.0)
 
 
@@ -221,3 +227,20 @@ def test_e2e_beta_override_plot_and_several_unjudged(tmp_path):
     assert r.metrics["aqwv"] == pytest.approx(1 - (0.5 + 1.0) / 2)
     assert r.metrics["clir_aqwv_at_e2e_beta"] == pytest.approx(1 - (0.5 / 2 + 30.0 * 0.25 / 3))
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("height,problems", [(768, 0), (769, 1)])
+def test_summary_images_may_be_768_px_high_not_more(tmp_path, height, problems):
+    from tests.tasks.test_material_e2e import SYS, TEAM, image, submission_files
+    pack = _e2e_pack(tmp_path)
+    files = submission_files()
+    png = f"query3/{TEAM}.{SYS}.query3.{DOCS[4]}.png"
+    files[png] = image(1024, height)
+    sub = folder(tmp_path, files)
+    if not problems:
+        assert get("material-e2e").validate(sub, reference=pack) == []
+        return
+    with pytest.raises(InvalidInput) as e:
+        get("material-e2e").validate(sub, reference=pack)
+    assert [str(p) for p in e.value.problems] == [
+        f"{sub / png}: image: 769 px high: at most 768 (plan 7.2.4.5)"]
