@@ -242,3 +242,23 @@ def test_the_manifest_limits_replace_the_defaults(tmp_path, coderuns):
         get("program").score(ref, sub, scorer=str(scorer(tmp_path, body, manifest)))
     assert str(e.value).startswith("the scoring program stopped: used more than the CPU-time "
                                    "limit of 1 s")
+
+
+@needs_sandbox
+def test_the_program_is_not_root_and_sees_no_links_of_the_scorer_folder(tmp_path, coderuns):
+    body = ("import json, os, sys, pathlib\n"
+            "pathlib.Path(sys.argv[3], 'result.json').write_text(json.dumps({'metrics': "
+            "{'uid': os.getuid(), 'link': int(pathlib.Path('host').exists())}}))\n")
+    d = scorer(tmp_path, body)
+    (d / "host").symlink_to("/etc/hostname")          # a link in the scorer folder: not copied
+    ref, sub = files(tmp_path)
+    r = get("program").score(ref, sub, scorer=str(d))
+    assert r.metrics["link"] == 0
+    assert r.metrics["uid"] != 0                       # never root inside the sandbox
+
+
+def test_without_a_working_sandbox_nothing_runs(tmp_path, monkeypatch):
+    monkeypatch.setattr(bwrap, "probe", lambda user: "bubblewrap cannot create its namespaces")
+    ref, sub = files(tmp_path)
+    with pytest.raises(RuntimeError, match="^bubblewrap cannot create its namespaces$"):
+        get("program").score(ref, sub, scorer=str(scorer(tmp_path)))
