@@ -5,6 +5,8 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
+    python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
+                                                # a "before" run: the tests of a commit
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
 returned values) in its own copy of the tree under out/mutate/<module>/, and
@@ -37,6 +39,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "out" / "mutate"
 
+MATERIAL_TESTS = ["tests/tasks/test_material.py", "tests/tasks/test_material_e2e.py",
+                  "tests/tasks/test_material_rules.py", "tests/tasks/test_material_e2e_rules.py"]
+
 # module (under src/shareval) -> the tests that own it
 TESTS: dict[str, list[str]] = {
     "metrics/agreement.py": ["tests/metrics/test_agreement.py",
@@ -50,15 +55,21 @@ TESTS: dict[str, list[str]] = {
                               "tests/assessment/test_weights.py"],
     "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
-    "tasks/base.py": ["tests/tasks/test_classification.py", "tests/tasks/test_trec.py"],
+    "tasks/base.py": ["tests/tasks/test_base.py", "tests/tasks/test_classification.py",
+                      "tests/tasks/test_trec.py"],
     "tasks/classification.py": ["tests/tasks/test_classification.py",
                                 "tests/tasks/test_classification_rules.py"],
-    "tasks/material.py": ["tests/tasks/test_material.py"],
+    "tasks/catalogs.py": ["tests/tasks/test_catalogs.py", "tests/tasks/test_catalogs_rules.py"],
+    "tasks/material/base.py": MATERIAL_TESTS,
+    "tasks/material/clir.py": MATERIAL_TESTS,
+    "tasks/material/e2e.py": MATERIAL_TESTS,
+    "tasks/material/identification.py": MATERIAL_TESTS,
+    "tasks/program.py": ["tests/tasks/test_program.py"],
     "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_rules.py",
-                     "tests/tasks/test_rcc_mentions_kaggle.py"],
+                     "tests/tasks/test_rcc_results.py", "tests/tasks/test_rcc_mentions_kaggle.py"],
     "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_rules.py",
                          "tests/tasks/test_svident_official.py"],
-    "tasks/trec.py": ["tests/tasks/test_trec.py"],
+    "tasks/trec.py": ["tests/tasks/test_trec.py", "tests/tasks/test_trec_rules.py"],
     "assessment/estimate.py": ["tests/assessment/test_estimate.py",
                                "tests/assessment/test_estimate_rules.py",
                                "tests/assessment/test_weights.py"],
@@ -87,16 +98,21 @@ def slug(module: str) -> str:
     return module.replace("/", "__").removesuffix(".py")
 
 
-def prepare(module: str) -> Path:
+def prepare(module: str, tests: list[str] | None = None, tests_at: str | None = None) -> Path:
     work = OUT / slug(module)
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
-    shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
+    if tests_at:            # the tests as they were at a commit: a "before" run
+        archive = subprocess.run(["git", "archive", tests_at, "tests"], cwd=ROOT,
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(work)], input=archive, check=True)
+    else:
+        shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
-    tests = "\n    ".join(TESTS[module])
+    tests = "\n    ".join(tests or TESTS[module])
     (work / "setup.cfg").write_text(
         "[mutmut]\n"
         "source_paths = src\n"
@@ -107,8 +123,9 @@ def prepare(module: str) -> Path:
     return work
 
 
-def run(module: str, children: int) -> dict:
-    work = prepare(module)
+def run(module: str, children: int, tests: list[str] | None = None,
+        tests_at: str | None = None) -> dict:
+    work = prepare(module, tests, tests_at)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
@@ -179,6 +196,7 @@ def recheck(module: str, tests: list[str] | None) -> dict:
 
 
 def main(argv=None) -> int:
+    global OUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--module", action="append", choices=sorted(TESTS),
                     help="one module (repeatable); default: all")
@@ -186,8 +204,16 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
-    ap.add_argument("--tests", nargs="+", help="with --recheck: these tests instead of TESTS")
+    ap.add_argument("--tests", nargs="+",
+                    help="these tests instead of TESTS (e.g. a 'before' run without new tests)")
+    ap.add_argument("--tests-at", metavar="COMMIT",
+                    help="a full run against the tests as they were at COMMIT (a 'before' "
+                         "run; with --tests naming the files that existed then)")
+    ap.add_argument("--out", type=Path, default=OUT,
+                    help="where the runs are kept (default out/mutate; e.g. out/mutate-before "
+                         "for before runs, so that an after run's survivors stay rechecked)")
     args = ap.parse_args(argv)
+    OUT = args.out.resolve()
     if args.list:
         for m, t in TESTS.items():
             print(f"{m:40s} {' '.join(t)}")
@@ -196,7 +222,7 @@ def main(argv=None) -> int:
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
         results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children))
+                       else run(module, args.children, args.tests, args.tests_at))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")

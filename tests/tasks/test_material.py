@@ -134,24 +134,23 @@ def test_every_format_problem_is_listed(pack, tmp_path):
         get("material-clir").validate(sub, reference=pack)
     msgs = [str(p) for p in e.value.problems]
     f = sub / "query1.tsv"
-    expected = [
+    # every problem, in reading order: the folder's members by name, then the missing file
+    assert msgs == [
+        f"{sub / 'extra.tsv'}: member: unexpected file: not <query>.tsv for a query of the pack",
+        f"{sub / 'nested' / 'query3.tsv'}: member: files must be at the archive root "
+        f"(plan 8.2.1.3)",
         f"{f}:1: line: ends with CR: lines must end with LF only",
         f"{f}:2: HardDecision: expected Y or N, found 'X'",
         f"{f}:3: ConfidenceFactor: '1': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
         f"{f}:4: ConfidenceFactor: '0.543211': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
         f"{f}:5: ConfidenceFactor: '5.0e-2': one digit, a point and 1 to 5 digits, no exponent (plan 7.4)",
         f"{f}:6: DocID: 'MATERIAL_EVAL1-1A_00000003': duplicate (first at line 3)",
+        f"{f}:7: DocID: 'MATERIAL_EVAL1-1A_0000009': does not match ^MATERIAL_EVAL1-1A_[0-9]{{8}}$",
+        f"{f}:7: ConfidenceFactor: '1.5' is above 1.0",
         f"{f}:8: line: expected 3 tab-separated fields (DocID<TAB>Y|N<TAB>confidence), found 2",
-    ]
-    for m in expected:
-        assert m in msgs
-    assert any(":7: DocID: 'MATERIAL_EVAL1-1A_0000009': does not match" in m for m in msgs)
-    assert any(":7: ConfidenceFactor: '1.5' is above 1.0" in m for m in msgs)
-    assert f"{f}: DocID: 1 collection document is missing (one line per document is " \
-           f"required): 'MATERIAL_EVAL1-1A_00000006'" in msgs
-    assert any("extra.tsv: member: unexpected file" in m for m in msgs)
-    assert any("nested/query3.tsv: member: files must be at the archive root" in m for m in msgs)
-    assert f"{sub}: file: 1 file is missing: 'query3.tsv'" in msgs
+        f"{f}: DocID: 1 collection document is missing (one line per document is required): "
+        f"'MATERIAL_EVAL1-1A_00000006'",
+        f"{sub}: file: 1 file is missing: 'query3.tsv'"]
 
 
 def test_domainid_counts_and_cs_documents_rejected(pack, tmp_path):
@@ -167,24 +166,32 @@ def test_domainid_counts_and_cs_documents_rejected(pack, tmp_path):
     with pytest.raises(InvalidInput) as e:
         get("material-domainid").score(pack, folder(tmp_path, {"GOV.tsv": with_cs, "MIL.tsv": mil},
                                                     "sub2"))
-    assert "conversational speech documents are not scored" in str(e.value.problems[0])
+    assert [str(p) for p in e.value.problems] == [
+        f"{tmp_path / 'sub2' / 'GOV.tsv'}:6: DocID: '{DOCS[5]}': conversational speech documents "
+        f"are not scored and must not appear here (plan 7.2.2)"]
 
 
 def test_langid(pack, tmp_path):
     r = get("material-langid").score(pack, folder(tmp_path, {"1A.tsv": output([1] * 6, ["1.0"] * 6)}))
-    assert r.breakdowns["per_language"]["1A"]["x1"] == 6 and r.metrics["detected"] == 1.0
+    # every document is 1A, and every one is detected, the CS one too
+    assert r.breakdowns["per_language"] == {"1A": {
+        "x1": 6, "x2": 0, "x3": 0, "x4": 0, "x1_fraction": 1.0, "x2_fraction": 0.0,
+        "x3_fraction": 0.0, "x4_fraction": 0.0}}
+    assert r.metrics == {"detected": 1.0, "missed": 0.0, "false_alarms": 0.0,
+                         "correct_rejections": 0.0}
+    assert r.counts == {"languages": 1, "documents_scored": 6, "x1": 6, "x2": 0, "x3": 0, "x4": 0}
 
 
 @pytest.mark.parametrize("member,message", [
-    ("../evil.tsv", "absolute or parent-relative path"),
-    ("/etc/evil.tsv", "absolute or parent-relative path"),
+    ("../evil.tsv", "absolute or parent-relative path is not allowed"),
+    ("/etc/evil.tsv", "absolute or parent-relative path is not allowed"),
     ("inner.tgz", "nested archives are not allowed"),
 ])
 def test_hostile_member_names(tmp_path, member, message):
     arc = tgz(tmp_path, [(member, b"x")])
     probs = Problems()
     read_tgz(arc, probs)
-    assert message in str(probs.items[0])
+    assert [str(p) for p in probs.items] == [f"{arc}!{member}: member: {message}"]
 
 
 def test_links_devices_and_bombs(tmp_path):
@@ -197,17 +204,20 @@ def test_links_devices_and_bombs(tmp_path):
     arc = tgz(tmp_path, [(link, None), (hard, None), (dev, None)])
     probs = Problems()
     read_tgz(arc, probs)
-    text = " ".join(str(p) for p in probs.items)
-    assert text.count("links are not allowed") == 2 and "only regular files" in text
+    assert [str(p) for p in probs.items] == [
+        f"{arc}!query1.tsv: member: links are not allowed",
+        f"{arc}!query2.tsv: member: links are not allowed",
+        f"{arc}!dev: member: only regular files are allowed (no devices, fifos or special files)"]
     bomb = tgz(tmp_path, [("query1.tsv", b"0" * 5_000_000)], "bomb.tgz")
     assert bomb.stat().st_size < 50_000                      # compresses ~1000:1
     probs = Problems()
     assert read_tgz(bomb, probs, Limits(max_bytes=10**6, max_member_bytes=10**6)) is None
-    assert "larger than 1000000 bytes" in str(probs.items[0])
+    assert [str(p) for p in probs.items] == [
+        f"{bomb}!query1.tsv: member: larger than 1000000 bytes (limit)"]
     many = tgz(tmp_path, [(f"f{i}.tsv", b"x") for i in range(5)], "many.tgz")
     probs = Problems()
     assert read_tgz(many, probs, Limits(max_files=3)) is None
-    assert "more than 3 files" in str(probs.items[0])
+    assert [str(p) for p in probs.items] == [f"{many}: archive: more than 3 files (limit)"]
 
 
 def test_not_an_archive(tmp_path, pack):
@@ -215,7 +225,8 @@ def test_not_an_archive(tmp_path, pack):
     junk.write_bytes(b"not gzip")
     with pytest.raises(InvalidInput) as e:
         get("material-clir").score(pack, junk)
-    assert "not a readable .tgz archive" in str(e.value.problems[0])
+    assert [str(p) for p in e.value.problems] == [
+        f"{junk}: archive: not a readable .tgz archive (not a gzip file)"]
 
 
 def test_archive_names():
@@ -233,9 +244,11 @@ def test_query_syntax():
     assert parse_query("ebola:Physical-And-Mental-Health") == ("ebola", "Physical-And-Mental-Health")
     assert parse_query('"panel of judges",bribing+:Government-And-Politics')[1] == \
         "Government-And-Politics"
-    assert "characters outside" in parse_query("caf\u00e9!:Lifestyle")
-    assert "capitalised" in parse_query("music:lifestyle")
-    assert "QueryString:Domain" in parse_query("music")
+    assert parse_query("caf\u00e9!:Lifestyle") == \
+        "query string has characters outside the plan's set (7.1): '!\u00e9'"
+    assert parse_query("music:lifestyle") == ("domain 'lifestyle' must be capitalised words "
+                                              "joined by hyphens, e.g. Physical-And-Mental-Health")
+    assert parse_query("music") == "expected QueryString:Domain"
 
 
 def test_cli_json(pack, tmp_path, cli):
@@ -254,8 +267,10 @@ def test_cli_json(pack, tmp_path, cli):
     assert [d["breakdowns"]["per_query"][q]["qv"] for q in ("query1", "query2", "query3")] == \
         pytest.approx(qv)
     assert d["counts"]["beta"] == beta and d["counts"]["queries_without_relevant"] == 1
-    code, _, err = cli("validate", "material-clir", "-s", arc)
-    assert code == 2 and "needs --reference PACK" in err
+    code, out, err = cli("validate", "material-clir", "-s", arc)
+    assert code == 2 and out == ""
+    assert "<arguments>: reference: material-clir needs --reference PACK: the collection's " \
+           "document list is part of the reference pack" in err.splitlines()
 
 
 def test_archive_name_must_match_task_and_language(pack, tmp_path):
@@ -263,13 +278,17 @@ def test_archive_name_must_match_task_and_language(pack, tmp_path):
     good = tgz(tmp_path, members, "NIST_CLIR-primary-unconstrained-QUERY1-sys1_EVAL1-1A-DEV_"
                                   "20181113_225652.tgz")
     r = get("material-clir").score(pack, good)
-    assert any("archive name: team=NIST" in w and "type=primary" in w for w in r.warnings)
+    assert r.warnings == ["archive name: team=NIST, task=CLIR, type=primary, "
+                          "condition=unconstrained, set=QUERY1, sys=sys1, period=EVAL1, "
+                          "lang=1A, dataset=DEV, date=20181113, time=225652"]
+    assert r.metrics["aqwv"] == pytest.approx(1 - ((0.5 + 1.0) / 2 + 20.0 * (0.25 / 3)))
     bad = tgz(tmp_path, members, "NIST_DomainID-primary-unconstrained-GOV-sys1_EVAL1-1S-DEV_"
                                  "20181113_225652.tgz")
     with pytest.raises(InvalidInput) as e:
         get("material-clir").score(pack, bad)
-    text = " ".join(str(p) for p in e.value.problems)
-    assert "says task DomainID" in text and "says language 1S, the pack is 1A" in text
+    assert [str(p) for p in e.value.problems] == [
+        f"{bad}: archive name: says task DomainID, but this is material-clir",
+        f"{bad}: archive name: says language 1S, the pack is 1A"]
 
 
 def test_limits_come_from_the_pack(pack, tmp_path):
@@ -277,7 +296,7 @@ def test_limits_come_from_the_pack(pack, tmp_path):
     arc = tgz(tmp_path, [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()])
     with pytest.raises(InvalidInput) as e:
         get("material-clir").score(pack, arc)
-    assert "more than 2 files (limit)" in str(e.value.problems[0])
+    assert [str(p) for p in e.value.problems] == [f"{arc}: archive: more than 2 files (limit)"]
 
 
 @st.composite

@@ -90,6 +90,9 @@ def test_e2e_binary_and_raw(pack, tmp_path):
     lenient = get("material-e2e").score(pack, folder(tmp_path, submission_files(), "s2"),
                                         judge_threshold=0.4)
     assert lenient.breakdowns["per_query"]["query3"]["x1"] == 1.0    # the tie now counts
+    # query1 keeps P_miss 1/2 (1/3 of the judges is below 0.4), query3 finds its document
+    assert lenient.metrics["aqwv"] == pytest.approx(1 - (0.5 + 0.0) / 2)
+    assert lenient.counts["judge_threshold"] == 0.4
 
 
 def test_e2e_validation_lists_every_problem(pack, tmp_path):
@@ -113,30 +116,43 @@ def test_e2e_validation_lists_every_problem(pack, tmp_path):
         get("material-e2e").validate(sub, reference=pack)
     msgs = [str(p) for p in e.value.problems]
     j0 = sub / "query1" / f"{base0}.json"
-    for expected in (
-            f"{j0}: extra: not allowed (the schema has additionalProperties: false)",
-            f"{j0}: uuid: 'nope' is not a UUID",
-            f"{j0}: query_id: 'query9' but the line is for 'query1'",
-            f"{j0}: content_list: must hold 1 to 100 items, found 101",
-            f"{sub / 'query1' / 'query1.tsv'}:2: Metadata File: must be empty on an N line",
-            f"{sub / 'query3' / (base4 + '.png')}: image: 800 px wide: must be exactly 1024 (plan 7.2.4.5)",
-            f"{sub / 'query3' / (base4 + '.png')}: image: 900 px high: at most 768 (plan 7.2.4.5)",
-            f"{sub / 'query2' / 'stray.json'}: member: not named by any Y line of the query's .tsv"):
-        assert expected in msgs, expected
-    assert any("run_date_time: 'yesterday' is not an ISO-8601" in m for m in msgs)
-    assert any("content is JPEG but the name says otherwise" in m for m in msgs)
-    assert any("other/x.tsv: member: E2E submissions hold one folder per query" in m for m in msgs)
+    base2 = f"{TEAM}.{SYS}.query1.{DOCS[2]}"
+    png4 = sub / "query3" / (base4 + ".png")
+    # every problem, whole: members first, then each query's .tsv and its summaries in order
+    assert msgs == [
+        f"{sub / 'other' / 'x.tsv'}: member: E2E submissions hold one folder per query of the "
+        f"pack: <QueryID>/<file> (plan 8.2.2)",
+        f"{j0}: extra: not allowed (the schema has additionalProperties: false)",
+        f"{j0}: uuid: 'nope' is not a UUID",
+        f"{j0}: query_id: 'query9' but the line is for 'query1'",
+        f"{j0}: content_list: must hold 1 to 100 items, found 101",
+        f"{sub / 'query1' / 'query1.tsv'}:2: Metadata File: must be empty on an N line",
+        f"{sub / 'query1' / (base2 + '.json')}: run_date_time: 'yesterday' is not an "
+        f"ISO-8601/RFC-3339 date-time (e.g. 2018-03-27T13:51:00-05:00)",
+        f"{sub / 'query1' / (base2 + '.png')}: image: the content is JPEG but the name says "
+        f"otherwise",
+        f"{png4}: image: 800 px wide: must be exactly 1024 (plan 7.2.4.5)",
+        f"{png4}: image: 900 px high: at most 768 (plan 7.2.4.5)",
+        f"{sub / 'query2' / 'stray.json'}: member: not named by any Y line of the query's .tsv"]
 
 
 def test_word_limit_and_team_list(pack, tmp_path):
     too_long = submission_files(lambda q, j, o: o.update(content_list=["one two"] * 51))
     with pytest.raises(InvalidInput) as e:
         get("material-e2e").validate(folder(tmp_path, too_long), reference=pack)
-    assert any("102 words: a summary is limited to 100 words" in str(p) for p in e.value.problems)
+    sub = tmp_path / "sub"
+    jsons = [sub / q / f"{TEAM}.{SYS}.{q}.{DOCS[j]}.json" for q, j in
+             (("query1", 0), ("query1", 2), ("query3", 4))]
+    # 51 items of two words: 102 words, in each of the three summaries
+    assert [str(p) for p in e.value.problems] == [
+        f"{j}: content_list: 102 words: a summary is limited to 100 words (plan section 3)"
+        for j in jsons]
     (pack / "pack.yaml").write_text("language: 1A\nteams: [FLAIR, SARAL]\n")
     with pytest.raises(InvalidInput) as e:
         get("material-e2e").validate(folder(tmp_path, submission_files(), "s2"), reference=pack)
-    assert any("'TEAMX' is not one of FLAIR, SARAL" in str(p) for p in e.value.problems)
+    assert [str(p) for p in e.value.problems] == [
+        f"{str(j).replace(str(sub), str(tmp_path / 's2'))}: team_id: 'TEAMX' is not one of "
+        f"FLAIR, SARAL" for j in jsons]
 
 
 def test_image_info():

@@ -1,0 +1,212 @@
+"""MATERIAL's shared part: the reference pack, reading a submission folder or
+``.tgz`` of ``<ID>.tsv`` files (checked line by line, with file:line problems),
+the reference relevance, and beta.
+
+The tasks built on it: ``clir.py`` (AQWV, MQWV, oracle, AUC), ``identification.py``
+(DomainID, LangID) and ``e2e.py`` (end to end with judged summaries).
+"""
+from __future__ import annotations
+
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ...formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
+from ...formats.errors import InvalidInput, Problem, Problems
+from ...formats.material import Pack, read_judgment_lines, read_output_lines, read_pack
+from ...progress import progress
+from ..base import Task, load_checked
+
+
+def scan_file(*args, **kwargs):
+    """``formats.scan.scan_file``, imported on first use as ``formats.material`` does:
+    the scanner is compiled by numba, whose import (0.35 s of CPU) every ``shareval``
+    command would pay otherwise, since the command line loads every task."""
+    from ...formats.scan import scan_file as scan
+    return scan(*args, **kwargs)
+
+
+@dataclass
+class Submission:
+    path: str
+    ids: list[str]                    # query, domain or language ids, in pack order
+    decision: np.ndarray              # ids x documents, bool
+    ticks: np.ndarray                 # ids x documents, int32 confidence in units of 1e-5
+    metadata: dict[str, list[str]] | None = None
+    files: dict[str, bytes] | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+def pack_limits(pack: Pack) -> Limits:
+    """Archive limits from pack.yaml ``limits`` (max_bytes, max_files, max_member_bytes)."""
+    given = pack.settings.get("limits") or {}
+    return Limits(**{k: int(v) for k, v in given.items() if k in Limits.__dataclass_fields__})
+
+
+def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
+    """(name, bytes) of each file of a submission folder or .tgz, one at a time."""
+    p = Path(path)
+    if p.is_dir():
+        return iter_folder(p, problems, limits)
+    if p.is_file():
+        return iter_tgz(p, problems, limits)
+    problems.fatal(p, None, "file", "does not exist")
+    return iter(())
+
+
+def _reference_ids(pack: Pack, sub: str) -> list[str]:
+    folder = pack.root / sub
+    return sorted(p.stem for p in folder.glob("*.tsv")) if folder.is_dir() else []
+
+
+class _MaterialTask(Task):
+    kind = ""                    # "clir", "domainid", "langid"
+    beta_task = "clir"           # which column of the plan's Table 1 gives beta
+    id_name = ""                 # "query", "domain", "language"
+    columns = 3
+    conventions = {
+        "reference": "a pack folder: documents.tsv (the collection), queries.tsv, and one "
+                     "<ID>.tsv of DocID<TAB>Y|N per query, domain or language (unlisted = N)",
+        "submission": "a folder or .tgz with one <ID>.tsv per ID at its root; every line "
+                      "DocID<TAB>Y|N<TAB>confidence, one per collection document, LF only",
+        "confidence": "one digit, a point, 1 to 5 digits, no exponent, 0.0 <= cf <= 1.0 (plan 7.4)",
+    }
+
+    def load_reference(self, path):
+        return load_checked(read_pack, path)
+
+    def ids(self, pack: Pack) -> list[str]:
+        raise NotImplementedError
+
+    def expected_docs(self, pack: Pack) -> np.ndarray:
+        return np.ones(len(pack.doc_ids), dtype=bool)
+
+    def load_submission(self, path, reference=None):
+        if reference is None:
+            raise InvalidInput([Problem("<arguments>", None, "reference",
+                                        f"{self.name} needs --reference PACK: the collection's "
+                                        f"document list is part of the reference pack")])
+        problems = Problems()
+        fields = self._check_archive_name(Path(path), reference, problems)
+        sub = self._parse(Path(path), iter_submission_files(path, problems,
+                                                            pack_limits(reference)),
+                          reference, problems)
+        problems.raise_if_any()
+        if fields:
+            sub.warnings.append("archive name: " + ", ".join(
+                f"{k}={'-'.join(v) if isinstance(v, list) else v}" for k, v in fields.items()))
+        return sub
+
+    TASK_IN_NAME = {"clir": "CLIR", "domainid": "DomainID", "langid": "LangID"}
+
+    def _check_archive_name(self, path: Path, pack: Pack, problems: Problems) -> dict:
+        """Fields of a plan-8.2.1.2 archive name; they must agree with the task and pack."""
+        if not path.is_file():
+            return {}
+        fields = parse_archive_name(path.name)
+        if isinstance(fields, str) or "task" not in fields:
+            return {}                       # a web upload (<SysLabel>.tgz) or a free name
+        task = "E2E" if self.name == "material-e2e" else self.TASK_IN_NAME[self.kind]
+        if fields["task"] != task:
+            problems.add(path, None, "archive name", f"says task {fields['task']}, but this "
+                                                     f"is {self.name}")
+        if pack.language and fields["lang"] != pack.language:
+            problems.add(path, None, "archive name", f"says language {fields['lang']}, the "
+                                                     f"pack is {pack.language}")
+        return fields
+
+    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
+        """Check each file's name against the pack and parse it as it arrives."""
+        ids = self.ids(pack)
+        row = {f"{i}.tsv": k for k, i in enumerate(ids)}
+        expected = self.expected_docs(pack)
+        n = len(pack.doc_ids)
+        decision = np.zeros((len(ids), n), dtype=bool)
+        ticks = np.zeros((len(ids), n), dtype=np.int32)
+        found = np.zeros(len(ids), dtype=bool)
+        member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
+
+        def fast(name, data):
+            # runs on a worker thread: the numba scanner releases the GIL
+            return name, data, scan_file(data, pack.table(), expected, self.columns)
+
+        pending: deque = deque()
+
+        def settle():
+            name, data, scanned = pending.popleft().result()
+            k = row[name]
+            if scanned is None:                      # line validator, in order, on this thread
+                f = read_output_lines(str(member(name)), data, pack, problems, self.columns,
+                                      expected)
+                if f is None:
+                    return
+                scanned = f
+            decision[k] = scanned.decision
+            ticks[k] = scanned.ticks
+
+        pack.table()
+        stopped_early = False
+        with ThreadPoolExecutor(2) as pool:
+            for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
+                if problems.full:
+                    stopped_early = True         # unread files are not missing ones
+                    break
+                if "/" in name:
+                    problems.add(member(name), None, "member",
+                                 "files must be at the archive root (plan 8.2.1.3)")
+                elif name not in row:
+                    problems.add(member(name), None, "member",
+                                 f"unexpected file: not <{self.id_name}>.tsv for a "
+                                 f"{self.id_name} of the pack")
+                else:
+                    found[row[name]] = True
+                    pending.append(pool.submit(fast, name, data))
+                    if len(pending) > 4:             # bounded: a few files in memory at once
+                        settle()
+            while pending:
+                settle()
+        if not stopped_early:
+            problems.summarize(root, "file", [f"{ids[k]}.tsv" for k in np.flatnonzero(~found)],
+                               "{n} file is missing", "{n} files are missing")
+        return Submission(str(root), ids, decision, ticks)
+
+    def relevance(self, pack: Pack, ids: list[str]) -> np.ndarray:
+        """Reference Y/N per (ID, document); files are scanned on two threads."""
+        problems = Problems()
+        every_doc = np.ones(len(pack.doc_ids), dtype=bool)
+        paths = [pack.root / self.kind / f"{i}.tsv" for i in ids]
+        pack.table()
+
+        def fast(path: Path):
+            try:
+                data = path.read_bytes()
+            except OSError:
+                return None
+            return scan_file(data, pack.table(), every_doc, 2, require_all=False)
+
+        rel = np.zeros((len(ids), len(pack.doc_ids)), dtype=bool)
+        with ThreadPoolExecutor(2) as pool:
+            for k, (path, scanned) in enumerate(zip(paths, pool.map(fast, paths))):
+                if scanned is not None:
+                    rel[k] = scanned.decision
+                elif not path.exists():
+                    problems.add(path, None, "file", f"the pack has no reference for {ids[k]}")
+                else:                                 # the line reader reports the problems
+                    r = read_judgment_lines(path, pack, problems)
+                    if r is not None:
+                        rel[k] = r
+        problems.raise_if_any()
+        return rel
+
+    def beta(self, pack: Pack, override):
+        if override is not None:
+            return float(override)
+        b = pack.beta(self.beta_task)
+        if b is None:
+            raise InvalidInput([Problem(str(pack.root / "pack.yaml"), None, "beta",
+                                        "language unknown: set language (1A, 1B, 1S) or beta "
+                                        "in pack.yaml, or pass --beta")])
+        return b

@@ -1,0 +1,115 @@
+"""MATERIAL CLIR: AQWV (three variants), ADWV, MQWV, oracle QWV, AUC and the DET
+curve of a CLIR submission (evaluation plan sections 3 and 8.3.1)."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+
+from ...formats.material import Pack
+from ...metrics import detection as det
+from .. import register
+from ..base import Option
+from .base import _MaterialTask
+
+
+@register
+class MaterialClir(_MaterialTask):
+    name = "material-clir"
+    kind = "clir"
+    id_name = "query"
+    description = "MATERIAL CLIR: AQWV (three variants), MQWV, oracle QWV, AUC, DET curve."
+    primary_metric = "aqwv"
+    options = (Option("beta", float, None, "override beta (default: plan Table 1 for the "
+                                           "pack's language: 20 for 1A/1B, 40 for 1S)"),
+               Option("plot", str, None, "write the DET curve to this PNG file"))
+    conventions = {
+        **_MaterialTask.conventions,
+        "aqwv": "primary variant, plan Eq. 3: P_miss averaged over queries with relevant "
+                "documents, P_FA over all queries, at the system's Y decisions",
+        "aqwv_all": "Eq. 2 over all queries; a query without relevant documents has P_miss = 0 "
+                    "(and QV = 1 when it retrieves nothing; plan 8.3.1)",
+        "aqwv_with_relevant": "Eq. 2 over queries with relevant documents only",
+        "adwv": "document-weighted AQWV (plan footnotes 5 and 25; secondary): Eq. 1 with "
+                "P_miss = all misses / all relevant pairs and P_FA = all false alarms / all "
+                "non-relevant pairs, pooled over queries, so each (query, document) pair "
+                "counts once; NaN when no query has a relevant document",
+        "mqwv": "best single global threshold on confidence (retrieve cf >= t), primary variant",
+        "oracle_qwv": "best threshold per query, primary variant",
+        "roc_auc": "pooled over all (query, document) pairs, ties count half",
+        "det": "query-weighted P_miss and P_FA as in Eq. 3, one point per distinct confidence",
+        "p_fa_denominator": "non-relevant documents of the query = collection size - N_relevant",
+    }
+
+    def ids(self, pack: Pack) -> list[str]:
+        return list(pack.queries)
+
+    def _score(self, pack, sub, beta, plot):
+        return self._clir(pack, sub, self.relevance(pack, sub.ids), self.beta(pack, beta), plot)
+
+    def _clir(self, pack, sub, rel: np.ndarray, beta: float, plot):
+        nq, nd = rel.shape
+        n_rel = rel.sum(axis=1)
+        n_total = np.full(nq, nd)
+        hits = np.count_nonzero(rel & sub.decision, axis=1)
+        fas = np.count_nonzero(~rel & sub.decision, axis=1)
+        p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
+        has_rel = n_rel > 0
+        v = det.variants_from_query_values(p_miss, p_fa, has_rel, beta)
+        metrics = {"aqwv": v["primary"], "aqwv_all": v["all"],
+                   "aqwv_with_relevant": v["with_relevant"],
+                   "adwv": det.document_weighted_value(n_rel, n_total, hits, fas, beta)}
+        warnings = []
+        if not has_rel.any():
+            warnings.append("no query has a relevant document: the primary AQWV and MQWV are "
+                            "undefined (NaN); aqwv_all is reported")
+            variant = "all"
+        else:
+            variant = "primary"
+        g = det.grid_statistics(rel, sub.ticks, n_total, beta, variant)
+        s = g.sweep
+        metrics["mqwv"], threshold = s.best()
+        metrics["oracle_qwv"] = g.oracle_qwv
+        metrics["roc_auc"] = g.roc_auc
+        metrics["p_miss"] = float(p_miss[has_rel].mean()) if has_rel.any() else float("nan")
+        metrics["p_fa"] = float(p_fa.mean())
+        per_query = {}
+        for k, i in enumerate(sub.ids):
+            per_query[i] = {"qv": float(qv[k]), "p_miss": float(p_miss[k]), "p_fa": float(p_fa[k]),
+                            "n_relevant": int(n_rel[k]), "n_retrieved": int(sub.decision[k].sum()),
+                            "hits": int(hits[k]), "false_alarms": int(fas[k])}
+        breakdowns = {"per_query": per_query}
+        for name, groups in self.query_groups(pack, sub.ids).items():
+            table = {}
+            for key, idx in groups.items():
+                vv = det.variants_from_query_values(p_miss[idx], p_fa[idx], has_rel[idx], beta)
+                table[key] = {"aqwv": vv["primary"], "aqwv_all": vv["all"],
+                              "aqwv_with_relevant": vv["with_relevant"], "queries": len(idx),
+                              "queries_with_relevant": int(has_rel[idx].sum())}
+            breakdowns[name] = table
+        counts = {"queries": nq, "queries_with_relevant": int(has_rel.sum()),
+                  "queries_without_relevant": int((~has_rel).sum()), "documents": nd,
+                  "beta": beta, "mqwv_threshold": threshold}
+        if plot:
+            from ...plots import plot_det
+            actual = (metrics["p_miss"], metrics["p_fa"])
+            plot_det(s.p_miss[1:], s.p_fa[1:], actual, plot,
+                     title=f"{self.name}: DET (beta {beta:g}, {variant} weighting)")
+        result = self.new_result(metrics, breakdowns=breakdowns, counts=counts, warnings=warnings)
+        result.conventions["beta"] = beta
+        return result
+
+    @staticmethod
+    def query_groups(pack: Pack, ids: list[str]) -> dict[str, dict[str, np.ndarray]]:
+        """Query subsets for breakdowns: domain, number of words, each query attribute."""
+        groups: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for k, i in enumerate(ids):
+            query = pack.queries[i]
+            groups["per_domain"][query.domain].append(k)
+            words = len(query.query_string.replace('"', " ").split())
+            groups["per_word_count"][str(words)].append(k)
+            for attr, value in query.attributes.items():
+                if value:
+                    groups[f"per_{attr}"][value].append(k)
+        return {name: {key: np.asarray(v) for key, v in sorted(g.items())}
+                for name, g in groups.items()}

@@ -1,0 +1,105 @@
+"""The trec task's result fields (docs/conventions.md, "Ranking"), whole, on cases small
+enough to count by hand: counts, warnings with their query previews, the per-query
+table with num_rel and num_ret, conventions, measure lists and option errors."""
+import pytest
+
+from shareval.formats.errors import InvalidInput
+from shareval.formats.trec import write_qrels, write_run
+from shareval.tasks import get
+from shareval.tasks.trec import parse_measures
+
+
+def files(folder, qrels, run):
+    write_qrels(folder / "qrels", qrels)
+    write_run(folder / "run", run)
+    return folder / "qrels", folder / "run"
+
+
+def test_whole_result_by_hand(tmp_path):
+    qrels = {"q1": {"a": 1, "b": 0, "c": 2}, "q2": {"d": 0}, "q3": {"e": 1}}
+    run = {"q1": {"b": 3.0, "a": 2.0, "x": 1.0}, "q2": {"d": 1.0}, "q8": {"z": 1.0}}
+    q, r = files(tmp_path, qrels, run)
+    res = get("trec").score(q, r, measures="P@2, MAP ,map")
+    # q1 ranks b (0), a (1), x: P@2 1/2; AP over R = 2: (1/2) / 2; q2 and q3 score 0
+    assert res.metrics == {"p@2": pytest.approx(0.5 / 3), "map": pytest.approx(0.25 / 3)}
+    assert res.breakdowns["per_query"] == {
+        "q1": {"p@2": 0.5, "map": 0.25, "num_rel": 2, "num_ret": 3},
+        "q2": {"p@2": 0.0, "map": 0.0, "num_rel": 0, "num_ret": 1},
+        "q3": {"p@2": 0.0, "map": 0.0, "num_rel": 1, "num_ret": 0}}
+    assert res.counts == {"queries_evaluated": 3, "queries_in_qrels": 3, "queries_in_run": 3,
+                          "queries_without_relevant": 1, "queries_missing_from_run": 1,
+                          "run_queries_not_in_qrels": 1, "qrels_lines": 5, "run_lines": 5}
+    assert res.warnings == [
+        "1 queries have no relevant document (included with 0): q2",
+        "1 judged queries are missing from the run (scored 0): q3",
+        "1 run queries have no judgments (ignored): q8"]
+    assert (res.conventions["rel_level"], res.conventions["exclude_empty"],
+            res.conventions["score_precision"]) == (1, False, "float")
+    # --rel-level 2: only c counts in q1, and c was not retrieved
+    two = get("trec").score(q, r, measures="map", rel_level=2, exclude_empty=True)
+    assert two.breakdowns["per_query"] == {"q1": {"map": 0.0, "num_rel": 1, "num_ret": 3}}
+    assert two.conventions["rel_level"] == 2 and two.conventions["exclude_empty"] is True
+    assert two.counts["queries_without_relevant"] == 2
+    assert two.counts["queries_missing_from_run"] == 0         # q3 is not evaluated
+    assert two.warnings[0] == "2 queries have no relevant document (excluded from the " \
+                              "averages): q2, q3"
+
+
+def test_warnings_preview_five_queries_and_count_the_rest(tmp_path):
+    qrels = {f"q{i}": {"a": 1} for i in range(7)}
+    q, r = files(tmp_path, qrels, {"q0": {"a": 1.0}, **{f"u{i}": {"a": 1.0} for i in range(6)}})
+    res = get("trec").score(q, r, measures="map")
+    assert res.warnings == [
+        "6 judged queries are missing from the run (scored 0): q1, q2, q3, q4, q5 (+1 more)",
+        "6 run queries have no judgments (ignored): u0, u1, u2, u3, u4 (+1 more)"]
+
+
+def test_no_relevant_anywhere_scores_0_with_a_warning(tmp_path):
+    q, r = files(tmp_path, {"q1": {"a": 0}}, {"q1": {"a": 1.0}})
+    res = get("trec").score(q, r, measures="map", exclude_empty=True)
+    assert res.metrics == {"map": 0.0} and res.counts["queries_evaluated"] == 0
+    assert res.warnings[0] == "no query has a relevant document: every measure is 0"
+    assert res.breakdowns["per_query"] == {}
+
+
+def test_several_run_tags_are_warned(tmp_path):
+    (tmp_path / "qrels").write_text("q1 0 a 1\n")
+    (tmp_path / "run").write_text("q1 Q0 a 1 2.0 tagA\nq1 Q0 b 2 1.0 tagB\n")
+    res = get("trec").score(tmp_path / "qrels", tmp_path / "run", measures="map")
+    assert f"{tmp_path / 'run'}: run has 2 different run tags: tagA, tagB" in res.warnings
+    assert res.metrics == {"map": 1.0}
+
+
+def test_measure_lists():
+    assert parse_measures(" NDCG@10, map,,map ") == ["ndcg@10", "map"]
+    assert parse_measures(["P@5", "mrr"]) == ["p@5", "mrr"]
+    with pytest.raises(InvalidInput) as e:
+        parse_measures(" , ")
+    assert [str(p) for p in e.value.problems] == ["<arguments>: measures: no measure given"]
+    with pytest.raises(InvalidInput) as e:
+        parse_measures("map,bogus,p@x")
+    assert [(p.file, p.field) for p in e.value.problems] == [("<arguments>", "measures")] * 2
+
+
+def test_option_errors_are_listed_together(tmp_path):
+    q, r = files(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
+    with pytest.raises(InvalidInput) as e:
+        get("trec").score(q, r, exclude_empty=True, include_empty=True, score_precision="half")
+    assert [str(p) for p in e.value.problems] == [
+        "<arguments>: exclude_empty: contradicts include_empty; give one of them",
+        "<arguments>: score_precision: must be float or double, not 'half'"]
+    with pytest.raises(InvalidInput):
+        get("trec").unit_stats(q, r, score_precision="half")
+
+
+def test_unit_stats_for_another_metric(tmp_path):
+    qrels = {"q1": {"a": 1, "b": 1}, "q2": {"c": 0}, "q3": {"d": 1}}
+    run = {"q1": {"x": 2.0, "a": 1.0}, "q2": {"c": 1.0}, "q3": {"d": 1.0}}
+    q, r = files(tmp_path, qrels, run)
+    s = get("trec").unit_stats(q, r, metric="p@1")
+    assert s.metric == "p@1" and s.units == ["q1", "q2", "q3"]
+    assert s.stats.tolist() == [[0.0], [0.0], [1.0]] and s.weights.tolist() == [1, 1, 1]
+    assert float(s.aggregate(s.stats, s.weights)) == pytest.approx(1 / 3)
+    m = get("trec").unit_stats(q, r, rel_level=1, exclude_empty=True)
+    assert m.metric == "map" and m.units == ["q1", "q3"]
+    assert m.stats[:, 0].tolist() == [pytest.approx(0.25), 1.0]
