@@ -33,7 +33,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import models, transaction
+from django.db import transaction
 
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
@@ -215,7 +215,8 @@ def import_competition(archive: Path) -> tuple[Competition, list[str]]:
     return comp, created
 
 
-LIMITS = Limits(max_bytes=16 * 1024 ** 3, max_files=500_000, max_member_bytes=4 * 1024 ** 3)
+LIMITS = Limits(max_bytes=16 * 1024 ** 3, max_files=500_000, max_member_bytes=4 * 1024 ** 3,
+                nested_ok=True)     # submitted bundles and archives are plain files here
 
 
 def _malformed(name: str, e: Exception) -> InvalidInput:
