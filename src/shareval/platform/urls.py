@@ -6,6 +6,7 @@ from django.urls import include, path
 from .accounts import api as accounts_api, views as accounts_views
 from .coderuns import api as code_api, views as code_views
 from .competitions import api as comp_api, records_views, views as comp_views, views_access
+from .competitions import api_access
 from .judging import views as judging_views
 from .submissions import api as sub_api, run_views, views as sub_views
 
@@ -100,6 +101,18 @@ urlpatterns = [
          name="api-rescore"),
     path("api/competitions/<slug:c>/results.csv", comp_api.ExportCsv.as_view(),
          name="api-export-csv"),
+    path("api/competitions/<slug:c>/registrations/", api_access.Registrations.as_view(),
+         name="api-registrations"),
+    path("api/competitions/<slug:c>/registrations/<int:reg>/",
+         api_access.RegistrationDecision.as_view(), name="api-registration"),
+    path("api/competitions/<slug:c>/announcements/", api_access.Announcements.as_view(),
+         name="api-announcements"),
+    path("api/competitions/<slug:c>/data/", api_access.DataFiles.as_view(), name="api-data"),
+    path("api/competitions/<slug:c>/team/", api_access.MyTeam.as_view(), name="api-team"),
+    path("api/competitions/<slug:c>/team/lead/", api_access.HandLead.as_view(),
+         name="api-team-lead"),
+    path("api/competitions/<slug:c>/teams/<int:team>/lead/", api_access.DecideLead.as_view(),
+         name="api-decide-lead"),
     path("api/submissions/", sub_api.SubmissionList.as_view(), name="api-submissions"),
     path("api/submissions/<uuid:s>/", sub_api.SubmissionDetail.as_view(), name="api-submission"),
     path("api/submissions/<uuid:s>/primary/",

@@ -43,7 +43,7 @@ from .archive_io import Files, Users, dump as _dump, load as _load, profile
 from .archive_io import user_name as _user
 from .bundle import _p, inside
 from .models import (Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota,
-                     Team)
+                     Team, TeamEvent)
 
 FORMAT = "shareval-competition/2"
 READS = ("shareval-competition/1", FORMAT)     # version 1 archives still import
@@ -80,7 +80,10 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
         doc["phases"].append(p)
     for t in comp.teams.select_related("lead"):
         doc["teams"].append({**_dump(t), "lead": _user(t.lead), "members": [
-            {**_dump(m), "user": _user(m.user)} for m in t.memberships.select_related("user")]})
+            {**_dump(m), "user": _user(m.user)} for m in t.memberships.select_related("user")],
+            "proposed_lead": _user(t.proposed_lead),
+            "events": [{**_dump(e), "actor": _user(e.actor)}
+                       for e in t.events.select_related("actor")]})
     from shareval.platform.submissions.models import Submission
     subs = (Submission.objects.filter(dataset__phase__competition=comp)
             .select_related("team", "user", "dataset__phase")
@@ -121,7 +124,7 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
 
 def _names(doc) -> set[str]:
     """Every user name the document mentions (the keys that hold one)."""
-    keys = {"user", "lead", "judge", "decided_by", "author", "designer", "created_by", "coder",
+    keys = {"user", "lead", "proposed_lead", "judge", "decided_by", "author", "designer", "created_by", "coder",
             "actor", "requested_by"}
     found: set[str] = set()
 
@@ -307,9 +310,13 @@ def _create(doc: dict) -> tuple[Competition, list[str]]:
             datasets[(phase.slug, ds.slug)] = ds
     teams = {}
     for t in doc["teams"]:
-        team = Team.objects.create(competition=comp, lead=users(t["lead"]), **_load(Team, t))
+        team = Team.objects.create(competition=comp, lead=users(t["lead"]),
+                                   proposed_lead=users(t.get("proposed_lead")), **_load(Team, t))
         for m in t["members"]:
             Membership.objects.create(team=team, user=users(m["user"]), **_load(Membership, m))
+        TeamEvent.objects.bulk_create([TeamEvent(team=team, actor=users(e["actor"]),
+                                                 **_load(TeamEvent, e))
+                                       for e in t.get("events", [])])
         teams[team.name] = team
     for s in doc["submissions"]:
         sub = Submission.objects.create(pk=s["id"], team=teams[s["team"]], user=users(s["user"]),

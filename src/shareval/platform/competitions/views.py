@@ -11,7 +11,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, IntegerField, Q, Value, When
 from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -71,17 +71,27 @@ def team(request, c):
                 m = get_object_or_404(Membership, pk=request.POST.get("membership"),
                                       team=my_team)
                 if action == "approve":
-                    teams.let_in(m)
+                    teams.let_in(m, request.user)
                     messages.success(request, f"{m.user.username} joined the team.")
                 else:
-                    m.delete()
+                    teams.refuse(m, request.user)
+            elif action == "hand-lead" and my_team:
+                t = teams.hand_lead(my_team, request.user, request.POST.get("user", ""))
+                if t.proposed_lead_id:
+                    mail.lead_proposed(t)
+                    messages.success(request, f"{t.proposed_lead.username} is proposed as lead; "
+                                              f"the organizers must approve the change.")
+                else:
+                    mail.lead_changed(t)
+                    messages.success(request, f"{t.lead.username} now leads {t.name}.")
         except teams.TeamError as e:
             messages.error(request, str(e))
         return redirect("team", c=comp.slug)
     return render(request, "shareval/team.html", {
         "comp": comp, "team": my_team,
         "members": my_team.memberships.select_related("user") if my_team else [],
-        "is_lead": bool(my_team and my_team.lead_id == request.user.pk)})
+        "is_lead": bool(my_team and my_team.lead_id == request.user.pk),
+        "history": my_team.events.select_related("actor") if my_team else []})
 
 
 def leaderboard(request, c, p, d):
@@ -164,9 +174,9 @@ def organize(request, c):
         s for ds in Dataset.objects.filter(phase__competition=comp)
         for s in recent.filter(dataset=ds).order_by("-created")[:RECENT_RUNS]),
         key=lambda s: s.created)
-    waiting_first = Case(When(status=Team.PENDING, then=Value(0)), default=Value(1),
-                         output_field=IntegerField())
-    teams_qs = (comp.teams.filter(is_baseline=False).select_related("lead")
+    waiting_first = Case(When(Q(status=Team.PENDING) | Q(proposed_lead__isnull=False),
+                              then=Value(0)), default=Value(1), output_field=IntegerField())
+    teams_qs = (comp.teams.filter(is_baseline=False).select_related("lead", "proposed_lead")
                 .order_by(waiting_first, "name"))
     page = Paginator(teams_qs, TEAMS_PAGE).get_page(request.GET.get("teams"))
     from shareval.platform.coderuns.models import CodeSubmission
@@ -188,9 +198,16 @@ def review_team(request, c, team):
     t = get_object_or_404(Team, competition=comp, pk=team, is_baseline=False)
     action = request.POST.get("action")
     if action in ("approve", "reject"):
-        teams.review(t, approve=action == "approve")
+        teams.review(t, approve=action == "approve", by=request.user)
         mail.team_reviewed(t)
         messages.success(request, f"{t.name}: {t.status}.")
+    elif action in ("approve-lead", "refuse-lead"):
+        try:
+            t = teams.decide_lead(t, request.user, action == "approve-lead")
+            mail.lead_changed(t, refused=action == "refuse-lead")
+            messages.success(request, f"{t.name}: {t.lead.username} leads the team.")
+        except teams.TeamError as e:
+            messages.error(request, str(e))
     return redirect("organize", c=comp.slug)
 
 
