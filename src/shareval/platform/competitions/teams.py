@@ -145,19 +145,19 @@ def hand_lead(team: Team, by, username: str) -> Team:
 def decide_lead(team: Team, by, approve: bool) -> Team:
     """An organizer approves or refuses the proposed lead. The proposal lapses if
     the person is no longer an approved member who may take part."""
+    lapsed = None
     with transaction.atomic():
         team = Team.objects.select_for_update().get(pk=team.pk)
         new = team.proposed_lead
         if new is None:
             raise TeamError(f"{team.name} has no lead change waiting.")
         team.proposed_lead = None
-        if approve:
-            if not team.memberships.filter(user=new, status=Membership.APPROVED).exists() or \
-                    participation_refusal(new, team.competition):
-                team.save(update_fields=["proposed_lead"])
-                log(team, by, "lead refused", f"{new.get_username()} may no longer lead")
-                raise TeamError(f"{new.get_username()} is no longer an approved member who "
-                                f"may take part; the change was dropped.")
+        if approve and (not team.memberships.filter(user=new, status=Membership.APPROVED)
+                        .exists() or participation_refusal(new, team.competition)):
+            team.save(update_fields=["proposed_lead"])
+            log(team, by, "lead refused", f"{new.get_username()} may no longer lead")
+            lapsed = new
+        elif approve:
             old = team.lead
             team.lead = new
             team.save(update_fields=["lead", "proposed_lead"])
@@ -165,4 +165,7 @@ def decide_lead(team: Team, by, approve: bool) -> Team:
         else:
             team.save(update_fields=["proposed_lead"])
             log(team, by, "lead refused", f"{new.get_username()} stays a member")
+    if lapsed is not None:
+        raise TeamError(f"{lapsed.get_username()} is no longer an approved member who may "
+                        f"take part; the change was dropped.")
     return team
