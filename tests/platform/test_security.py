@@ -83,6 +83,13 @@ RULES = {
     "campaign-late": (set(), ORG), "campaign-crowd": (set(), ORG),
     # the scene's items are not publications: no full text for anyone
     "judge-text": (set(), set()),
+    # org24: an invitation link with a wrong token is refused for everyone (404);
+    # the REST endpoints of access and teams follow the pages' rules
+    "join": (set(), set()),
+    "api-registrations": (ORG, set()), "api-registration": (set(), ORG),
+    "api-announcements": (ALL, set()), "api-data": (ALL, set()),
+    "api-team": (MEMBERS, set()), "api-team-lead": (set(), MEMBERS),
+    "api-decide-lead": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev

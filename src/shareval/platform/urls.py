@@ -50,6 +50,7 @@ urlpatterns = [
     path("c/<slug:c>/organize/registrations/<int:reg>/", views_access.decide_registration,
          name="decide-registration"),
     path("c/<slug:c>/organize/invite/", views_access.invite, name="invite"),
+    path("c/<slug:c>/join/<str:token>/", views_access.join, name="join"),
     path("c/<slug:c>/organize/announce/", views_access.announce, name="announce"),
     path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
          name="phase-teams"),

@@ -124,7 +124,7 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
 
 def _names(doc) -> set[str]:
     """Every user name the document mentions (the keys that hold one)."""
-    keys = {"user", "lead", "proposed_lead", "judge", "decided_by", "author", "designer", "created_by", "coder",
+    keys = {"user", "lead", "proposed_lead", "used_by", "invited_by", "judge", "decided_by", "author", "designer", "created_by", "coder",
             "actor", "requested_by"}
     found: set[str] = set()
 

@@ -11,7 +11,10 @@ from .archive_io import Files, dump, load, private_path, user_name
 
 
 def export_access(comp, files: Files) -> dict:
-    out = {"invitations": [dump(i) for i in comp.invitations.order_by("pk")],
+    out = {"invitations": [{**dump(i), "used_by": user_name(i.used_by),
+                            "invited_by": user_name(i.invited_by)}
+                           for i in comp.invitations.select_related("used_by", "invited_by")
+                           .order_by("pk")],
            "registrations": [{**dump(r), "user": user_name(r.user),
                               "decided_by": user_name(r.decided_by)}
                              for r in comp.registrations.select_related("user", "decided_by")
@@ -52,8 +55,10 @@ def check_access_paths(part: dict) -> None:
 
 def import_access(comp, part: dict, users, phases: dict, teams: dict) -> None:
     """``phases``: slug -> Phase; ``teams``: name -> Team, both of the new competition."""
-    Invitation.objects.bulk_create([Invitation(competition=comp, **load(Invitation, i))
-                                    for i in part.get("invitations", [])])
+    Invitation.objects.bulk_create([
+        Invitation(competition=comp, used_by=users(i.get("used_by")),
+                   invited_by=users(i.get("invited_by")), **load(Invitation, i))
+        for i in part.get("invitations", [])])
     Registration.objects.bulk_create([
         Registration(competition=comp, user=users(r["user"]), decided_by=users(r["decided_by"]),
                      **load(Registration, r)) for r in part.get("registrations", [])])

@@ -102,6 +102,22 @@ def team_reviewed(team) -> int:
                                         if ok else ""), essential=True)
 
 
+def invitation(inv, token: str) -> int:
+    """org24: the sign-up link to an invited address (no account needed yet)."""
+    comp = inv.competition
+    url = link(f"/c/{comp.slug}/join/{token}/")
+    try:
+        return send_mail(
+            f"[shareval] You are invited to {comp.title}",
+            f"The organizers of {comp.title} invite you to take part.\n\n"
+            f"Sign up (or log in) and register with this link; it works once, until "
+            f"{inv.expires:%Y-%m-%d %H:%M} UTC:\n{url}\n\nIf you did not expect this mail, "
+            f"ignore it.", settings.DEFAULT_FROM_EMAIL, [inv.value])
+    except OSError:
+        log.exception("invitation mail to %s failed", inv.value)
+        return 0
+
+
 def lead_proposed(team) -> int:
     """org24: under team approval a lead change waits for the organizers."""
     comp = team.competition
