@@ -25,6 +25,7 @@ from . import access, eligibility, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
+from .views_access import token_user
 
 
 def home(request):
@@ -115,6 +116,7 @@ def leaderboard(request, c, p, d):
 
 
 def public_file(request, c, p, d, name):
+    token_user(request)           # org24: scripts fetch released files as data files
     ds = get_dataset(c, p, d)
     comp = eligibility.visible_or_404(request, ds.phase.competition)
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
