@@ -319,3 +319,23 @@ def test_a_version_1_archive_still_imports(secret, tmp_path):  # noqa: F811
     comp, created = import_competition(_write(tmp_path / "v1.tgz", v1, files))
     assert comp.slug == "secret" and "org" in created
     assert not comp.pages.exists()          # version 1 did not carry them
+
+
+def test_mail_already_sent_is_not_sent_again_after_an_import(db, tmp_path):
+    from django.core import mail as outbox
+
+    from shareval.platform.notifications.reminders import send_due
+
+    from .conftest import make_world
+    w = make_world(tmp_path)
+    for name, u in w["users"].items():
+        u.email = f"{name}@lab.example"
+        u.save()
+    Phase = type(w["comp"].phases.first())
+    w["comp"].phases.filter(slug="eval").update(released=Phase.TOP)
+    assert send_due()["releases"] == 3                  # alice, carol, bob: the old server
+    roundtrip(w["comp"], tmp_path)
+    outbox.outbox.clear()
+    assert send_due()["releases"] == 0 and outbox.outbox == []
+    Competition.objects.get().phases.filter(slug="eval").update(released=Phase.DETAILED)
+    assert send_due()["releases"] == 3                  # a new release is news again

@@ -351,4 +351,6 @@ def _create(doc: dict) -> tuple[Competition, list[str]]:
     import_access(comp, doc.get("access", {}), users, phases, teams)
     import_studies(doc.get("studies", []), users, datasets)
     import_code(doc.get("code", {}), users, datasets, teams)
+    from shareval.platform.notifications.reminders import claim_past
+    claim_past(comp)            # what the old server mailed is not mailed again
     return comp, users.created
