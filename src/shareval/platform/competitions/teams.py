@@ -108,7 +108,7 @@ def review(team: Team, approve: bool, by=None) -> None:
     """An organizer's decision on a team (approval can also be withdrawn later)."""
     team.status = Team.APPROVED if approve else Team.REJECTED
     team.save(update_fields=["status"])
-    log(team, by, team.status)
+    log(team, by, f"team {team.status}")
 
 
 def hand_lead(team: Team, by, username: str) -> Team:
