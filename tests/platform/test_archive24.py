@@ -280,6 +280,9 @@ def test_hostile_or_corrupt_archives_are_refused_and_nothing_is_stored(secret,  
                          "missing from the archive"),
         "malformed": ({k: v for k, v in doc.items() if k != "teams"}, files,
                       "malformed archive"),
+        "bad date": ({**doc, "phases": [{**doc["phases"][0], "start": "not a date"},
+                                        *doc["phases"][1:]]}, files, "malformed archive"),
+        "twice": ({**doc, "tasks": doc["tasks"] * 2}, files, "malformed archive"),
     }
     assert '"path": "secret/data/' in json.dumps(doc)
     for name, (d, f, message) in cases.items():
@@ -298,6 +301,14 @@ def test_hostile_or_corrupt_archives_are_refused_and_nothing_is_stored(secret,  
     assert not any(p.is_file() for p in Path(settings.PRIVATE_DIR).rglob("*"))
     assert clash.read_bytes() == b"another competition's file"
     clash.unlink()
+    # sizes: a member over the limit stops the reading before anything is stored
+    from shareval.formats.archive import Limits
+    from shareval.platform.competitions import archive as archive_module
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(archive_module, "LIMITS", Limits(max_member_bytes=10, nested_ok=True))
+        with pytest.raises(InvalidInput, match="larger than 10 bytes"):
+            import_competition(archive)
+    _nothing_stored()
     # a hostile tar member (parent-relative) is refused by the archive reader
     with tarfile.open(tmp_path / "evil.tgz", "w:gz") as t:
         info = tarfile.TarInfo("../evil.txt")

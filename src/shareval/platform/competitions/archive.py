@@ -33,7 +33,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
@@ -208,7 +209,8 @@ def import_competition(archive: Path) -> tuple[Competition, list[str]]:
             with transaction.atomic():
                 try:
                     comp, created = _create(doc)
-                except (KeyError, TypeError, AttributeError, ValueError) as e:
+                except (KeyError, TypeError, AttributeError, ValueError, ValidationError,
+                        IntegrityError) as e:
                     raise _malformed(name, e) from None
                 _copy_files(Path(tmp), written)
         except BaseException:
@@ -218,7 +220,7 @@ def import_competition(archive: Path) -> tuple[Competition, list[str]]:
     return comp, created
 
 
-LIMITS = Limits(max_bytes=16 * 1024 ** 3, max_files=500_000, max_member_bytes=4 * 1024 ** 3,
+LIMITS = Limits(max_bytes=16 * 1024 ** 3, max_files=500_000,
                 nested_ok=True)     # submitted bundles and archives are plain files here
 
 
