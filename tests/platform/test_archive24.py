@@ -194,6 +194,8 @@ def test_a_phase2_study_and_its_trail_survive_the_archive(rcc, client, tmp_path)
     assert client.get(board_url).json() == board
     with pytest.raises(PermissionError):
         Decision.objects.filter(study=new).update(note="x")      # still append-only
+    with pytest.raises(PermissionError):                         # restore adds, never rewrites
+        Decision.objects.restore([Decision.objects.filter(study=new).first()])
 
 
 def test_code_datasets_bundles_and_runs_survive_the_archive(world, client,  # noqa: F811
