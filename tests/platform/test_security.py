@@ -88,6 +88,13 @@ RULES = {
     "delete-page": (set(), ORG),
     **{f"settings-{n}": (set(), ORG) for n in (
         "visibility", "secret-link", "registration", "teams", "downloads", "data", "catalog")},
+    # org24: an invitation link with a wrong token is refused for everyone (404);
+    # the REST endpoints of access and teams follow the pages' rules
+    "join": (set(), set()),
+    "api-registrations": (ORG, set()), "api-registration": (set(), ORG),
+    "api-announcements": (ALL, set()), "api-data": (ALL, set()),
+    "api-team": (MEMBERS, set()), "api-team-lead": (set(), MEMBERS),
+    "api-decide-lead": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev
