@@ -5,6 +5,8 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
+    python bench/mutate.py --module platform/competitions/access.py --tests FILE ...
+                                                # a full run against other tests
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
 returned values) in its own copy of the tree under out/mutate/<module>/, and
@@ -62,11 +64,15 @@ TESTS: dict[str, list[str]] = {
     "assessment/estimate.py": ["tests/assessment/test_estimate.py",
                                "tests/assessment/test_estimate_rules.py",
                                "tests/assessment/test_weights.py"],
-    "platform/competitions/access.py": ["tests/platform/test_visibility.py",
-                                        "tests/platform/test_teams.py"],
-    "platform/competitions/leaderboard.py": ["tests/platform/test_visibility.py"],
-    "platform/submissions/service.py": ["tests/platform/test_submissions.py",
-                                        "tests/platform/test_visibility.py"],
+    # the server's rules: focused files on rows written to the database (no bundle,
+    # no scoring, no pages), a few seconds per mutant; the page-level tests
+    # (test_visibility.py, test_submissions.py, test_teams.py) were the mapping
+    # before them and can still be chosen with --tests
+    "platform/competitions/access.py": ["tests/platform/test_access_rules.py"],
+    "platform/competitions/leaderboard.py": ["tests/platform/test_leaderboard_rules.py"],
+    "platform/competitions/boards.py": ["tests/platform/test_leaderboard_rules.py"],
+    "platform/competitions/eligibility.py": ["tests/platform/test_eligibility_rules.py"],
+    "platform/submissions/service.py": ["tests/platform/test_service_rules.py"],
 }
 
 # Django's test database: built from the models instead of by running every migration
@@ -96,7 +102,7 @@ def extra_args(module: str) -> list[str]:
     return PLATFORM_ARGS if module.startswith("platform/") else []
 
 
-def prepare(module: str) -> Path:
+def prepare(module: str, tests: list[str] | None = None) -> Path:
     work = OUT / slug(module)
     if work.exists():
         shutil.rmtree(work)
@@ -105,7 +111,7 @@ def prepare(module: str) -> Path:
     shutil.copytree(ROOT / "src", work / "src", ignore=ignore)
     shutil.copytree(ROOT / "tests", work / "tests", ignore=ignore)
     shutil.copy2(ROOT / "pyproject.toml", work / "pyproject.toml")
-    tests = "\n    ".join(TESTS[module])
+    tests = "\n    ".join(tests or TESTS[module])
     args = "\n    ".join(["-p", "no:cacheprovider", "-x", *extra_args(module)])
     (work / "setup.cfg").write_text(
         "[mutmut]\n"
@@ -117,8 +123,8 @@ def prepare(module: str) -> Path:
     return work
 
 
-def run(module: str, children: int) -> dict:
-    work = prepare(module)
+def run(module: str, children: int, tests: list[str] | None = None) -> dict:
+    work = prepare(module, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
@@ -197,7 +203,8 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
-    ap.add_argument("--tests", nargs="+", help="with --recheck: these tests instead of TESTS")
+    ap.add_argument("--tests", nargs="+",
+                    help="these tests instead of the module's TESTS (one module)")
     args = ap.parse_args(argv)
     if args.list:
         for m, t in TESTS.items():
@@ -207,7 +214,7 @@ def main(argv=None) -> int:
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
         results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children))
+                       else run(module, args.children, args.tests))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
