@@ -88,7 +88,12 @@ def test_who_sees_a_submission_and_at_which_level(w):
     # unreleased blind phase: the team sees nothing, the organizer everything
     assert access.score_level(u["alice"], sub, t) == access.NONE
     assert access.score_level(w["org"], sub, t) == access.DETAILED
-    phase_of(w["eval"], released=Phase.TOP)
+    # released by schedule an hour after ``t``: at ``t`` still nothing (the real clock,
+    # long after, would say top)
+    phase_of(w["eval"], release_top_at=t + H)
+    assert access.score_level(u["alice"], sub, t) == access.NONE
+    assert access.score_level(u["alice"], sub, t + H) == access.TOP
+    phase_of(w["eval"], release_top_at=None, released=Phase.TOP)
     assert access.score_level(u["alice"], sub, t) == access.TOP
     phase_of(w["eval"], released=Phase.DETAILED)
     assert access.score_level(u["alice"], sub, t) == access.DETAILED
