@@ -60,6 +60,7 @@ def test_lower_is_better_and_a_missing_primary_goes_last(rw):
     w["task"].save()
     scored(w, "Team A", "dev", 0.3, t - 4 * H)
     scored(w, "Team A", "dev", 0.2, t - 3 * H)          # A's best is its lowest
+    scored(w, "Team A", "dev", None, t - 5 * H)         # ... not its run without a value
     scored(w, "Team B", "dev", 0.0, t - 2 * H)
     scored(w, "Baseline", "dev", None, t - H)          # scored, but no primary value
     ds = w["ds"]["dev"]
@@ -122,6 +123,8 @@ def test_runs_that_never_appear(rw):
     Score.objects.create(submission=old, scorer_version="v2", reference_digest="d",
                          result={"metrics": {"accuracy": 0.1}}, primary=0.1, current=True)
     scored(w, "Team B", "dev", 0.95, t - 2 * H, state=Submission.CANCELLED)
+    scored(w, "Team B", "eval", 0.94, t - 2 * H)            # another dataset's board
+    scored(w, "Baseline", "eval", 0.93, t - 2 * H)
     kept = scored(w, "Team A", "dev", 0.3, t - 3 * H)
     _, rows = leaderboard.rows(w["ds"]["dev"])
     assert view(rows, "team", "runs", "metrics") == [("Team A", 2, {"accuracy": 0.3})]

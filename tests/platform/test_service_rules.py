@@ -481,9 +481,11 @@ def test_make_primary_and_cancel_while_open(rw, val):
     a.refresh_from_db()
     b.refresh_from_db()
     assert (a.kind, b.kind) == (Submission.CONTRASTIVE, Submission.PRIMARY)
-    assert [e.message for e in b.events.all()] == ["made primary (better)"]
-    assert [e.message for e in a.events.all()] == [
-        "made primary", "no longer primary: another run was made primary (better)"]
+    assert [(e.state, e.message) for e in b.events.all()] == [("primary",
+                                                               "made primary (better)")]
+    assert [(e.state, e.message) for e in a.events.all()] == [
+        ("primary", "made primary"),
+        ("contrastive", "no longer primary: another run was made primary (better)")]
     service.cancel(b, w["users"]["alice"], now=T0)
     b.refresh_from_db()
     assert (b.state, b.kind) == (Submission.CANCELLED, Submission.CONTRASTIVE)
@@ -543,6 +545,29 @@ def test_organizer_changes_an_open_run_without_a_reason(rw):
     a = scored(w, "Team A", "dev", 0.5, T0 - H)
     service.make_primary(a, w["org"], now=T0)
     assert a.events.last().message == "made primary (by organizer org)"
+
+
+def test_an_organizer_in_the_team_changes_its_runs_as_a_member(rw):
+    from shareval.platform.competitions.models import Membership
+    w = rw
+    Membership.objects.create(team=w["teams"]["Team A"], user=w["org"],
+                              status=Membership.APPROVED)
+    a = scored(w, "Team A", "dev", 0.5, T0 - H)
+    service.make_primary(a, w["org"], reason="mine", now=T0)
+    assert a.events.last().message == "made primary (mine)"
+
+
+def test_a_primary_flag_is_per_dataset(rw, val):
+    w = rw
+    ev = scored(w, "Team A", "eval", 0.5, T0 - H, kind=Submission.PRIMARY)
+    dev = scored(w, "Team A", "dev", 0.5, T0 - H)
+    service.make_primary(dev, w["users"]["alice"], now=T0)
+    new = submit(w, primary=True)
+    ev.refresh_from_db()
+    dev.refresh_from_db()
+    assert (ev.kind, dev.kind, new.kind) == (Submission.PRIMARY, Submission.CONTRASTIVE,
+                                             Submission.PRIMARY)
+    assert not ev.events.exists()
 
 
 def test_defaults_read_the_clock(rw, val):
