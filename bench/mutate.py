@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -123,21 +124,40 @@ def prepare(module: str, tests: list[str] | None = None) -> Path:
     return work
 
 
-def run(module: str, children: int, tests: list[str] | None = None) -> dict:
+def run(module: str, children: int, tests: list[str] | None = None,
+        budget: float | None = None) -> dict:
+    """A full mutmut run; with ``budget`` (seconds) it is stopped then, and the
+    mutants not run yet are reported as such (left out of the score)."""
     work = prepare(module, tests)
     env = dict(os.environ)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "mutmut", "run", "--max-children", str(children)],
-                          cwd=work, env=env, capture_output=True, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
+                             str(children)], cwd=work, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        log, _ = proc.communicate(timeout=budget)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)       # mutmut and the mutants it forked
+        log, _ = proc.communicate()
+        log += f"\nstopped after the budget of {budget:.0f} s\n"
     seconds = time.perf_counter() - t0
-    (work / "mutmut.log").write_text(proc.stdout + proc.stderr, encoding="utf-8")
+    (work / "mutmut.log").write_text(log, encoding="utf-8")
+    return summarize(module, work, seconds, env)
+
+
+def summarize(module: str, work: Path, seconds: float, env: dict | None = None) -> dict:
+    """The score of a run from mutmut's record of it (also of a run that was stopped:
+    mutants without an exit code were not run)."""
     meta = work / "mutants" / "src" / "shareval" / (module + ".meta")
     if not meta.is_file():
-        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-15:])
+        tail = "\n".join((work / "mutmut.log").read_text().splitlines()[-15:]) \
+            if (work / "mutmut.log").is_file() else ""
         raise SystemExit(f"mutmut produced no results for {module} (log: {work}/mutmut.log)\n{tail}")
     codes = json.loads(meta.read_text())["exit_code_by_key"]
+    not_run = sorted(k for k, c in codes.items() if c is None)
+    codes = {k: c for k, c in codes.items() if c is not None}
     killed = sorted(k for k, c in codes.items() if c in KILLED)
     skipped = sorted(k for k, c in codes.items() if c in SKIPPED)
     survived = sorted(k for k, c in codes.items() if c not in KILLED | SKIPPED)
@@ -150,7 +170,7 @@ def run(module: str, children: int, tests: list[str] | None = None) -> dict:
             diffs[name] = lines
     tested = len(codes) - len(skipped)
     return {"module": module, "mutants": len(codes), "killed": len(killed),
-            "survived": len(survived), "skipped": len(skipped),
+            "survived": len(survived), "skipped": len(skipped), "not_run": len(not_run),
             "no_tests": sum(codes[k] in NO_TESTS for k in survived),
             "score": len(killed) / tested if tested else float("nan"), "seconds": seconds,
             "survivors": {k: {"status": "no tests" if codes[k] in NO_TESTS else
@@ -203,6 +223,9 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
+    ap.add_argument("--budget", type=float,
+                    help="stop a module's run after this many seconds; the mutants not run "
+                         "are counted apart (not in the score)")
     ap.add_argument("--tests", nargs="+",
                     help="these tests instead of the module's TESTS (one module)")
     args = ap.parse_args(argv)
@@ -214,12 +237,14 @@ def main(argv=None) -> int:
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
         results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children, args.tests))
+                       else run(module, args.children, args.tests, args.budget))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
         print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
-              f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s", flush=True)
+              f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s"
+              + (f"; {r['not_run']} mutants not run (budget)" if r.get("not_run") else ""),
+              flush=True)
     print()
     print(f"{'module':40s} {'mutants':>7s} {'killed':>6s} {'surv.':>5s} {'no tests':>8s} "
           f"{'score':>6s} {'time':>6s}")
