@@ -97,6 +97,28 @@ def test_accepted_upload_is_stored_validated_queued_and_timestamped(rw, val):
     assert Job.objects.filter(submission=sub).count() == 1
 
 
+def test_names_are_cut_and_a_nameless_upload_is_called_upload(rw, val):
+    sub = submit(rw, upload=up("n" * 300 + ".tsv"))
+    assert sub.original_name == "n" * 255
+    nameless = Upload("", BODY)
+    sub = submit(rw, upload=nameless, at=T0 + H)
+    assert sub.original_name == "upload" and "." not in sub.stored_name
+
+
+def test_the_reference_and_the_catalog_are_given_to_the_validator(rw, val, monkeypatch):
+    from shareval.platform.competitions import catalogs
+    ds = rw["ds"]["dev"]
+    ds.reference_path = "gold/dev.tsv"
+    ds.save()
+    monkeypatch.setattr(catalogs, "phase_catalog", lambda d: ("cat.txt", f"{d.slug} v1"))
+    ref = str(Path(django_settings.PRIVATE_DIR) / "gold/dev.tsv")
+    val.verdict = isolate.Verdict(problems=[f"{ref}:3: unknown item"])
+    e = refusal(submit, rw)
+    assert e.problems == ["<reference>:3: unknown item"]
+    (call,) = val.calls
+    assert call["reference"] == ref and call["catalog"] == ("cat.txt", "dev v1")
+
+
 def test_warnings_are_kept_with_their_count_and_paths_renamed(rw, val):
     val.verdict = isolate.Verdict(warnings=[f"{django_settings.UPLOAD_DIR}/x: w1", "w2"])
     sub = submit(rw, upload=up("a.json"))
@@ -138,12 +160,13 @@ def test_a_rejected_upload_is_kept_without_its_file_and_not_counted(rw, val):
     before = stored()
     val.verdict = isolate.Verdict(problems=[f"{django_settings.UPLOAD_DIR}/f.tsv:2: bad",
                                             "other"])
-    e = refusal(submit, w, upload=up("mine.tsv"), description="why")
+    e = refusal(submit, w, upload=up("mine.tsv"), description="why" + "y" * 6000)
     assert (e.status, e.message) == (400, "the file did not pass validation")
     assert e.problems == ["<server>/f.tsv:2: bad", "other"]
     sub = e.submission
     assert sub.state == Submission.REJECTED and sub.problems == e.problems
-    assert sub.stored_name == "" and sub.created == T0 and sub.description == "why"
+    assert sub.stored_name == "" and sub.created == T0 and len(sub.description) == 5000
+    assert sub.description.startswith("whyy") and sub.user == w["users"]["alice"]
     assert sub.original_name == "mine.tsv" and sub.size == len(BODY)
     assert stored() == before
     assert [(x.state, x.message) for x in sub.events.all()] == [
@@ -165,10 +188,13 @@ def test_validation_limits_are_named_in_the_rejection(rw, val, settings, limit, 
     assert e.status == 400 and e.problems == [text]
 
 
-def test_a_validator_crash_is_a_rejection_and_busy_is_503(rw, val):
+def test_a_validator_crash_is_a_rejection_and_busy_is_503(rw, val, caplog):
     val.verdict = isolate.Verdict(crash="Traceback ...")
     before = stored()
-    e = refusal(submit, rw)
+    with caplog.at_level("ERROR", logger="shareval.submissions"):
+        e = refusal(submit, rw)
+    assert [r.getMessage().startswith("validator crashed on ") and
+            r.getMessage().endswith(":\nTraceback ...") for r in caplog.records] == [True]
     assert e.problems == ["run.tsv: file: could not be read as a classification submission"]
     val.verdict = isolate.Verdict(limit="busy")
     e = refusal(submit, rw)
@@ -209,6 +235,8 @@ def test_rejected_uploads_are_limited_per_team_and_hour(rw, val, settings):
     assert refusal(submit, w, at=e.next_slot - dt.timedelta(microseconds=1)).status == 429
     assert submit(w, at=e.next_slot).state == Submission.QUEUED          # the slot it named
     assert submit(w, user="bob", team="Team B").state == Submission.QUEUED
+    for k in range(3):                                        # a baseline is never limited
+        run(w, "Baseline", "dev", T0 - k * H / 8, state=Submission.REJECTED)
     assert submit(w, user="org", team="Baseline", at=T0).state == Submission.QUEUED
 
 
@@ -347,6 +375,7 @@ def test_concurrent_runs_count_queued_and_running_runs_and_code_runs(rw, val):
     # a baseline is never limited
     ds.concurrent = 1
     ds.save()
+    run(w, "Baseline", "dev", T0 - H, state=Submission.QUEUED)
     assert submit(w, user="org", team="Baseline").state == Submission.QUEUED
 
 
