@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -171,6 +172,7 @@ def summarize(module: str, work: Path, seconds: float, env: dict | None = None) 
     tested = len(codes) - len(skipped)
     return {"module": module, "mutants": len(codes), "killed": len(killed),
             "survived": len(survived), "skipped": len(skipped), "not_run": len(not_run),
+            "not_run_names": not_run,
             "no_tests": sum(codes[k] in NO_TESTS for k in survived),
             "score": len(killed) / tested if tested else float("nan"), "seconds": seconds,
             "survivors": {k: {"status": "no tests" if codes[k] in NO_TESTS else
@@ -190,15 +192,19 @@ for name in names:
 """
 
 
-def recheck(module: str, tests: list[str] | None) -> dict:
-    """The last run's survivors of ``module`` against the current tests."""
+def recheck(module: str, tests: list[str] | None, sample: int = 0) -> dict:
+    """The last run's survivors of ``module`` against the current tests; with
+    ``sample``, also that many mutants (seeded draw) of those a stopped run did not
+    reach, whose kill rate estimates the rest (reported apart, not in the score)."""
     work = OUT / slug(module)
     result = json.loads((work / "result.json").read_text())
     shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
     env = dict(os.environ, PYTHONPATH=str(work / "mutants" / "src"))
-    names = sorted(result["survivors"])
+    drawn = sorted(random.Random(0).sample(result.get("not_run_names", []),
+                                           min(sample, len(result.get("not_run_names", [])))))
+    names = sorted(result["survivors"]) + drawn
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", RECHECK, json.dumps(names), *extra_args(module),
                            *(tests or TESTS[module])],
@@ -206,13 +212,16 @@ def recheck(module: str, tests: list[str] | None) -> dict:
     codes = dict(json.loads(line) for line in proc.stdout.splitlines() if line.startswith("["))
     if set(codes) != set(names):
         raise SystemExit(f"recheck of {module} failed:\n{proc.stderr[-2000:]}")
+    sampled = {"sampled": len(drawn), "sample_killed": sum(codes[n] != 0 for n in drawn),
+               "sample_survivors": [n for n in drawn if codes[n] == 0]}
+    names = sorted(result["survivors"])
     killed = [n for n in names if codes[n] != 0]
     still = {n: result["survivors"][n] for n in names if codes[n] == 0}
     total_killed = result["killed"] + len(killed)
     tested = result["mutants"] - result["skipped"]
     return {**result, "killed": total_killed, "survived": len(still), "survivors": still,
             "score": total_killed / tested if tested else float("nan"),
-            "seconds": time.perf_counter() - t0, "rechecked": len(names)}
+            "seconds": time.perf_counter() - t0, "rechecked": len(names), **sampled}
 
 
 def main(argv=None) -> int:
@@ -223,6 +232,9 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="with --recheck: also this many of the mutants a stopped run did "
+                         "not reach (seeded draw), reported apart")
     ap.add_argument("--budget", type=float,
                     help="stop a module's run after this many seconds; the mutants not run "
                          "are counted apart (not in the score)")
@@ -236,7 +248,7 @@ def main(argv=None) -> int:
     results = []
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
-        results.append(r := recheck(module, args.tests) if args.recheck
+        results.append(r := recheck(module, args.tests, args.sample) if args.recheck
                        else run(module, args.children, args.tests, args.budget))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
@@ -245,6 +257,9 @@ def main(argv=None) -> int:
               f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s"
               + (f"; {r['not_run']} mutants not run (budget)" if r.get("not_run") else ""),
               flush=True)
+        if r.get("sampled"):
+            print(f"  sample of the mutants not run: {r['sample_killed']}/{r['sampled']} "
+                  f"killed; survivors: {' '.join(r['sample_survivors']) or 'none'}", flush=True)
     print()
     print(f"{'module':40s} {'mutants':>7s} {'killed':>6s} {'surv.':>5s} {'no tests':>8s} "
           f"{'score':>6s} {'time':>6s}")

@@ -72,16 +72,17 @@ def stored() -> set:
 def test_accepted_upload_is_stored_validated_queued_and_timestamped(rw, val):
     w = rw
     before = stored()
+    assert submit(w, at=T0 - H).description == ""
     sub = submit(w, description="d" * 6000, upload=up("dir/My.Run.TSV"))
     assert sub.state == Submission.QUEUED and sub.kind == Submission.CONTRASTIVE
     assert sub.created == T0 and sub.user == w["users"]["alice"]
     assert sub.original_name == "My.Run.TSV" and sub.size == len(BODY)
     assert len(sub.description) == 5000
     assert re.fullmatch(r"[0-9a-f]{32}\.tsv", sub.stored_name)
-    (new,) = stored() - before
+    (new,) = {p for p in stored() - before if p.name == sub.stored_name}
     assert new.name == sub.stored_name and new.read_text() == BODY
     assert new.stat().st_mode & 0o777 == 0o600
-    (call,) = val.calls
+    call = val.calls[-1]
     assert call["task"] == "classification" and call["reference"] is None
     assert call["data"] == BODY.encode() and call["path"] == str(new)
     assert call["limits"].memory_mb == django_settings.VALIDATION_MEMORY_MB
@@ -331,13 +332,14 @@ def test_the_quota_is_checked_again_under_the_lock(rw, val, monkeypatch):
     def racing(team, dataset, now=None):
         calls.append(now)
         if len(calls) == 2:                 # the other upload landed meanwhile
-            run(w, "Team A", "eval", T0, state=Submission.QUEUED)
-            w["ds"]["eval"].quotas.update(limit=1)
+            run(w, "Team A", "dev", T0, state=Submission.QUEUED)
+            w["ds"]["dev"].quotas.update(limit=1)
         return real(team, dataset, now)
     monkeypatch.setattr(service, "quota_states", racing)
     before = stored()
-    e = refusal(submit, w, ds="eval")
-    assert e.status == 429 and e.message.startswith("quota reached: 1 of 1 in this phase")
+    e = refusal(submit, w)
+    assert e.status == 429 and e.message.startswith("quota reached: 1 of 1 per calendar week")
+    assert e.next_slot == dt.datetime(2001, 1, 21, 23, tzinfo=dt.timezone.utc)
     assert calls == [T0, T0] and stored() == before
     assert not Submission.objects.exists()     # (the racing run too: same rolled-back block)
 
