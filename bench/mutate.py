@@ -74,7 +74,8 @@ TESTS: dict[str, list[str]] = {
     "platform/competitions/leaderboard.py": ["tests/platform/test_leaderboard_rules.py"],
     "platform/competitions/boards.py": ["tests/platform/test_leaderboard_rules.py"],
     "platform/competitions/eligibility.py": ["tests/platform/test_eligibility_rules.py"],
-    "platform/submissions/service.py": ["tests/platform/test_service_rules.py"],
+    "platform/submissions/service.py": ["tests/platform/test_service_rules.py",
+                                        "tests/platform/test_service_refusal_rules.py"],
 }
 
 # Django's test database: built from the models instead of by running every migration

@@ -15,7 +15,7 @@ from __future__ import annotations
 from shareval.platform.competitions import boards, leaderboard
 from shareval.platform.submissions.models import Score, Submission
 
-from .rules_world import H, rw, run, scored, team  # noqa: F401  (rw: fixture)
+from .rules_world import H, rw, scored, team  # noqa: F401  (rw: fixture)
 
 
 def view(rows, *keys):
