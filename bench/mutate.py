@@ -22,6 +22,12 @@ out/mutate/<module>/result.json) against the current tests (the module's
 TESTS, or ``--tests``), one mutant at a time in one warm process, selecting
 each mutant through mutmut's ``MUTANT_UNDER_TEST``: minutes instead of a full
 run, to check that new tests kill what they were written for.
+
+Both set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
+property test at 30 derandomized examples (deterministic tests unchanged), so
+a score is a lower bound of what the full example counts would kill.
+``--full-examples`` runs the property tests at their own counts (hours for
+the metric modules).
 """
 from __future__ import annotations
 
@@ -48,7 +54,8 @@ TESTS: dict[str, list[str]] = {
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
                               "tests/metrics/test_estimation_rules.py",
                               "tests/assessment/test_weights.py"],
-    "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py"],
+    "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py",
+                           "tests/metrics/test_ranking_rel_level.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
     "tasks/base.py": ["tests/tasks/test_classification.py", "tests/tasks/test_trec.py"],
     "tasks/classification.py": ["tests/tasks/test_classification.py",
@@ -107,9 +114,18 @@ def prepare(module: str) -> Path:
     return work
 
 
-def run(module: str, children: int) -> dict:
-    work = prepare(module)
+def profile_env(full_examples: bool) -> dict:
     env = dict(os.environ)
+    if full_examples:
+        env.pop("SHAREVAL_HYPOTHESIS_PROFILE", None)
+    else:
+        env["SHAREVAL_HYPOTHESIS_PROFILE"] = "mutation"
+    return env
+
+
+def run(module: str, children: int, full_examples: bool = False) -> dict:
+    work = prepare(module)
+    env = profile_env(full_examples)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
     t0 = time.perf_counter()
@@ -133,7 +149,8 @@ def run(module: str, children: int) -> dict:
             name, lines = json.loads(line)
             diffs[name] = lines
     tested = len(codes) - len(skipped)
-    return {"module": module, "mutants": len(codes), "killed": len(killed),
+    return {"module": module, "examples": "full" if full_examples else "mutation profile",
+            "mutants": len(codes), "killed": len(killed),
             "survived": len(survived), "skipped": len(skipped),
             "no_tests": sum(codes[k] in NO_TESTS for k in survived),
             "score": len(killed) / tested if tested else float("nan"), "seconds": seconds,
@@ -154,14 +171,14 @@ for name in names:
 """
 
 
-def recheck(module: str, tests: list[str] | None) -> dict:
+def recheck(module: str, tests: list[str] | None, full_examples: bool = False) -> dict:
     """The last run's survivors of ``module`` against the current tests."""
     work = OUT / slug(module)
     result = json.loads((work / "result.json").read_text())
     shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
-    env = dict(os.environ, PYTHONPATH=str(work / "mutants" / "src"))
+    env = dict(profile_env(full_examples), PYTHONPATH=str(work / "mutants" / "src"))
     names = sorted(result["survivors"])
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", RECHECK, json.dumps(names), *(tests or TESTS[module])],
@@ -187,6 +204,8 @@ def main(argv=None) -> int:
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
     ap.add_argument("--tests", nargs="+", help="with --recheck: these tests instead of TESTS")
+    ap.add_argument("--full-examples", action="store_true",
+                    help="property tests at their own example counts (default: at most 30)")
     args = ap.parse_args(argv)
     if args.list:
         for m, t in TESTS.items():
@@ -195,8 +214,8 @@ def main(argv=None) -> int:
     results = []
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
-        results.append(r := recheck(module, args.tests) if args.recheck
-                       else run(module, args.children))
+        results.append(r := recheck(module, args.tests, args.full_examples) if args.recheck
+                       else run(module, args.children, args.full_examples))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
