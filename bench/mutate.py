@@ -68,6 +68,8 @@ TESTS: dict[str, list[str]] = {
     "tasks/trec.py": ["tests/tasks/test_trec.py"],
     "assessment/estimate.py": ["tests/assessment/test_estimate.py",
                                "tests/assessment/test_estimate_rules.py",
+                               "tests/assessment/test_estimate_intervals.py",
+                               "tests/assessment/test_estimate_importance.py",
                                "tests/assessment/test_weights.py"],
     "platform/competitions/access.py": ["tests/platform/test_visibility.py",
                                         "tests/platform/test_teams.py"],
