@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -182,3 +183,52 @@ def test_refusals_say_what_is_missing():
     # size weights ignore the overlaps line, wrong or missing
     table, _ = estimate_all(j, "importance", bootstrap=0, weights="size")
     assert table["B"]["precision"] == pytest.approx(0.5)
+
+
+def test_pool_weights_leave_out_outputs_without_draws():
+    """Uniform pool weights go to the outputs that have draws only: an output C without
+    draws (sharing b and d with B) changes neither the pool total nor the recall."""
+    with_c = {**OUT, "C": {"b", "d"}}
+    base, _ = estimate_all(judged(OUT, DRAWS, TRUTH, recall=RECALL), "importance",
+                           bootstrap=0, weights="uniform")
+    more, _ = estimate_all(judged(with_c, {**DRAWS, "C": []}, TRUTH, recall=RECALL),
+                           "importance", bootstrap=0, weights="uniform")
+    assert more["A"]["precision"] == pytest.approx(base["A"]["precision"])
+    assert more["A"]["recall_importance"] == pytest.approx(
+        2 / 3 * 2 * base["A"]["precision"] / 2.6)
+
+
+def test_importance_recall_with_a_pool_total_below_one_and_nan_at_zero():
+    """A = {a, x} drew a, x, x, x; B = {b} drew b; uniform weights (1/2, 1/2). Only a is
+    correct: q(a) = 1/4, pool = 1/2 · mean(4, 0, 0, 0) = 0.5 (an estimate of the
+    pool's correct items from a small sample), P_A = 1/2 · mean(2, 0, 0, 0) = 0.25,
+    recall = 1/2 (pool recall) · 2 · 0.25 / 0.5. With nothing correct the pool
+    total is 0 and the recall NaN, without a numpy warning."""
+    outputs = {"A": {"a", "x"}, "B": {"b"}}
+    draws = {"A": ["a", "x", "x", "x"], "B": ["b"]}
+    recall = [("r", "a", ("A",), 1), ("r", "n", (), 1)]
+    row = estimate_all(judged(outputs, draws, {"a": 1.0, "x": 0.0, "b": 0.0}, recall=recall),
+                       "importance", bootstrap=0, weights="uniform")[0]["A"]
+    assert row["precision"] == pytest.approx(0.25)
+    assert row["recall_importance"] == pytest.approx(0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        zero = estimate_all(judged(outputs, draws, {"a": 0.0, "x": 0.0, "b": 0.0},
+                                   recall=recall), "importance", bootstrap=0,
+                            weights="uniform")[0]
+    assert zero["A"]["precision"] == 0.0 and math.isnan(zero["A"]["recall_importance"])
+    assert zero["A"]["pool_recall"] == 0.5
+
+
+def test_bootstrap_ignores_draws_of_strata_with_zero_weight():
+    """Heuristic weights: C = {d} is disjoint from A and B, so row C weighs only C's
+    draws and row A gives C's draw weight 0 (q_A(d) = 0 there: that draw must not
+    enter A's replicates as 0/0)."""
+    outputs = {"A": {"a", "b"}, "B": {"b", "c"}, "C": {"d"}}
+    draws = {"A": ["a", "b"], "B": ["c", "b"], "C": ["d", "d"]}
+    truth = {"a": 1.0, "b": 0.0, "c": 1.0, "d": 1.0}
+    table, _ = estimate_all(judged(outputs, draws, truth), "importance", bootstrap=300)
+    assert (table["C"]["precision_boot_low"], table["C"]["precision_boot_high"]) == (1.0, 1.0)
+    for s in ("A", "B"):
+        lo, hi = table[s]["precision_boot_low"], table[s]["precision_boot_high"]
+        assert math.isfinite(lo) and math.isfinite(hi) and lo <= hi
