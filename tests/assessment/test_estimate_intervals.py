@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 from statistics import NormalDist
 
 import numpy as np
@@ -82,6 +83,10 @@ def test_design_interval_at_another_confidence_and_a_single_item():
     n_eff = sum(w) ** 2 / sum(wi * wi for wi in w)
     assert (row["precision_low"], row["precision_high"]) == pytest.approx(
         wilson(8 / 12 * n_eff, n_eff, 0.8))
+    se = math.sqrt(4 / 3 * sum((wi * (yi - 8 / 12) / sum(w)) ** 2 for wi, yi in zip(w, Y)))
+    z80 = NormalDist().inv_cdf(0.9)
+    assert (row["precision_normal_low"], row["precision_normal_high"]) == pytest.approx(
+        (8 / 12 - z80 * se, min(1.0, 8 / 12 + z80 * se)))
     # one judged item: Kish's n is 1, Wilson on one yes (never a zero-width interval)
     one = estimate_all(Judgments([prec("x", "A", 1, 0.5)], {}), bootstrap=0)[0]["A"]
     assert one["precision"] == 1.0
@@ -127,11 +132,27 @@ def test_entity_precision_bootstrap_resamples_items_for_all_three_questions_at_o
         reps.append(math.prod(parts))
     reps = [v for v in reps if v == v]
     lo, hi = exact_quantiles(reps, 0.5)
-    row = estimate_all(Judgments(recs, {}), confidence=0.5, bootstrap=40_000, seed=2)[0]["A"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # the replicate without an object answer: silent
+        row = estimate_all(Judgments(recs, {}), confidence=0.5, bootstrap=40_000,
+                           seed=2)[0]["A"]
     assert (row["entity_precision_low"], row["entity_precision_high"]) == pytest.approx((lo, hi))
+    none = estimate_all(Judgments(recs, {}), bootstrap=0)[0]["A"]
+    assert none["entity_precision"] == pytest.approx(row["entity_precision"])
+    assert math.isnan(none["entity_precision_low"]) and math.isnan(none["entity_precision_high"])
     # object: answered on x0 (yes) and x1 (no) only
     parts = [(w[0] + w[1]) / sum(w), (w[0] + w[2]) / sum(w), w[0] / (w[0] + w[1])]
     assert row["entity_precision"] == pytest.approx(math.prod(parts))
+
+
+def test_each_question_is_the_mean_of_its_judges_answers():
+    recs = [prec("x0", "A", v, 1.0, judge, q, n) for n, (judge, q, v) in enumerate(
+        [("j1", "relation", 1), ("j2", "relation", 0), ("j3", "relation", 1),
+         ("j1", "subject", 1), ("j1", "object", 0), ("j2", "object", 1)])]
+    row = estimate_all(Judgments(recs, {}), bootstrap=0)[0]["A"]
+    assert row["precision_relation"] == pytest.approx(2 / 3)
+    assert row["precision_subject"] == 1.0 and row["precision_object"] == 0.5
+    assert row["entity_precision"] == pytest.approx(1 / 3)
 
 
 def test_entity_precision_needs_an_answer_to_each_of_the_three_questions():
@@ -154,9 +175,14 @@ def test_recall_interval_is_wilson_on_the_true_items():
     assert (one["recall_low"], one["recall_high"]) == pytest.approx(wilson(1, 1))
 
 
-def test_recall_without_true_items_is_not_estimated():
-    row = estimate_all(Judgments([rec("a", "d1", "A", 0)], {"A": 1}), bootstrap=20)[0]["A"]
-    assert "recall" not in row and math.isnan(row["f1"])
+def test_recall_without_true_items_is_not_estimated_and_says_nothing_else():
+    recs = [rec("a", "d1", "A", 0), prec("p", "A", 1, 1.0, drawn_by=("A",), line=1)]
+    for method in ("design", "importance"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            row = estimate_all(Judgments(recs, {"A": 1}), method, bootstrap=20)[0]["A"]
+        assert "recall" not in row and "recall_importance" not in row
+        assert math.isnan(row["f1"]) and "f1_low" not in row
 
 
 def test_f1_bootstrap_pairs_item_and_document_replicates():
@@ -165,7 +191,8 @@ def test_f1_bootstrap_pairs_item_and_document_replicates():
     recall limits (recall replicates: three documents, 27 equally likely)."""
     recs = [prec("p1", "A", 1, 0.5), prec("p2", "A", 1, 1.0, line=1)]
     recs += [rec("r1", "d1", "", 1, 2), rec("r2", "d2", "A", 1, 3), rec("r3", "d3", "A", 1, 4),
-             rec("r4", "d3", "", 1, 5)]
+             rec("r4", "d3", "", 1, 5), rec("r5", "d2", "A", 0, 6), rec("r6", "d1", "", 0, 7)]
+    # false items (r5, r6) are in neither the numerator nor the denominator
     num, den = {0: 0, 1: 1, 2: 1}, {0: 1, 1: 1, 2: 2}
     reps = [sum(num[d] for d in r) / sum(den[d] for d in r)
             for r in itertools.product(range(3), repeat=3)]
@@ -173,10 +200,56 @@ def test_f1_bootstrap_pairs_item_and_document_replicates():
     row = estimate_all(Judgments(recs, {"A": 2}), confidence=0.6, bootstrap=40_000,
                        seed=1)[0]["A"]
     assert row["recall"] == pytest.approx(2 / 4)
+    assert row["precision_boot_low"] == row["precision_boot_high"] == 1.0
     assert row["f1"] == pytest.approx(2 * 1 * 0.5 / 1.5)
     assert (row["recall_boot_low"], row["recall_boot_high"]) == pytest.approx((lo, hi))
     assert (row["f1_low"], row["f1_high"]) == pytest.approx((2 * lo / (1 + lo),
                                                              2 * hi / (1 + hi)))
+
+
+def test_f1_bootstrap_when_recall_is_one_is_2p_over_1_plus_p_of_the_precision_replicates():
+    """Every true item of the annotated documents is in A's output: each recall replicate
+    is 1, so the F1 limits are 2p/(1 + p) of the precision limits (the Hajek ratios of the
+    27 item resamples, weights 2, 4, 1)."""
+    pi, y = [0.5, 0.25, 1.0], [1, 0, 1]
+    recs = [prec(f"x{i}", "A", yi, p, line=i) for i, (yi, p) in enumerate(zip(y, pi))]
+    recs += [rec("r1", "d1", "A", 1, 5), rec("r2", "d2", "A", 1, 6), rec("r3", "d2", "", 0, 7)]
+    w = [1 / p for p in pi]
+    lo, hi = exact_quantiles([sum(w[i] * y[i] for i in r) / sum(w[i] for i in r)
+                              for r in itertools.product(range(3), repeat=3)], 0.6)
+    row = estimate_all(Judgments(recs, {"A": 3}), confidence=0.6, bootstrap=40_000,
+                       seed=4)[0]["A"]
+    assert row["recall"] == 1.0 and row["f1"] == pytest.approx(2 * (3 / 7) / (1 + 3 / 7))
+    assert (row["precision_boot_low"], row["precision_boot_high"]) == pytest.approx((lo, hi))
+    assert (row["f1_low"], row["f1_high"]) == pytest.approx((2 * lo / (1 + lo),
+                                                             2 * hi / (1 + hi)))
+
+
+def test_f1_of_small_precision_and_recall_and_replicates_without_data_are_silent():
+    """P = 1/2, R = 1/4: F1 = 2PR/(P+R) = 1/3. Some replicates have P = R = 0 or no true
+    item: their F1 is NaN, left out, without a numpy warning."""
+    recs = [prec("p1", "A", 1, 1.0), prec("p2", "A", 0, 1.0, line=1)]
+    recs += [rec(f"r{k}", f"d{k}", "A" if k == 0 else "", 1, 2 + k) for k in range(4)]
+    recs += [rec("f", "d4", "", 0, 9)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = estimate_all(Judgments(recs, {"A": 2}), bootstrap=500, seed=3)[0]["A"]
+    assert row["precision"] == 0.5 and row["recall"] == 0.25
+    assert row["f1"] == pytest.approx(1 / 3)
+    assert 0.0 <= row["f1_low"] <= row["f1"] <= row["f1_high"] <= 1.0
+
+
+def test_the_bootstrap_is_seeded():
+    pi = [0.2, 0.3, 0.5, 0.7, 0.9, 0.25, 0.4, 0.6, 0.8, 1.0, 0.35, 0.45]
+    recs = [prec(f"x{i}", "A", i % 3 != 0, p, line=i) for i, p in enumerate(pi)]
+    recs += [rec(f"r{k}", f"d{k % 7}", "A" if k % 3 else "", 1, 20 + k) for k in range(15)]
+    runs = [estimate_all(Judgments(recs, {"A": 4}), bootstrap=200, seed=9)[0]["A"]
+            for _ in range(2)]
+    keys = ("precision_boot_low", "precision_boot_high", "recall_boot_low", "recall_boot_high",
+            "f1_low", "f1_high")
+    assert [runs[0][k] for k in keys] == [runs[1][k] for k in keys]
+    other = estimate_all(Judgments(recs, {"A": 4}), bootstrap=200, seed=10)[0]["A"]
+    assert [other[k] for k in keys] != [runs[0][k] for k in keys]
 
 
 def test_f1_is_zero_when_precision_and_recall_are_zero_and_nan_when_one_is_missing():
