@@ -298,3 +298,14 @@ def test_method_and_weights_are_checked():
         estimate_all(j, "hajek")
     with pytest.raises(ValueError, match=r"^weights must be one of heuristic, size, uniform$"):
         estimate_all(j, weights="best")
+
+
+def test_a_recall_replicate_without_true_items_is_left_out_silently():
+    """Two documents, one without a true item: a quarter of the replicates draw it twice
+    and have no recall (0/0); they are dropped, so every kept replicate is 1/1."""
+    recs = [rec("a", "d1", "A", 1), rec("b", "d2", "A", 0, 1)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = estimate_all(Judgments(recs, {"A": 1}), bootstrap=200, seed=0)[0]["A"]
+    assert row["recall"] == 1.0
+    assert (row["recall_boot_low"], row["recall_boot_high"]) == (1.0, 1.0)
