@@ -115,6 +115,8 @@ def test_unjudged_and_out_of_range_documents_are_not_relevant():
 
 
 def test_no_judgments_at_all_and_queries_on_one_side_only():
+    assert evaluate({}, {}, ["r_precision", "map"]) == {"r_precision": {}, "map": {},
+                                                        "num_rel": {}, "num_ret": {}}
     assert_equal_oracle({}, {"q": {"a": 1.0, "b": 2.0}})
     assert_equal_oracle({"q1": {"a": 1}}, {"q2": {"a": 1.0}})
     got = evaluate({"q1": {"a": 1}}, {"q2": {"a": 1.0}}, ["map", "ndcg@10"])
