@@ -187,3 +187,16 @@ def test_judgments_joined_in_blocks_of_a_few_rows(monkeypatch):
         qrels, run = random_collection(rng, 4)
         assert_equal_oracle(qrels, run)
         assert_equal_oracle(qrels, run, ["p@3", "ndcg@3"])
+
+
+def test_evaluate_encoded_defaults_are_level_one_and_single_precision():
+    """The array layer's defaults are the documented ones: rel_level 1 (a judgment of 1
+    is relevant) and scores compared as 32-bit floats (near-ties go to the docno)."""
+    qrels = {"q": {"a": 1, "b": 0, "c": 2}}
+    run = {"q": {"a": 0.5 + 1e-9, "b": 0.5 + 2e-9, "c": 0.5, "d": 0.1}}
+    enc, qids = ranking.encode_mappings(qrels, run)
+    got = ranking.evaluate_encoded(enc, ["map", "mrr"])
+    want = oracle(qrels, run, ["map", "mrr"])
+    assert qids == ["q"]
+    assert got["map"][0] == pytest.approx(want["map"]["q"]) and got["mrr"][0] == 1.0
+    assert got["num_rel"][0] == 2
