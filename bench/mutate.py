@@ -26,6 +26,12 @@ out/mutate/<module>/result.json) against the current tests (the module's
 TESTS, or ``--tests``), one mutant at a time in one warm process, selecting
 each mutant through mutmut's ``MUTANT_UNDER_TEST``: minutes instead of a full
 run, to check that new tests kill what they were written for.
+
+Both set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
+property test at 30 derandomized examples (deterministic tests unchanged), so
+a score is a lower bound of what the full example counts would kill.
+``--full-examples`` runs the property tests at their own counts (hours for
+the metric modules).
 """
 from __future__ import annotations
 
@@ -57,7 +63,9 @@ TESTS: dict[str, list[str]] = {
     "metrics/estimation.py": ["tests/metrics/test_estimation.py",
                               "tests/metrics/test_estimation_rules.py",
                               "tests/assessment/test_weights.py"],
-    "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py"],
+    "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py",
+                           "tests/metrics/test_ranking_rel_level.py",
+                           "tests/metrics/test_ranking_oracle.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
     "tasks/base.py": ["tests/tasks/test_base.py", "tests/tasks/test_classification.py",
                       "tests/tasks/test_trec.py"],
@@ -76,6 +84,8 @@ TESTS: dict[str, list[str]] = {
     "tasks/trec.py": ["tests/tasks/test_trec.py", "tests/tasks/test_trec_rules.py"],
     "assessment/estimate.py": ["tests/assessment/test_estimate.py",
                                "tests/assessment/test_estimate_rules.py",
+                               "tests/assessment/test_estimate_intervals.py",
+                               "tests/assessment/test_estimate_importance.py",
                                "tests/assessment/test_weights.py"],
     # the server's rules: focused files on rows written to the database (no bundle,
     # no scoring, no pages), a few seconds per mutant; the page-level tests
@@ -142,12 +152,22 @@ def prepare(module: str, tests: list[str] | None = None, tests_at: str | None = 
     return work
 
 
+def profile_env(full_examples: bool) -> dict:
+    env = dict(os.environ)
+    if full_examples:
+        env.pop("SHAREVAL_HYPOTHESIS_PROFILE", None)
+    else:
+        env["SHAREVAL_HYPOTHESIS_PROFILE"] = "mutation"
+    return env
+
+
 def run(module: str, children: int, tests: list[str] | None = None,
-        tests_at: str | None = None, budget: float | None = None) -> dict:
+        tests_at: str | None = None, budget: float | None = None,
+        full_examples: bool = False) -> dict:
     """A full mutmut run; with ``budget`` (seconds) it is stopped then, and the
     mutants not run yet are reported as such (left out of the score)."""
     work = prepare(module, tests, tests_at)
-    env = dict(os.environ)
+    env = profile_env(full_examples)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
     t0 = time.perf_counter()
@@ -162,10 +182,11 @@ def run(module: str, children: int, tests: list[str] | None = None,
         log += f"\nstopped after the budget of {budget:.0f} s\n"
     seconds = time.perf_counter() - t0
     (work / "mutmut.log").write_text(log, encoding="utf-8")
-    return summarize(module, work, seconds, env)
+    return summarize(module, work, seconds, env, full_examples)
 
 
-def summarize(module: str, work: Path, seconds: float, env: dict | None = None) -> dict:
+def summarize(module: str, work: Path, seconds: float, env: dict | None = None,
+              full_examples: bool = False) -> dict:
     """The score of a run from mutmut's record of it (also of a run that was stopped:
     mutants without an exit code were not run)."""
     meta = work / "mutants" / "src" / "shareval" / (module + ".meta")
@@ -187,7 +208,8 @@ def summarize(module: str, work: Path, seconds: float, env: dict | None = None) 
             name, lines = json.loads(line)
             diffs[name] = lines
     tested = len(codes) - len(skipped)
-    return {"module": module, "mutants": len(codes), "killed": len(killed),
+    return {"module": module, "examples": "full" if full_examples else "mutation profile",
+            "mutants": len(codes), "killed": len(killed),
             "survived": len(survived), "skipped": len(skipped), "not_run": len(not_run),
             "not_run_names": not_run,
             "no_tests": sum(codes[k] in NO_TESTS for k in survived),
@@ -209,7 +231,8 @@ for name in names:
 """
 
 
-def recheck(module: str, tests: list[str] | None, sample: int = 0) -> dict:
+def recheck(module: str, tests: list[str] | None, sample: int = 0,
+            full_examples: bool = False) -> dict:
     """The last run's survivors of ``module`` against the current tests; with
     ``sample``, also that many mutants (seeded draw) of those a stopped run did not
     reach, whose kill rate estimates the rest (reported apart, not in the score)."""
@@ -218,7 +241,7 @@ def recheck(module: str, tests: list[str] | None, sample: int = 0) -> dict:
     shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
-    env = dict(os.environ, PYTHONPATH=str(work / "mutants" / "src"))
+    env = dict(profile_env(full_examples), PYTHONPATH=str(work / "mutants" / "src"))
     drawn = sorted(random.Random(0).sample(result.get("not_run_names", []),
                                            min(sample, len(result.get("not_run_names", [])))))
     names = sorted(result["survivors"]) + drawn
@@ -264,6 +287,8 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float,
                     help="stop a module's run after this many seconds; the mutants not run "
                          "are counted apart (not in the score)")
+    ap.add_argument("--full-examples", action="store_true",
+                    help="property tests at their own example counts (default: at most 30)")
     args = ap.parse_args(argv)
     OUT = args.out.resolve()
     if args.list:
@@ -273,8 +298,9 @@ def main(argv=None) -> int:
     results = []
     for module in args.module or list(TESTS):
         print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
-        results.append(r := recheck(module, args.tests, args.sample) if args.recheck
-                       else run(module, args.children, args.tests, args.tests_at, args.budget))
+        results.append(r := recheck(module, args.tests, args.sample, args.full_examples)
+                       if args.recheck else run(module, args.children, args.tests, args.tests_at,
+                                                args.budget, args.full_examples))
         if not args.recheck:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
