@@ -213,12 +213,12 @@ def score_parts(task, reference, submission, split: dict, options: dict):
     splitter = SPLITTERS[task.name]
     ref = task.reference(reference)
     sub = task.submission(submission, ref)
+    word = "queries" if splitter.unit == "query" else splitter.unit + "s"
     out = []
     for private in (False, True):
         r, s = restrict(task, ref, sub, split, private)
         res = task.score(r, s, **options).to_dict()
         res["conventions"]["split"] = (f"{'private' if private else 'public'} part of the "
-                                       f"evaluation set: {len(splitter.units(r))} "
-                                       f"{splitter.unit}s")
+                                       f"evaluation set: {len(splitter.units(r))} {word}")
         out.append(res)
     return out[0], out[1]
