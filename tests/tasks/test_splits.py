@@ -420,3 +420,19 @@ def test_restrict_takes_paths_or_loaded_objects(tmp_path):
     assert r1.qids() == r2.qids() and s1.docs() == s2.docs()
     test = private_test(SPLITS[0])
     assert r1.qids() and all(test(q) for q in r1.qids() + s1.qids())
+
+
+def test_split_units_command_prints_each_part(tmp_path, cli):
+    ref, _ = trec_files(tmp_path, 1)
+    code, out, err = cli("split-units", "trec", "-r", ref, "--fraction", "0.5", "--seed", "13")
+    test = private_test({"fraction": 0.5, "seed": 13})
+    every = units(get("trec"), str(ref))
+    assert code == 0 and out.split() == [u for u in every if test(u)]
+    n = len(out.split())
+    assert f"trec: {len(every)} query units, {len(every) - n} public, {n} private" in err
+    (tmp_path / "private.txt").write_text(out)
+    code, public, _ = cli("split-units", "trec", "-r", ref, "--private", tmp_path / "private.txt",
+                          "--part", "public")
+    assert public.split() == [u for u in every if not test(u)]
+    code, _, err = cli("split-units", "trec", "-r", ref, "--fraction", "0.5")
+    assert code == 2 and "--seed" in err
