@@ -188,3 +188,20 @@ def test_a_participant_never_sees_the_private_part_before_release(world, client)
     assert queries and not any(test(q) for q in queries)
     assert shown["conventions"]["split"].startswith("public part of the evaluation set: ")
     assert shown["conventions"]["split"].endswith(f" {len(queries)} queries")
+
+
+def test_bundle_checks_private_ids_against_the_task_units(tmp_path):
+    """SV-Ident's units are documents: a sentence uuid or an unknown id is refused."""
+    from shareval.formats.errors import InvalidInput
+    from shareval.platform.competitions.bundle import read_bundle
+    root = tmp_path / "bundle"
+    write_bundle(root)
+    (root / "private-docs.txt").write_text("doc1\nu1-0\nnodoc\n")
+    text = pytest.raises(InvalidInput, read_bundle, root).value.render()
+    assert "2 ids are not units of the reference: nodoc, u1-0" in text
+    b = yaml.safe_load((root / "bundle.yaml").read_text())
+    b["phases"][0]["datasets"][0]["split"] = {"fraction": 0.001, "seed": 1}
+    (root / "private-docs.txt").write_text("doc1\n")
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b))
+    text = pytest.raises(InvalidInput, read_bundle, root).value.render()
+    assert "both parts need units: 0 of 37 are private" in text    # 3 queries are run-only
