@@ -436,3 +436,15 @@ def test_split_units_command_prints_each_part(tmp_path, cli):
     assert public.split() == [u for u in every if not test(u)]
     code, _, err = cli("split-units", "trec", "-r", ref, "--fraction", "0.5")
     assert code == 2 and "--seed" in err
+
+
+def test_a_run_with_no_line_in_a_part_scores_that_part_zero(tmp_path):
+    """The CLI refuses an empty run file; a valid run that happens to hold no query of
+    one part is not refused: that part scores as a run missing every query."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq2 0 d2 1\nq3 0 d3 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 1.0 t\n")
+    public, private = score_parts(get("trec"), str(tmp_path / "qrels"), str(tmp_path / "run"),
+                                  {"units": ["q2", "q3"]}, {})
+    assert public["metrics"]["map"] == 1.0 and private["metrics"]["map"] == 0.0
+    assert private["counts"]["queries_missing_from_run"] == 2
+    assert private["warnings"] == ["2 judged queries are missing from the run (scored 0): q2, q3"]
