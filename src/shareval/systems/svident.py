@@ -23,7 +23,7 @@ per sentence. The fused retrievers are BM25 and the dense one, except where
 ``FUSIONS`` says otherwise: there BM25 over the words' character 4-grams
 (``lexical.CharBm25``, which lets German compounds match their parts) joins or
 replaces the dense retriever, as chosen by cross-validation by document on the
-trial data (experiment record, round 4).
+trial data (experiment record, round 3).
 """
 from __future__ import annotations
 
