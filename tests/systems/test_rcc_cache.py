@@ -247,7 +247,7 @@ def test_run_uses_the_cache_and_gives_the_same_files(files, tmp_path, cli):
         assert code == 0, err
         outs.append(json.loads(out)["catalog_cache"])
     assert outs == ["built", "used", "off"]
-    assert len(list(folder.glob("*.npz"))) == 1
+    assert len(list(folder.glob("rcc-catalog-*.npz"))) == 1
     for name in ("data_set_citations.json", "data_set_mentions.json"):
         assert len({(tmp_path / f"out{i}" / name).read_text() for i in range(3)}) == 1
     assert '"103"' in (tmp_path / "out0" / "data_set_citations.json").read_text()
@@ -320,7 +320,7 @@ def test_a_catalog_whose_texts_hold_every_separator_is_prepared_but_not_stored(t
     folder = tmp_path / "cache"
     first = _prepare(cat, folder)
     assert first.status == "built" and "9" in first.catalog.ids
-    assert not folder.exists() or not list(folder.glob("*.npz"))
+    assert not folder.exists() or not list(folder.glob("rcc-catalog-*.npz"))
     assert _prepare(cat, folder).status == "built"
 
 
