@@ -90,6 +90,27 @@ def test_a_corpus_lists_every_publication_in_its_order(tmp_path):
     assert float(stats.aggregate(stats.stats[[1]], stats.weights[[1]])) == 0.0
 
 
+def test_paired_comparison_refuses_publications_outside_the_corpus(tmp_path):
+    # a submitted publication outside publications.json is an error, for compare too
+    (tmp_path / "ref").mkdir()
+    write(tmp_path / "ref" / "data_set_citations.json", json.dumps([cit(5, "a")]))
+    write(tmp_path / "ref" / "publications.json", json.dumps([{"publication_id": 5}]))
+    sub = write(tmp_path / "sub.json", json.dumps([cit(5, "a"), cit(6, "b")]))
+    for call in (get("rcc-citations").score, get("rcc-citations").unit_stats):
+        with pytest.raises(InvalidInput) as e:
+            call(tmp_path / "ref", sub)
+        assert [(p.field, p.message) for p in e.value.problems] == [
+            ("publication_id", "1 record names a publication not in the evaluated corpus: '6'")]
+
+
+def test_no_publication_at_all_gives_zero_means(tmp_path):
+    # zero division is 0 (conventions.md): the means over no publication are 0, not NaN
+    r = get("rcc-citations").score(*files(tmp_path, [], []))
+    assert r.breakdowns["per_publication"] == {}
+    assert (r.counts["mean_fp_per_publication"], r.counts["mean_fn_per_publication"]) == (0, 0)
+    assert r.metrics == {**prf(0, 0, 0), "tp": 0, "fp": 0, "fn": 0}
+
+
 def test_citation_unit_stats_apply_min_score(tmp_path):
     ref, sub = files(tmp_path, [cit(1, "a"), cit(2, "b")],
                      [cit(1, "a", 0.9), cit(2, "b", 0.4), cit(2, "x", 0.5)])
@@ -164,6 +185,7 @@ def test_mentions_whole_result_by_hand(tmp_path):
     assert u.conventions["jaccard_threshold"] == 0.3
     stats = get("rcc-mentions").unit_stats(*files(tmp_path, ref, sub))
     assert stats.metric == "partial_f1" and stats.units == ["2", "3", "11"]
+    assert stats.weights.tolist() == [1, 1, 1] and stats.strata is None   # publications, equal
     assert stats.stats.tolist() == [[2, 0, 0], [0, 1, 0], [1, 1, 0]]
     assert float(stats.aggregate(stats.stats, stats.weights)) == \
         pytest.approx(r.metrics["partial_f1"])
