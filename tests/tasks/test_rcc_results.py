@@ -101,6 +101,41 @@ def test_paired_comparison_refuses_publications_outside_the_corpus(tmp_path):
             call(tmp_path / "ref", sub)
         assert [(p.field, p.message) for p in e.value.problems] == [
             ("publication_id", "1 record names a publication not in the evaluated corpus: '6'")]
+    sub = write(tmp_path / "sub.json", json.dumps([cit(6, "a"), cit(7, "b")]))
+    with pytest.raises(InvalidInput) as e:
+        get("rcc-citations").unit_stats(tmp_path / "ref", sub)
+    assert [(p.field, p.message) for p in e.value.problems] == [
+        ("publication_id", "2 records name publications not in the evaluated corpus: '6', '7' (lines 1, 1)")]
+
+
+def test_each_duplicate_record_is_counted(tmp_path):
+    # a pair submitted three times counts once; the two extra records are the duplicates
+    ref, sub = files(tmp_path, [cit(1, "a")], [cit(1, "a", 0.2), cit(1, "a", 0.9),
+                                              cit(1, "a", 0.5), cit(2, "b", 0.1)])
+    r = get("rcc-citations").score(ref, sub)
+    assert r.counts["duplicate_records"] == 2 and r.counts["submitted_pairs"] == 2
+    assert r.warnings[0] == ("2 duplicate (publication_id, data_set_id) records in the "
+                             "submission were counted once")
+
+
+def test_a_submitted_citation_needs_its_score_and_mention_list(tmp_path):
+    # the competition's submission format; the reference's citations carry neither
+    rec = {"publication_id": 1, "data_set_id": "a"}
+    ref, sub = files(tmp_path, [rec], [rec])
+    with pytest.raises(InvalidInput) as e:
+        get("rcc-citations").score(ref, sub)
+    assert [(p.line, p.field, p.message) for p in e.value.problems] == [
+        (1, "score", "missing"), (1, "mention_list", "missing (use [] when there are none)")]
+    ok = write(tmp_path / "ok.json", json.dumps([cit(1, "a")]))
+    assert get("rcc-citations").score(ref, ok).metrics["f1"] == 1.0
+
+
+def test_pr_curve_ties_below_the_top_score_give_one_point():
+    gold = {("p", "a"): 1.0, ("p", "c"): 1.0}
+    pred = {("p", "a"): 0.9, ("p", "b"): 0.5, ("p", "c"): 0.5, ("p", "d"): 0.2}
+    c = pr_curve(gold, pred)
+    assert [(x["threshold"], x["pairs"]) for x in c] == [(0.9, 1), (0.5, 3), (0.2, 4)]
+    assert (c[1]["precision"], c[1]["recall"]) == (pytest.approx(2 / 3), 1.0)
 
 
 def test_no_publication_at_all_gives_zero_means(tmp_path):
