@@ -108,6 +108,22 @@ def test_paired_comparison_refuses_publications_outside_the_corpus(tmp_path):
         ("publication_id", "2 records name publications not in the evaluated corpus: '6', '7' (lines 1, 1)")]
 
 
+def test_rows_add_up_to_the_totals_with_a_gold_publication_outside_the_corpus(tmp_path):
+    # micro-averaging sums tp, fp, fn over all pairs: the per-publication rows hold the same
+    # counts, also for a reference citation whose publication publications.json omits
+    (tmp_path / "ref").mkdir()
+    write(tmp_path / "ref" / "data_set_citations.json",
+          json.dumps([cit(5, "a"), cit(9, "b"), cit(9, "c")]))
+    write(tmp_path / "ref" / "publications.json", json.dumps([{"publication_id": 5}]))
+    sub = write(tmp_path / "sub.json", json.dumps([cit(5, "a"), cit(5, "x")]))
+    r = get("rcc-citations").score(tmp_path / "ref", sub)
+    pp = r.breakdowns["per_publication"]
+    assert list(pp) == ["5", "9"]
+    assert pp["5"] == row(1, 1, 0, True, False) and pp["9"] == row(0, 0, 2, False, True)
+    assert [sum(x[k] for x in pp.values()) for k in ("tp", "fp", "fn")] == \
+        [r.metrics["tp"], r.metrics["fp"], r.metrics["fn"]] == [1, 1, 2]
+
+
 def test_each_duplicate_record_is_counted(tmp_path):
     # a pair submitted three times counts once; the two extra records are the duplicates
     ref, sub = files(tmp_path, [cit(1, "a")], [cit(1, "a", 0.2), cit(1, "a", 0.9),
