@@ -124,6 +124,13 @@ def test_rows_add_up_to_the_totals_with_a_gold_publication_outside_the_corpus(tm
         [r.metrics["tp"], r.metrics["fp"], r.metrics["fn"]] == [1, 1, 2]
 
 
+def test_publications_in_natural_order_numbers_first(tmp_path):
+    # numbers as numbers (2 before 10), then other ids in code-point order
+    ids = ["b", "10", "pub-a", "2", "a"]
+    r = get("rcc-citations").score(*files(tmp_path, [cit(i, "d") for i in ids], []))
+    assert list(r.breakdowns["per_publication"]) == ["2", "10", "a", "b", "pub-a"]
+
+
 def test_each_duplicate_record_is_counted(tmp_path):
     # a pair submitted three times counts once; the two extra records are the duplicates
     ref, sub = files(tmp_path, [cit(1, "a")], [cit(1, "a", 0.2), cit(1, "a", 0.9),
@@ -244,6 +251,9 @@ def test_mentions_whole_result_by_hand(tmp_path):
                                          jaccard=0.5, cleaning="unicode")
     assert low.stats.tolist() == [[2, 0, 0], [0, 0, 1]]      # 11 and 3 dropped below 0.85
     assert low.units == ["2", "11"]
+    scored = get("rcc-mentions").score(*files(tmp_path, ref, sub), min_score=0.85)
+    assert scored.conventions["min_score"] == 0.85         # the result states its options
+    assert list(scored.breakdowns["per_publication"]) == ["2", "11"]
 
 
 @pytest.mark.parametrize("cleaning,hint", [
