@@ -384,8 +384,13 @@ def main() -> int:
               "PostgreSQL, not included): what a request costs whatever else the machine runs")
         worst = max((r for r in rows if "first after" not in r["page"]),
                     key=lambda r: r["p95"])
-        print(f"worst p95: {worst['page']} {worst['p95']:.1f} ms (target <= 100 ms: "
+        print(f"worst p95 of the pages: {worst['page']} {worst['p95']:.1f} ms (target <= 100 ms: "
               f"{'met' if worst['p95'] <= 100 else 'NOT met'})")
+        misses = [r for r in rows if "first after" in r["page"]]
+        if misses:
+            miss = max(misses, key=lambda r: r["p95"])
+            print(f"worst p95 of a cache miss: {miss['page']} {miss['p95']:.1f} ms (target "
+                  f"<= 100 ms: {'met' if miss['p95'] <= 100 else 'NOT met'})")
         if a.json:
             a.json.write_text(json.dumps({"database": db, "teams": a.teams, "runs": a.runs,
                                           "seeding_s": seeding, "requests": a.requests,

@@ -121,6 +121,18 @@ def build_parser() -> argparse.ArgumentParser:
     _output_options(cmp_)
     cmp_.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
+    units = sub.add_parser("split-units", help="the units of a public/private split (the "
+                                               "bundle's split: rule), one id a line")
+    units.add_argument("task", choices=sorted(split_tasks()), metavar="TASK")
+    units.add_argument("--reference", "-r", required=True)
+    how = units.add_mutually_exclusive_group(required=True)
+    how.add_argument("--fraction", type=float, help="share of units that are private, with "
+                                                    "--seed (as split: {fraction, seed})")
+    how.add_argument("--private", metavar="FILE", help="the private unit ids, one a line")
+    units.add_argument("--seed", type=int, help="seed of the hash fraction")
+    units.add_argument("--part", choices=("public", "private"), default="private",
+                       help="which part's units to print (default: private)")
+
     demo = sub.add_parser("demo", help="score perturbed copies of real gold data and print "
                                        "the result tables")
     demo.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
@@ -284,6 +296,8 @@ def _dispatch(args, console) -> int:
         _emit(compare_result(args.task, args.reference, args.a, args.b, args.samples,
                              args.confidence, args.seed, show_progress=True), args, console)
         return 0
+    if args.command == "split-units":
+        return _split_units(args, console)
     if args.command == "demo":
         from .demo import run_demo
         return run_demo(args.data, args.out, console)
@@ -309,6 +323,32 @@ def _dispatch(args, console) -> int:
         from .platform.commands import run_server_command
         return run_server_command(args, console)
     raise AssertionError(args.command)
+
+
+def split_tasks() -> list[str]:
+    from .tasks.splits import SPLITTERS
+    return list(SPLITTERS)
+
+
+def _split_units(args, console) -> int:
+    """Print one part's unit ids; the counts of both parts go to standard error."""
+    from .tasks.splits import SPLITTERS, private_test, units
+    if args.private:
+        text = Path(args.private).read_text(encoding="utf-8")
+        split = {"units": [ln.strip() for ln in text.splitlines() if ln.strip()]}
+    elif args.seed is None or not 0 < args.fraction < 1:
+        sys.stderr.write("shareval: --fraction needs a value between 0 and 1 and --seed\n")
+        return EXIT_INVALID
+    else:
+        split = {"fraction": args.fraction, "seed": args.seed}
+    every = units(tasks.get(args.task), args.reference)
+    test = private_test(split)
+    private = [u for u in every if test(u)]
+    chosen = private if args.part == "private" else [u for u in every if not test(u)]
+    sys.stdout.write("".join(f"{u}\n" for u in chosen))
+    sys.stderr.write(f"{args.task}: {len(every)} {SPLITTERS[args.task].unit} units, "
+                     f"{len(every) - len(private)} public, {len(private)} private\n")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:

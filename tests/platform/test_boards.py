@@ -217,10 +217,10 @@ def test_split_is_refused_for_a_task_without_support(tmp_path):
     import yaml
     root = make_bundle(tmp_path / "c", options={"dev": {"split": {"fraction": 0.5, "seed": 1}}})
     b = yaml.safe_load((root / "bundle.yaml").read_text())
-    b["tasks"][0]["task"] = "trec"
+    b["tasks"][0]["task"] = "rcc-fields-methods"     # no gold, no units
     (root / "bundle.yaml").write_text(yaml.safe_dump(b))
     text = pytest.raises(InvalidInput, read_bundle, root).value.render()
-    assert "task trec does not support a public/private split" in text
+    assert "task rcc-fields-methods does not support a public/private split" in text
 
 
 def test_competition_api_says_there_is_a_split_but_not_which_units(split, client):

@@ -53,7 +53,7 @@ RULES = {
     "api-submission-cancel": (set(), {"bob", "org"}),
     "api-tokens": (USERS, USERS), "api-token": (set(), set()),
     # judging: dave (the outsider) is the scene campaign's only judge
-    "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, set()),
+    "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, {"outsider"}),      # POST: "Start judging"
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
     # code submissions: the scene gives bob's team a code submission with the id of
@@ -88,6 +88,13 @@ RULES = {
     "delete-page": (set(), ORG),
     **{f"settings-{n}": (set(), ORG) for n in (
         "visibility", "secret-link", "registration", "teams", "downloads", "data", "catalog")},
+    # org24: an invitation link with a wrong token is refused for everyone (404);
+    # the REST endpoints of access and teams follow the pages' rules
+    "join": (set(), set()),
+    "api-registrations": (ORG, set()), "api-registration": (set(), ORG),
+    "api-announcements": (ALL, set()), "api-data": (ALL, set()),
+    "api-team": (MEMBERS, set()), "api-team-lead": (set(), MEMBERS),
+    "api-decide-lead": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev

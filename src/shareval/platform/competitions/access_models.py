@@ -25,6 +25,16 @@ class Invitation(models.Model):
     kind = models.CharField(max_length=8, choices=[(USER, USER), (EMAIL, EMAIL),
                                                    (DOMAIN, DOMAIN)])
     value = models.CharField(max_length=254, help_text="lower case")
+    # org24: an address invited from the browser gets a mailed sign-up link; only
+    # the token's SHA-256 is kept; it is used once and expires (invitations.py)
+    token_hash = models.CharField(max_length=64, blank=True, db_index=True)
+    sent = models.DateTimeField(null=True, blank=True)
+    expires = models.DateTimeField(null=True, blank=True)
+    used = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                                blank=True, related_name="+")
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                   null=True, blank=True, related_name="+")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "kind", "value"],

@@ -4,8 +4,12 @@
 configuration a bundle gives: tasks, phases, datasets with their board, split,
 quotas and fact-sheet schema; then teams and members, every submission with
 its fact sheet, history, scores and scoring jobs, and the judging campaigns
-with their items, assignments and adjudications) and ``files/`` (hidden
-references, released files, submitted files, result plots).
+with their items, assignments and adjudications; since format 2 also the
+access features' rows (``archive_access.py``), RCC phase-2 studies
+(``annotation/archive.py``), code submissions (``coderuns/archive.py``) and
+the users' e-mail addresses) and ``files/`` (hidden references, released
+files, data files, catalogs, code inputs, submitted files and bundles, result
+plots).
 
 ``import_competition`` (``shareval server import-competition FILE``) loads it
 into a server that has no competition of that slug, so that its leaderboards
@@ -13,7 +17,11 @@ are identical (tested by comparing the board API's JSON). Submission ids are
 kept, so links to runs keep working; users are matched by user name and
 created (without a usable password: they reset it or an operator sets it with
 ``shareval server add-user``) when missing. The archive is read with the same
-hostile-archive checks as uploads.
+hostile-archive checks as uploads; every path it names must stay inside its
+folder, data files and catalogs must match their recorded digests, and an
+unknown format version is refused. Nothing is stored unless everything is:
+the rows are written in one transaction, and the files written before a
+failure are removed again.
 """
 from __future__ import annotations
 
@@ -25,40 +33,21 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.db import models, transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
 
 from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
+from .archive_access import check_access_paths, export_access, import_access
+from .archive_io import Files, Users, dump as _dump, load as _load, profile
+from .archive_io import user_name as _user
 from .bundle import _p, inside
 from .models import (Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota,
-                     Team)
+                     Team, TeamEvent)
 
-FORMAT = "shareval-competition/1"
-
-
-def _dump(obj, skip=()) -> dict:
-    out = {}
-    for f in obj._meta.concrete_fields:
-        if f.primary_key or f.is_relation or f.name in skip:
-            continue
-        v = getattr(obj, f.name)
-        out[f.name] = v.isoformat() if hasattr(v, "isoformat") else v
-    return out
-
-
-def _load(model, data: dict) -> dict:
-    """Field values from a dump, converted by each field (dates, UUIDs)."""
-    out = {}
-    for f in model._meta.concrete_fields:
-        if f.name in data and not f.is_relation and not f.primary_key:
-            out[f.name] = f.to_python(data[f.name]) if not isinstance(f, models.JSONField) \
-                else data[f.name]
-    return out
-
-
-def _user(u):
-    return u.get_username() if u is not None else None
+FORMAT = "shareval-competition/2"
+READS = ("shareval-competition/1", FORMAT)     # version 1 archives still import
 
 
 # ---------------------------------------------------------------------------
@@ -67,7 +56,9 @@ def _user(u):
 def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]]]:
     """(competition.json, [(name in the archive, file on disk)])."""
     from shareval.platform.judging.models import Campaign
-    files: list[tuple[str, Path]] = []
+    from shareval.platform.annotation.archive import export_studies
+    from shareval.platform.coderuns.archive import export_code
+    files = Files()
     doc = {"format": FORMAT, "competition": _dump(comp),
            "organizers": [_user(u) for u in comp.organizers.all()], "tasks": [],
            "phases": [], "teams": [], "submissions": [], "campaigns": []}
@@ -90,7 +81,10 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
         doc["phases"].append(p)
     for t in comp.teams.select_related("lead"):
         doc["teams"].append({**_dump(t), "lead": _user(t.lead), "members": [
-            {**_dump(m), "user": _user(m.user)} for m in t.memberships.select_related("user")]})
+            {**_dump(m), "user": _user(m.user)} for m in t.memberships.select_related("user")],
+            "proposed_lead": _user(t.proposed_lead),
+            "events": [{**_dump(e), "actor": _user(e.actor)}
+                       for e in t.events.select_related("actor")]})
     from shareval.platform.submissions.models import Submission
     subs = (Submission.objects.filter(dataset__phase__competition=comp)
             .select_related("team", "user", "dataset__phase")
@@ -121,7 +115,31 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
                                "adjudications": [{**_dump(a), "decided_by": _user(a.decided_by)}
                                                  for a in it.adjudications.all()]})
         doc["campaigns"].append(c)
+    doc["access"] = export_access(comp, files)
+    doc["studies"] = export_studies(comp)
+    doc["code"] = export_code(comp, files)
+    doc["users"] = {u.get_username(): profile(u) for u in get_user_model().objects.filter(
+        username__in=_names(doc)).order_by("username")}
     return doc, files
+
+
+def _names(doc) -> set[str]:
+    """Every user name the document mentions (the keys that hold one)."""
+    keys = {"user", "lead", "proposed_lead", "used_by", "invited_by", "judge", "decided_by", "author", "designer", "created_by", "coder",
+            "actor", "requested_by"}
+    found: set[str] = set()
+
+    def walk(x, key=None):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, k)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v, key if key in ("organizers", "judges") else None)
+        elif isinstance(x, str) and key in keys | {"organizers", "judges"}:
+            found.add(x)
+    walk({k: v for k, v in doc.items() if k != "users"})
+    return found
 
 
 def export_competition(comp: Competition, dest) -> int:
@@ -155,57 +173,105 @@ DIRS = {"private": "PRIVATE_DIR", "public": "PUBLIC_DIR", "uploads": "UPLOAD_DIR
 def import_competition(archive: Path) -> tuple[Competition, list[str]]:
     """Load an exported competition; returns it and the user names created."""
     problems = Problems()
+    name = Path(archive).name
     with tempfile.TemporaryDirectory(prefix="import-") as tmp:
         doc = None
-        for name, data in iter_tgz(Path(archive), problems, Limits(max_bytes=16 * 1024 ** 3,
-                                                                   max_files=500_000)):
-            if name == "competition.json":
-                doc = json.loads(data)
-            elif name.startswith("files/"):
-                target = inside(Path(tmp), name)
+        for member, data in iter_tgz(Path(archive), problems, LIMITS):
+            if member == "competition.json":
+                try:
+                    doc = json.loads(data)
+                except ValueError as e:
+                    problems.add(name, None, "competition.json", f"not JSON ({e})")
+            elif member.startswith("files/"):
+                target = inside(Path(tmp), member)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
         problems.raise_if_any()
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise InvalidInput([_p(Path(archive).name, None, "competition.json",
+        if not isinstance(doc, dict) or not str(doc.get("format", "")).startswith(
+                "shareval-competition/"):
+            raise InvalidInput([_p(name, None, "competition.json",
                                    f"not a shareval competition archive ({FORMAT})")])
-        slug = doc["competition"]["slug"]
+        if doc["format"] not in READS:
+            raise InvalidInput([_p(name, None, "competition.json.format",
+                                   f"unknown archive version {doc['format']!r}: this server "
+                                   f"reads {', '.join(READS)}")])
+        try:
+            slug = doc["competition"]["slug"]
+            _check_paths(doc)
+            _check_files(doc, Path(tmp))
+        except (KeyError, TypeError, AttributeError) as e:
+            raise _malformed(name, e) from None
         if Competition.objects.filter(slug=slug).exists():
-            raise InvalidInput([_p(Path(archive).name, None, "competition.slug",
+            raise InvalidInput([_p(name, None, "competition.slug",
                                    f"this server already has a competition {slug!r}")])
-        with transaction.atomic():
-            comp, created = _create(doc)
-        for kind, setting in DIRS.items():
-            src = Path(tmp) / "files" / kind
-            for f in (p for p in src.rglob("*") if p.is_file()) if src.is_dir() else ():
-                target = inside(Path(getattr(settings, setting)), f.relative_to(src))
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(f.read_bytes())
-                if kind == "uploads":
-                    target.chmod(0o600)
+        written: list[Path] = []
+        try:
+            with transaction.atomic():
+                try:
+                    comp, created = _create(doc)
+                except (KeyError, TypeError, AttributeError, ValueError, ValidationError,
+                        IntegrityError) as e:
+                    raise _malformed(name, e) from None
+                _copy_files(Path(tmp), written)
+        except BaseException:
+            for f in written:            # store nothing half: the rows rolled back
+                f.unlink(missing_ok=True)
+            raise
     return comp, created
 
 
-class _Users:
-    def __init__(self):
-        self.model, self.cache, self.created = get_user_model(), {}, []
+LIMITS = Limits(max_bytes=16 * 1024 ** 3, max_files=500_000,
+                nested_ok=True)     # submitted bundles and archives are plain files here
 
-    def __call__(self, name):
-        if name is None:
-            return None
-        if name not in self.cache:
-            u = self.model.objects.filter(username=name).first()
-            if u is None:
-                u = self.model(username=name)
-                u.set_unusable_password()
-                u.save()
-                self.created.append(name)
-            self.cache[name] = u
-        return self.cache[name]
+
+def _malformed(name: str, e: Exception) -> InvalidInput:
+    what = f"missing {e}" if isinstance(e, KeyError) else str(e)
+    return InvalidInput([_p(name, None, "competition.json",
+                            f"malformed archive ({type(e).__name__}: {what}); nothing was "
+                            f"imported")])
+
+
+def _copy_files(tmp: Path, written: list[Path]) -> None:
+    """The archive's files into the server's folders; an existing file with other
+    bytes is never overwritten (it belongs to something else on this server)."""
+    for kind, setting in DIRS.items():
+        src = tmp / "files" / kind
+        for f in sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else ():
+            target = inside(Path(getattr(settings, setting)), f.relative_to(src))
+            data = f.read_bytes()
+            if target.exists():
+                if target.is_file() and target.read_bytes() == data:
+                    continue
+                raise InvalidInput([_p(f"files/{kind}/{f.relative_to(src)}", None, "path",
+                                       "this server already has a different file there; "
+                                       "nothing was imported")])
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+            written.append(target)
+            if kind == "uploads":
+                target.chmod(0o600)
+
+
+def _check_files(doc: dict, tmp: Path) -> None:
+    """Data files and catalogs must arrive with the bytes their digests name."""
+    import hashlib
+    rows = [("access.data_files", d) for d in doc.get("access", {}).get("data_files", [])]
+    rows += [("access.catalogs", c) for c in doc.get("access", {}).get("catalogs", [])]
+    for where, row in rows:
+        f = tmp / "files" / "private" / row["path"]
+        if not f.is_file():
+            raise InvalidInput([_p(f"files/private/{row['path']}", None, where,
+                                   "missing from the archive")])
+        if row.get("digest") and hashlib.sha256(f.read_bytes()).hexdigest() != row["digest"]:
+            raise InvalidInput([_p(f"files/private/{row['path']}", None, where,
+                                   "its bytes do not match the recorded digest (corrupt "
+                                   "archive)")])
 
 
 def _check_paths(doc: dict) -> None:
     """Every path the database will hold stays inside its folder (as bundles' do)."""
+    from shareval.platform.coderuns.archive import check_code_paths
+
     from .bundle import SLUG
     if not SLUG.fullmatch(str(doc["competition"].get("slug", ""))):
         raise InvalidInput([_p("competition.json", None, "competition.slug", "not a slug")])
@@ -219,13 +285,16 @@ def _check_paths(doc: dict) -> None:
         if s.get("stored_name") and Path(s["stored_name"]).name != s["stored_name"]:
             raise InvalidInput([_p("competition.json", None, "submissions.stored_name",
                                    f"{s['stored_name']!r} is not a plain file name")])
+    check_access_paths(doc.get("access", {}))
+    check_code_paths(doc.get("code", {}))
 
 
 def _create(doc: dict) -> tuple[Competition, list[str]]:
+    from shareval.platform.annotation.archive import import_studies
+    from shareval.platform.coderuns.archive import import_code
     from shareval.platform.judging.models import Adjudication, Assignment, Campaign, Item
     from shareval.platform.submissions.models import Job, Score, Submission, SubmissionEvent
-    _check_paths(doc)
-    users = _Users()
+    users = Users(doc.get("users"))
     comp = Competition.objects.create(**_load(Competition, doc["competition"]))
     comp.organizers.set([users(u) for u in doc["organizers"]])
     tasks = {t["slug"]: CompetitionTask.objects.create(competition=comp,
@@ -243,9 +312,13 @@ def _create(doc: dict) -> tuple[Competition, list[str]]:
             datasets[(phase.slug, ds.slug)] = ds
     teams = {}
     for t in doc["teams"]:
-        team = Team.objects.create(competition=comp, lead=users(t["lead"]), **_load(Team, t))
+        team = Team.objects.create(competition=comp, lead=users(t["lead"]),
+                                   proposed_lead=users(t.get("proposed_lead")), **_load(Team, t))
         for m in t["members"]:
             Membership.objects.create(team=team, user=users(m["user"]), **_load(Membership, m))
+        TeamEvent.objects.bulk_create([TeamEvent(team=team, actor=users(e["actor"]),
+                                                 **_load(TeamEvent, e))
+                                       for e in t.get("events", [])])
         teams[team.name] = team
     for s in doc["submissions"]:
         sub = Submission.objects.create(pk=s["id"], team=teams[s["team"]], user=users(s["user"]),
@@ -276,4 +349,10 @@ def _create(doc: dict) -> tuple[Competition, list[str]]:
                 obj = Adjudication.objects.create(item=item, decided_by=users(a["decided_by"]),
                                                   **vals)
                 Adjudication.objects.filter(pk=obj.pk).update(created=vals["created"])
+    phases = {p.slug: p for p in comp.phases.all()}
+    import_access(comp, doc.get("access", {}), users, phases, teams)
+    import_studies(doc.get("studies", []), users, datasets)
+    import_code(doc.get("code", {}), users, datasets, teams)
+    from shareval.platform.notifications.reminders import claim_past
+    claim_past(comp)            # what the old server mailed is not mailed again
     return comp, users.created

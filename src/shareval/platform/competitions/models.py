@@ -250,6 +250,9 @@ class Team(models.Model):
                               choices=[(PENDING, PENDING), (APPROVED, APPROVED),
                                        (REJECTED, REJECTED)])
     created = models.DateTimeField(default=timezone.now)
+    # org24: a lead handed over under team_approval waits here for an organizer
+    proposed_lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
+                                      null=True, blank=True, related_name="+")
 
     class Meta:
         unique_together = [("competition", "name")]
@@ -270,6 +273,20 @@ class Membership(models.Model):
 
     class Meta:
         unique_together = [("team", "user")]
+
+
+class TeamEvent(models.Model):
+    """The team's history: created, members let in or refused, the organizers'
+    decisions, the lead handed over (proposed, approved, refused). Only added to."""
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True,
+                              blank=True, related_name="+")
+    action = models.CharField(max_length=30)
+    detail = models.CharField(max_length=300, blank=True)
+    created = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created", "pk"]
 
 
 # access24: the models of access, eligibility and organizer pages live in their own module

@@ -5,6 +5,12 @@ a second locks the person's user row first (SQLite: the IMMEDIATE transaction's
 write lock), so two requests at once cannot both pass the check.
 Under ``Competition.team_approval`` a new team starts ``pending``: it may form
 and gather members but not submit until an organizer approves it.
+
+The lead may hand the lead role to another approved member who may take part
+(registered, terms accepted). Under ``team_approval`` the organizers approve
+teams *with their lead*, so the new lead is only proposed (``proposed_lead``)
+until an organizer approves the change; the old lead stays lead meanwhile.
+Every step is a :class:`TeamEvent` in the team's history.
 """
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from .eligibility import participation_refusal
-from .models import Competition, Membership, Team
+from .models import Competition, Membership, Team, TeamEvent
 
 
 class TeamError(Exception):
@@ -52,6 +58,7 @@ def create(comp: Competition, user, name: str) -> Team:
                 competition=comp, name=name, lead=user,
                 status=Team.PENDING if comp.team_approval else Team.APPROVED)
             Membership.objects.create(team=team, user=user, status=Membership.APPROVED)
+            log(team, user, "created", f"lead {user.get_username()}")
     except IntegrityError:
         raise TeamError(f"The name {name} is taken.") from None
     return team
@@ -69,10 +76,15 @@ def ask_to_join(comp: Competition, user, name: str) -> Team:
             raise TeamError("You are already in a team of this competition.")
         Membership.objects.filter(team__competition=comp, user=user).delete()
         Membership.objects.create(team=team, user=user)
+        log(team, user, "asked to join")
     return team
 
 
-def let_in(membership: Membership) -> None:
+def log(team: Team, actor, action: str, detail: str = "") -> TeamEvent:
+    return TeamEvent.objects.create(team=team, actor=actor, action=action, detail=detail[:300])
+
+
+def let_in(membership: Membership, by=None) -> None:
     """The lead approves a request to join."""
     with transaction.atomic():
         _lock(membership.user)
@@ -82,9 +94,78 @@ def let_in(membership: Membership) -> None:
         _check_size(membership.team)
         membership.status = Membership.APPROVED
         membership.save(update_fields=["status"])
+        log(membership.team, by, "let in", membership.user.get_username())
 
 
-def review(team: Team, approve: bool) -> None:
+def refuse(membership: Membership, by=None) -> None:
+    """The lead turns down a request to join."""
+    with transaction.atomic():
+        log(membership.team, by, "refused", membership.user.get_username())
+        membership.delete()
+
+
+def review(team: Team, approve: bool, by=None) -> None:
     """An organizer's decision on a team (approval can also be withdrawn later)."""
     team.status = Team.APPROVED if approve else Team.REJECTED
     team.save(update_fields=["status"])
+    log(team, by, f"team {team.status}")
+
+
+def hand_lead(team: Team, by, username: str) -> Team:
+    """The lead names another approved member as lead: at once, or (under
+    ``team_approval``) as a proposal an organizer decides with :func:`decide_lead`."""
+    comp = team.competition
+    with transaction.atomic():
+        team = Team.objects.select_for_update().get(pk=team.pk)
+        if by is None or team.lead_id != by.pk:
+            raise TeamError("Only the team's lead can hand over the lead role.")
+        m = team.memberships.select_related("user").filter(
+            user__username=(username or "").strip()).first()
+        if m is None or m.status != Membership.APPROVED:
+            raise TeamError(f"{username} is not an approved member of {team.name}.")
+        new = m.user
+        if new.pk == team.lead_id:
+            raise TeamError(f"{username} already leads {team.name}.")
+        why = participation_refusal(new, comp)
+        if why:
+            raise TeamError(f"{username} cannot lead the team: {why}.")
+        if comp.team_approval and not team.is_baseline:
+            team.proposed_lead = new
+            team.save(update_fields=["proposed_lead"])
+            log(team, by, "lead proposed", f"{by.get_username()} -> {new.get_username()}, "
+                                          f"waiting for the organizers")
+        else:
+            old = team.lead
+            team.lead, team.proposed_lead = new, None
+            team.save(update_fields=["lead", "proposed_lead"])
+            log(team, by, "lead handed", f"{old.get_username()} -> {new.get_username()}")
+    return team
+
+
+def decide_lead(team: Team, by, approve: bool) -> Team:
+    """An organizer approves or refuses the proposed lead. The proposal lapses if
+    the person is no longer an approved member who may take part."""
+    lapsed = None
+    with transaction.atomic():
+        team = Team.objects.select_for_update().get(pk=team.pk)
+        new = team.proposed_lead
+        if new is None:
+            raise TeamError(f"{team.name} has no lead change waiting.")
+        team.proposed_lead = None
+        if approve and (not team.memberships.filter(user=new, status=Membership.APPROVED)
+                        .exists() or participation_refusal(new, team.competition)):
+            team.save(update_fields=["proposed_lead"])
+            log(team, by, "lead refused", f"{new.get_username()} may no longer lead")
+            lapsed = new
+        elif approve:
+            old = team.lead
+            team.lead = new
+            team.save(update_fields=["lead", "proposed_lead"])
+            log(team, by, "lead approved", f"{old.get_username()} -> {new.get_username()}")
+        else:
+            team.save(update_fields=["proposed_lead"])
+            log(team, by, "lead refused", f"{new.get_username()} stays a member")
+    if lapsed is not None:
+        raise TeamError(f"{lapsed.get_username()} is no longer an approved member who may "
+                        f"take part; the change was dropped.")
+    return team

@@ -12,7 +12,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
-from django.db.models import Case, IntegerField, Value, When, prefetch_related_objects
+from django.db.models import Case, IntegerField, Q, Value, When, prefetch_related_objects
 from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -27,6 +27,7 @@ from . import access, board_html, eligibility, export, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
+from .views_access import token_user
 
 
 def home(request):
@@ -73,17 +74,27 @@ def team(request, c):
                 m = get_object_or_404(Membership, pk=request.POST.get("membership"),
                                       team=my_team)
                 if action == "approve":
-                    teams.let_in(m)
+                    teams.let_in(m, request.user)
                     messages.success(request, f"{m.user.username} joined the team.")
                 else:
-                    m.delete()
+                    teams.refuse(m, request.user)
+            elif action == "hand-lead" and my_team:
+                t = teams.hand_lead(my_team, request.user, request.POST.get("user", ""))
+                if t.proposed_lead_id:
+                    mail.lead_proposed(t)
+                    messages.success(request, f"{t.proposed_lead.username} is proposed as lead; "
+                                              f"the organizers must approve the change.")
+                else:
+                    mail.lead_changed(t)
+                    messages.success(request, f"{t.lead.username} now leads {t.name}.")
         except teams.TeamError as e:
             messages.error(request, str(e))
         return redirect("team", c=comp.slug)
     return render(request, "shareval/team.html", {
         "comp": comp, "team": my_team,
         "members": my_team.memberships.select_related("user") if my_team else [],
-        "is_lead": bool(my_team and my_team.lead_id == request.user.pk)})
+        "is_lead": bool(my_team and my_team.lead_id == request.user.pk),
+        "history": my_team.events.select_related("actor") if my_team else []})
 
 
 def leaderboard(request, c, p, d):
@@ -107,6 +118,7 @@ def leaderboard(request, c, p, d):
 
 
 def public_file(request, c, p, d, name):
+    token_user(request)           # org24: scripts fetch released files as data files
     ds = get_dataset(c, p, d)
     comp = eligibility.visible_or_404(request, ds.phase.competition)
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
@@ -183,9 +195,9 @@ def organize(request, c):
     url = reverse("submission", args=[_ZERO]).replace(str(_ZERO), "{}")
     for s in subs:
         s.url = url.format(s.pk)
-    waiting_first = Case(When(status=Team.PENDING, then=Value(0)), default=Value(1),
-                         output_field=IntegerField())
-    teams_qs = (comp.teams.filter(is_baseline=False).select_related("lead")
+    waiting_first = Case(When(Q(status=Team.PENDING) | Q(proposed_lead__isnull=False),
+                              then=Value(0)), default=Value(1), output_field=IntegerField())
+    teams_qs = (comp.teams.filter(is_baseline=False).select_related("lead", "proposed_lead")
                 .order_by(waiting_first, "name"))
     page = Paginator(teams_qs, TEAMS_PAGE).get_page(request.GET.get("teams"))
     from shareval.platform.coderuns.models import CodeSubmission
@@ -207,9 +219,16 @@ def review_team(request, c, team):
     t = get_object_or_404(Team, competition=comp, pk=team, is_baseline=False)
     action = request.POST.get("action")
     if action in ("approve", "reject"):
-        teams.review(t, approve=action == "approve")
+        teams.review(t, approve=action == "approve", by=request.user)
         mail.team_reviewed(t)
         messages.success(request, f"{t.name}: {t.status}.")
+    elif action in ("approve-lead", "refuse-lead"):
+        try:
+            t = teams.decide_lead(t, request.user, action == "approve-lead")
+            mail.lead_changed(t, refused=action == "refuse-lead")
+            messages.success(request, f"{t.name}: {t.lead.username} leads the team.")
+        except teams.TeamError as e:
+            messages.error(request, str(e))
     return redirect("organize", c=comp.slug)
 
 

@@ -5,16 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.contrib import messages
+from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from shareval.platform.accounts.views import RegisterForm
 from shareval.platform.notifications import mail
 
-from . import eligibility
+from . import eligibility, invitations
 from .access_models import (LICENCE, TERMS, Agreement, Announcement, DataFile, Download,
                             Invitation, Page, PhaseLimit, Registration)
 from .models import Competition, Phase, Team
@@ -163,13 +166,17 @@ def invite(request, c):
     if request.POST.get("remove"):
         Invitation.objects.filter(competition=comp, pk=request.POST["remove"]).delete()
     else:
-        added = []
+        added, mailed = [], 0
         for text in request.POST.get("invite", "").replace(",", " ").split():
             kind, value = Invitation.parse(text)
-            Invitation.objects.get_or_create(competition=comp, kind=kind, value=value[:254])
+            inv, _ = Invitation.objects.get_or_create(competition=comp, kind=kind,
+                                                      value=value[:254])
             added.append(text)
+            if kind == Invitation.EMAIL:        # org24: a sign-up link by mail
+                mailed += mail.invitation(inv, invitations.issue(inv, request.user))
         if added:
-            messages.success(request, f"Invited: {', '.join(added)}.")
+            messages.success(request, f"Invited: {', '.join(added)}." + (
+                f" Sign-up links mailed to {mailed} addresses." if mailed else ""))
     return redirect("organize-access", c=comp.slug)
 
 
@@ -227,3 +234,38 @@ def downloads_csv(request, c):
                     escape_formula(d.user.email if d.user else ""), escape_formula(d.what),
                     d.address or ""])
     return resp
+
+
+# ---------------------------------------------------------------------------
+# org24: the mailed invitation link
+
+def join(request, c, token):
+    """Sign up (or log in) and register with a mailed invitation link."""
+    try:
+        inv = invitations.find(c, token)
+    except invitations.InvitationError as e:
+        return render(request, "shareval/join.html", {"error": str(e)}, status=e.status)
+    comp = inv.competition
+    terms = eligibility.page(comp, TERMS)
+    form = None
+    if not request.user.is_authenticated:
+        form = RegisterForm(request.POST or None, initial={"email": inv.value})
+    if request.method == "POST":
+        if terms is not None and not request.POST.get("accept"):
+            messages.error(request, f"Tick the box to accept the {terms.title}.")
+        elif form is None or form.is_valid():
+            try:
+                with transaction.atomic():
+                    user = request.user if form is None else form.save()
+                    invitations.use(c, token, user, int(request.POST.get("version", 0) or 0)
+                                    if terms is not None else None)
+            except invitations.InvitationError as e:
+                return render(request, "shareval/join.html", {"error": str(e)},
+                              status=e.status)
+            if form is not None:
+                login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, f"You are registered for {comp.title}: form or join "
+                                      f"a team.")
+            return redirect("competition", c=comp.slug)
+    return render(request, "shareval/join.html", {"comp": comp, "inv": inv, "form": form,
+                                                  "terms": terms})

@@ -102,6 +102,44 @@ def team_reviewed(team) -> int:
                                         if ok else ""), essential=True)
 
 
+def invitation(inv, token: str) -> int:
+    """org24: the sign-up link to an invited address (no account needed yet)."""
+    comp = inv.competition
+    url = link(f"/c/{comp.slug}/join/{token}/")
+    try:
+        return send_mail(
+            f"[shareval] You are invited to {comp.title}",
+            f"The organizers of {comp.title} invite you to take part.\n\n"
+            f"Sign up (or log in) and register with this link; it works once, until "
+            f"{inv.expires:%Y-%m-%d %H:%M} UTC:\n{url}\n\nIf you did not expect this mail, "
+            f"ignore it.", settings.DEFAULT_FROM_EMAIL, [inv.value])
+    except OSError:
+        log.exception("invitation mail to %s failed", inv.value)
+        return 0
+
+
+def lead_proposed(team) -> int:
+    """org24: under team approval a lead change waits for the organizers."""
+    comp = team.competition
+    return send(comp.organizers.all(),
+                f"{comp.title}: team {team.name} asks to change its lead",
+                f"{team.lead.username} hands the lead of {team.name} to "
+                f"{team.proposed_lead.username}; approve or refuse: "
+                f"{link(f'/c/{comp.slug}/organize/#teams')}", essential=True)
+
+
+def lead_changed(team, refused: bool = False) -> int:
+    """The team's members learn who leads it (or that the change was refused)."""
+    comp = team.competition
+    members = [m.user for m in team.memberships.select_related("user")
+               if m.status == m.APPROVED]
+    what = (f"The organizers did not approve the change of lead; {team.lead.username} "
+            f"still leads {team.name}." if refused else
+            f"{team.lead.username} now leads {team.name}.")
+    return send(members, f"{comp.title}: lead of team {team.name}",
+                f"{what}\n\n{link(f'/c/{comp.slug}/team/')}", essential=True)
+
+
 def run_finished(sub, event_pk: int) -> int:
     """"Your run was scored" / "... failed" to the team's approved members."""
     if sub.team.is_baseline:

@@ -38,3 +38,25 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
         if level in (Phase.TOP, Phase.DETAILED):
             out["releases"] += mail.results_released(ph, level)
     return out
+
+
+def claim_past(comp, now=None, within: dt.timedelta = dt.timedelta(days=3)) -> int:
+    """org24: after ``import-competition``, mark as sent what the old server had
+    already mailed (releases reached, the reminder of a phase closing soon), so
+    ``send-reminders`` on the new server does not mail it a second time: the
+    once-keys name phase ids, which an import gives anew."""
+    now = now or timezone.now()
+    people = list(mail.participants(comp))
+    n = 0
+    for ph in comp.phases.all():
+        keys = []
+        if ph.blind:
+            level = ph.released_at(now)
+            keys += [f"release:{ph.pk}:{x}" for x in (Phase.TOP, Phase.DETAILED)
+                     if level == Phase.DETAILED or x == level]
+        if ph.start <= now < ph.end <= now + within:
+            keys.append(f"deadline:{ph.pk}:{ph.end.isoformat()}")
+        for key in keys:
+            for u in people:
+                n += mail._once(f"{key}:{u.pk}")
+    return n

@@ -71,7 +71,10 @@ def quota_states(team: Team, dataset: Dataset, now=None) -> list[QuotaState]:
     out = []
     for q in dataset.quotas.all():
         start, reset = q.bounds(now)
-        counted = Submission.objects.filter(team=team, dataset=dataset, created__gte=start,
+        # a run leaves a rolling window at the instant its next slot names (made exactly
+        # ``days`` ago: out); a calendar week or the phase includes its first instant
+        since = {"created__gt" if q.window == Quota.ROLLING else "created__gte": start}
+        counted = Submission.objects.filter(team=team, dataset=dataset, **since,
                                             state__in=Submission.COUNTED)
         used = counted.count()
         nxt = None
@@ -245,9 +248,10 @@ REJECTION_WINDOW = dt.timedelta(hours=1)
 
 
 def _check_rejection_rate(team: Team, now) -> None:
-    """At most MAX_REJECTED_PER_HOUR rejected uploads per team and hour are validated."""
+    """At most MAX_REJECTED_PER_HOUR rejected uploads per team and hour are validated;
+    a rejection made exactly an hour ago has left the hour (the slot the refusal names)."""
     since = now - REJECTION_WINDOW
-    recent = Submission.objects.filter(team=team, state=Submission.REJECTED, created__gte=since)
+    recent = Submission.objects.filter(team=team, state=Submission.REJECTED, created__gt=since)
     limit = settings.MAX_REJECTED_PER_HOUR
     if recent.count() >= limit:
         oldest = recent.order_by("created").values_list("created", flat=True)[0]

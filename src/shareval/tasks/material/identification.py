@@ -27,6 +27,8 @@ class _IdentificationTask(_MaterialTask):
     def _score(self, pack, sub):
         rel = self.relevance(pack, sub.ids)
         scored = self.expected_docs(pack)
+        if pack.scored is not None:              # one part of a split (tasks/splits.py)
+            scored = scored & pack.scored
         rows, totals = {}, np.zeros(4)
         for k, i in enumerate(sub.ids):
             r, d = rel[k][scored], sub.decision[k][scored]

@@ -1,0 +1,92 @@
+"""RCC phase-2 studies in a competition archive (format 2): the study with its
+members, the sampled publications, their references, codings and rankings, and
+the decisions trail.
+
+Decisions are append-only (``models.Decision``): they are loaded by
+:meth:`AppendOnly.restore`, one bulk insert in the trail's order with the
+trail's times, never by changing rows. Codings (and the decisions that record
+them) name references by primary key; the keys are mapped to the new rows.
+"""
+from __future__ import annotations
+
+from shareval.platform.competitions.archive_io import dump, load, user_name
+
+from .models import Coding, Decision, Member, Publication, Ranking, Reference, Study
+
+
+def export_studies(comp) -> list[dict]:
+    out = []
+    for st in (Study.objects.filter(dataset__phase__competition=comp)
+               .select_related("dataset__phase", "designer").order_by("pk")):
+        pubs = []
+        for p in st.publications.order_by("pk"):
+            pubs.append({
+                "key": p.pk, **dump(p),
+                "references": [{"key": r.pk, **dump(r), "created_by": user_name(r.created_by)}
+                               for r in p.references.select_related("created_by")
+                               .order_by("pk")],
+                "codings": [{**dump(c), "coder": user_name(c.coder)}
+                            for c in p.codings.select_related("coder").order_by("created", "pk")],
+                "rankings": [{**dump(r), "judge": user_name(r.judge)}
+                             for r in p.rankings.select_related("judge").order_by("pk")]})
+        out.append({**dump(st), "phase": st.dataset.phase.slug, "dataset": st.dataset.slug,
+                    "designer": user_name(st.designer),
+                    "members": [{**dump(m), "user": user_name(m.user)}
+                                for m in st.members.select_related("user").order_by("pk")],
+                    "publications": pubs,
+                    "decisions": [{**dump(d), "actor": user_name(d.actor),
+                                   "publication": d.publication_id, "reference": d.reference_id}
+                                  for d in st.decisions.select_related("actor")
+                                  .order_by("created", "pk")]})
+    return out
+
+
+def _remap(related, refs: dict):
+    """{team: {reference key: [output id]}} with the keys of the new references."""
+    if not isinstance(related, dict):
+        return related
+    out = {}
+    for team, per in related.items():
+        if not isinstance(per, dict):
+            return related          # not a coding: left as it is
+        out[team] = {str(refs.get(str(k), k)): v for k, v in per.items()}
+    return out
+
+
+CODING_ACTIONS = ("code", "revise coding")
+
+
+def import_studies(studies: list[dict], users, datasets: dict) -> None:
+    """``datasets``: (phase slug, dataset slug) -> Dataset of the new competition."""
+    for s in studies:
+        st = Study.objects.create(dataset=datasets[(s["phase"], s["dataset"])],
+                                  designer=users(s["designer"]), **load(Study, s))
+        Member.objects.bulk_create([Member(study=st, user=users(m["user"]), **load(Member, m))
+                                    for m in s["members"]])
+        pubs, refs = {}, {}
+        for p in s["publications"]:
+            pub = Publication.objects.create(study=st, **load(Publication, p))
+            pubs[p["key"]] = pub
+            for r in p["references"]:
+                ref = Reference.objects.create(publication=pub, created_by=users(r["created_by"]),
+                                               **load(Reference, r))
+                refs[str(r["key"])] = ref.pk
+        for p in s["publications"]:
+            pub = pubs[p["key"]]
+            Coding.objects.bulk_create([
+                Coding(publication=pub, coder=users(c["coder"]),
+                       **{**load(Coding, c), "related": _remap(c["related"], refs)})
+                for c in p["codings"]])
+            Ranking.objects.bulk_create([Ranking(publication=pub, judge=users(r["judge"]),
+                                                 **load(Ranking, r)) for r in p["rankings"]])
+        rows = []
+        for d in s["decisions"]:
+            vals = load(Decision, d)
+            if d["action"] in CODING_ACTIONS:
+                vals["before"] = _remap(vals.get("before"), refs)
+                vals["after"] = _remap(vals.get("after"), refs)
+            ref = refs.get(str(d["reference"])) if d.get("reference") is not None else None
+            rows.append(Decision(study=st, actor=users(d["actor"]),
+                                 publication=pubs.get(d["publication"]),
+                                 reference_id=ref, **vals))
+        Decision.objects.restore(rows)

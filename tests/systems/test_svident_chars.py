@@ -1,0 +1,77 @@
+"""SV-Ident disambiguation's character 4-gram BM25 and its place in the fusion."""
+import numpy as np
+import pytest
+
+from shareval.systems import svident
+from shareval.systems.lexical import Bm25, CharBm25, char_grams
+
+VARIABLES = [
+    svident.Variable("v1", "Haushaltsnettoeinkommen", question="Wie hoch ist das monatliche "
+                     "Nettoeinkommen Ihres Haushalts?", lang="de"),
+    svident.Variable("v2", "Vertrauen in die Bundesregierung", question="Wie sehr vertrauen "
+                     "Sie der Bundesregierung?", lang="de"),
+    svident.Variable("v3", "Größe des Wohnorts", question="Wie viele Einwohner hat Ihr Wohnort?",
+                     lang="de"),
+]
+# a compound's part, written on its own: no whole word is shared with v2's text
+SENTENCE = "Das Vertrauen in die Regierung ist gesunken."
+COMPOUND = "Die Einkommen der Haushalte wurden erfragt."
+
+
+def test_char_grams_fold_case_and_umlauts_and_mark_word_edges():
+    assert char_grams("Größe") == ["#gro", "groe", "roes", "oess", "esse", "sse#"]
+    assert char_grams("Übel", 5) == char_grams("uebel", 5)
+    assert char_grams("a b") == ["#a#", "#b#"]
+    assert char_grams("--") == []
+
+
+def test_char_bm25_ranks_a_compound_split_match_that_word_bm25_misses():
+    labels = [v.label for v in VARIABLES]    # the compounds, with no other words
+    queries = [COMPOUND, "Nettoeinkommen", "Wohnortgröße", "zzzz", ""]
+    chars = CharBm25(labels).scores(queries)
+    words = Bm25(labels, "de").scores(queries)
+    # "Einkommen der Haushalte" shares no stemmed word with "Haushaltsnettoeinkommen",
+    # but the grams of the parts are in the compound
+    assert not words[:3].any()
+    assert list(np.argmax(chars[:3], axis=1)) == [0, 0, 2]
+    assert (chars[[0, 1, 2], [0, 0, 2]] > 0).all()
+    assert not chars[3:].any()                # nothing shared, nothing scored
+
+
+def _mm(s):
+    lo, hi = s.min(axis=1, keepdims=True), s.max(axis=1, keepdims=True)
+    return np.where(hi > lo, (s - lo) / np.where(hi > lo, hi - lo, 1), 0.0)
+
+
+def test_the_shipped_fusions_are_the_documented_ones():
+    # docs/systems.md: German fuses BM25 and character 4-grams (default mode) or BM25,
+    # character 4-grams and e5 (e5 mode); English fuses BM25 and the dense retriever
+    assert svident.VariableIndex(VARIABLES, "de").fused == ("bm25", "chars")
+    assert svident.VariableIndex(VARIABLES, "en").fused == ("bm25", "dense")
+    assert svident.FUSIONS["e5"]["de"] == ("bm25", "chars", "dense")
+    assert "en" not in svident.FUSIONS["e5"]
+
+
+@pytest.mark.parametrize("fused", [("bm25", "dense"), ("bm25", "chars"),
+                                   ("bm25", "chars", "dense")])
+def test_fusion_is_the_mean_of_the_min_max_scaled_scores(fused, monkeypatch):
+    monkeypatch.setitem(svident.FUSIONS, "usem3", {"de": fused})
+    index = svident.VariableIndex(VARIABLES, "de")
+    sents = [SENTENCE, COMPOUND, "zzzz"]
+    parts = {"bm25": _mm(index.scores(sents, "bm25")), "dense": _mm(index.scores(sents, "dense")),
+             "chars": _mm(CharBm25([v.text() for v in VARIABLES]).scores(sents))}
+    expected = sum(parts[n] for n in fused) / len(fused)
+    assert np.allclose(index.scores(sents, "fusion"), expected)
+    assert (index.chars is None) == ("chars" not in fused)
+    # the two-retriever fusion is the one shipped before, 0.5 BM25 + 0.5 dense, bit for bit
+    if fused == ("bm25", "dense"):
+        assert np.array_equal(index.scores(sents, "fusion"),
+                              0.5 * parts["bm25"] + 0.5 * parts["dense"])
+
+
+def test_bm25_and_dense_do_not_use_the_character_grams():
+    index = svident.VariableIndex(VARIABLES, "de")
+    sents = [SENTENCE, COMPOUND]
+    assert np.allclose(index.scores(sents, "bm25"),
+                       Bm25([v.text() for v in VARIABLES], "de").scores(sents))
+    assert np.array_equal(index.scores(sents, "dense"), index.dense_scores(sents))
