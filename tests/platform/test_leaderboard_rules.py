@@ -417,3 +417,16 @@ def test_the_rules_in_words_word_for_word(rw):
     assert boards.rule(ds, False, False) == (
         "its primary run if flagged, else its latest scored run; by team name, no ranks, "
         "since nothing may depend on unreleased scores")
+
+
+def test_equal_scores_keep_the_earliest_run_whichever_was_made_first(rw):
+    w, t = rw, rw["now"]
+    ds = _several(w, max_runs=1)
+    team(w, "Aardvark", "dave")
+    scored(w, "Team B", "dev", 0.4, t - 1 * H)
+    scored(w, "Team B", "dev", 0.4, t - 5 * H)
+    scored(w, "Aardvark", "dev", 0.4, t - 5 * H)
+    scored(w, "Aardvark", "dev", 0.4, t - 1 * H)
+    _, rows = boards.board_rows(ds, True)
+    assert view(rows, "team", "rank", "submitted") == [
+        ("Aardvark", 1, (t - 5 * H).isoformat()), ("Team B", 1, (t - 5 * H).isoformat())]
