@@ -241,3 +241,102 @@ def test_finalist_phases(w):
     assert el.phase_refusal(a, ev) == ("Evaluation is limited to the teams the organizers "
                                        "chose (Baseline, Team B); team Team A is not one of "
                                        "them")
+
+
+# --- each rule holds per competition, per person, per kind (docs/organizers.md, "Access")
+
+def test_taking_part_in_one_competition_opens_no_other(w):
+    """Registering or being in a team opens that competition only; another person's
+    registration opens nothing for anyone else."""
+    comp, dave, eve = w["comp"], w["users"]["dave"], w["eve"]
+    other = Competition.objects.create(slug="other", title="Other",
+                                       visibility=Competition.PRIVATE)
+    visibility(comp, Competition.PRIVATE, registration_approval=True)
+    # alice is in a team of ``comp``, dave registered for ``comp``: ``other`` stays closed
+    Registration.objects.create(competition=comp, user=dave, status=Registration.APPROVED)
+    for u in (w["users"]["alice"], dave):
+        assert el.can_see(u, comp) and not el.can_see(u, other)
+    assert not el.can_see(eve, comp)                  # dave's registration is his own
+    # a registration elsewhere is not one for ``comp``
+    Registration.objects.create(competition=other, user=eve, status=Registration.APPROVED)
+    assert el.registration(eve, comp) is None
+    assert el.participation_refusal(eve, comp) == \
+        "register for this competition first (the organizers approve registrations)"
+
+
+def test_an_acceptance_counts_for_its_person_competition_and_document_only(w):
+    comp, alice, bob = w["comp"], w["users"]["alice"], w["users"]["bob"]
+    other = Competition.objects.create(slug="other", title="Other")
+    for c in (comp, other):
+        Page.objects.create(competition=c, slug="terms", title="Terms", version=1)
+        Page.objects.create(competition=c, slug="licence", title="Licence", version=1)
+    el.accept(alice, other, "terms", 1)               # another competition
+    el.accept(bob, comp, "terms", 1)                  # another person
+    el.accept(alice, comp, "licence", 1)              # another document
+    assert not el.accepted(alice, comp, "terms")
+    assert el.participation_refusal(alice, comp) == \
+        "accept the current Terms (version 1) on the registration page"
+    assert el.accepted(bob, comp, "terms") and el.accepted(alice, other, "terms")
+
+
+def test_an_invitation_matches_by_its_own_kind_and_value(w):
+    """A username invitation invites that username only; a value invites only as
+    the kind it was written as (a domain named like a username is not that user)."""
+    comp, dave, eve = w["comp"], w["users"]["dave"], w["eve"]
+    visibility(comp, Competition.PRIVATE)
+    Invitation.objects.create(competition=comp, kind=Invitation.DOMAIN, value="dave")
+    Invitation.objects.create(competition=comp, kind=Invitation.EMAIL, value="dave")
+    assert not el.invited(dave, comp) and list(el.listed(dave)) == []
+    Invitation.objects.create(competition=comp, kind=Invitation.USER, value="dave")
+    assert el.invited(dave, comp) and list(el.listed(dave)) == [comp]
+    assert not el.invited(eve, comp) and list(el.listed(eve)) == []
+
+
+def test_the_domain_is_what_follows_the_last_at_sign(w):
+    """A quoted local part may hold '@' ('"a@b"@lab.example.org' is a valid
+    address): its domain is lab.example.org."""
+    from django.contrib.auth import get_user_model
+    from django.core.validators import validate_email
+    comp = w["comp"]
+    visibility(comp, Competition.PRIVATE)
+    address = '"gina@home"@lab.example.org'
+    validate_email(address)
+    gina = get_user_model().objects.create_user("gina", email=address, password="g-pass-1")
+    Invitation.objects.create(competition=comp, kind=Invitation.DOMAIN, value="lab.example.org")
+    assert el.invited(gina, comp) and list(el.listed(gina)) == [comp]
+
+
+def test_secret_links_of_several_competitions_are_all_remembered(w, rf):
+    comp = w["comp"]
+    visibility(comp, Competition.UNLISTED)
+    other = Competition.objects.create(slug="other", title="Other",
+                                       visibility=Competition.UNLISTED)
+    anon, session = AnonymousUser(), {}
+    for c in (comp, other):
+        assert el.visible(request(rf, anon, key=el.ensure_secret(c), session=session),
+                          c.slug) == c
+    assert session == {el.SESSION_KEYS: [comp.pk, other.pk]}
+    assert el.can_see(request(rf, anon, session=session), comp)
+
+
+def test_a_hidden_competition_answers_exactly_like_a_missing_one(w, rf):
+    visibility(w["comp"], Competition.PRIVATE)
+    answers = []
+    for slug in ("rules", "no-such-slug"):
+        with pytest.raises(Http404) as e:
+            el.visible(request(rf, AnonymousUser()), slug)
+        answers.append(str(e.value))
+    assert answers == ["no such competition"] * 2
+
+
+def test_refusals_are_shown_as_they_are(w):
+    comp, dave = w["comp"], w["users"]["dave"]
+    visibility(comp, Competition.PRIVATE)
+    with pytest.raises(el.NotEligible) as e:
+        el.register(dave, comp)
+    assert str(e.value) == "no such competition"
+    visibility(comp, Competition.PUBLIC)
+    Page.objects.create(competition=comp, slug="terms", title="Terms", version=1)
+    with pytest.raises(el.NotEligible) as e:
+        el.register(dave, comp)
+    assert str(e.value) == "accept the terms of participation first"

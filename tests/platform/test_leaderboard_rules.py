@@ -302,3 +302,131 @@ def test_rule_in_words_says_what_the_board_does(rw):
     assert "by team name, no ranks" in boards.rule(ds, False, True)
     ds.board = {}
     assert boards.rule(ds, True, True).startswith("every scored run of each team")
+
+
+# --- ``runs: all`` and the board options, rule by rule (docs/records.md, "Boards")
+
+def _several(w, max_runs=None, lower=False):
+    ds = w["ds"]["dev"]
+    ds.board = {"runs": "all", **({"max_runs": max_runs} if max_runs else {})}
+    ds.save()
+    w["task"].lower_is_better = lower
+    w["task"].save()
+    ds.refresh_from_db()
+    return ds
+
+
+def test_max_runs_keeps_the_primary_then_the_best_others(rw):
+    """Runs are made so that the order of creation (the rows' ids) is not the
+    order the rule asks for: best first, a zero is a score, no score goes last,
+    equal scores keep the earliest run."""
+    w, t = rw, rw["now"]
+    ds = _several(w, max_runs=2)
+    scored(w, "Team A", "dev", None, t - 1 * H)
+    scored(w, "Team A", "dev", 0.0, t - 2 * H)
+    scored(w, "Team A", "dev", 0.5, t - 3 * H)
+    scored(w, "Team A", "dev", 0.1, t - 4 * H, kind=Submission.PRIMARY)
+    scored(w, "Team B", "dev", 0.4, t - 1 * H)                   # the later of a tie, made first
+    scored(w, "Team B", "dev", 0.4, t - 5 * H)
+    scored(w, "Team B", "dev", 0.0, t - 6 * H)
+    _, rows = boards.board_rows(ds, True)
+    assert view(rows, "team", "rank", "run", "submitted") == [
+        ("Team A", 1, "contrastive", (t - 3 * H).isoformat()),
+        ("Team B", 2, "contrastive", (t - 5 * H).isoformat()),
+        ("Team B", 2, "contrastive", (t - 1 * H).isoformat()),
+        ("Team A", 4, "primary", (t - 4 * H).isoformat())]
+    # lower is better: the lowest others are kept, a zero the best of them
+    ds = _several(w, max_runs=2, lower=True)
+    _, rows = boards.board_rows(ds, True)
+    assert view(rows, "team", "rank", "submitted") == [
+        ("Team A", 1, (t - 2 * H).isoformat()), ("Team B", 1, (t - 6 * H).isoformat()),
+        ("Team A", 3, (t - 4 * H).isoformat()), ("Team B", 4, (t - 5 * H).isoformat())]
+
+
+def test_hidden_several_runs_keep_the_latest_and_list_them_latest_first(rw):
+    w, t = rw, rw["now"]
+    ds = _several(w, max_runs=3)
+    a = [scored(w, "Team A", "dev", 0.9, t - 1 * H, factsheet={"method": "crf"}),
+         scored(w, "Team A", "dev", 0.8, t - 4 * H), scored(w, "Team A", "dev", 0.7, t - 2 * H),
+         scored(w, "Team A", "dev", 0.6, t - 3 * H)]
+    _, rows = boards.board_rows(ds, False)
+    assert view(rows, "team", "rank", "submitted", "method", "runs") == [
+        ("Team A", None, a[0].created.isoformat(), "crf", 4),
+        ("Team A", None, a[2].created.isoformat(), "", 4),
+        ("Team A", None, a[3].created.isoformat(), "", 4)]
+
+
+def test_a_teams_rows_depend_on_its_own_runs_only(rw):
+    """The board cache rebuilds one team's rows: ``entries`` of some teams are
+    those teams' rows as in the whole board, with either board kind."""
+    w, t = rw, rw["now"]
+    a, b = w["teams"]["Team A"], w["teams"]["Team B"]
+    scored(w, "Team A", "dev", 0.3, t - H, private=0.9)
+    scored(w, "Team B", "dev", 0.6, t - H, private=0.2)
+    for board in ({}, {"runs": "all"}):
+        ds = w["ds"]["dev"]
+        ds.board = board
+        ds.save()
+        whole = boards.entries(ds, True, "private")
+        assert boards.entries(ds, True) == boards.entries(ds, True, "public")
+        assert boards.entries(ds, True, "private", teams=[a.pk]) == {a.pk: whole[a.pk]}
+        assert list(boards.entries(ds, False, teams=[b.pk])) == [b.pk]
+        _, rows = boards.board_rows(ds, True, part="private")
+        assert view(rows, "team", "rank") == [("Team A", 1), ("Team B", 2)]
+    assert boards.all_entries(ds, True) == boards.all_entries(ds, True, "public")
+
+
+def test_several_runs_show_a_code_runs_resources(rw):
+    from shareval.platform.coderuns.models import CodeRun, CodeSubmission
+    w, t = rw, rw["now"]
+    ds = _several(w)
+    scored(w, "Team A", "dev", 0.2, t - H)                        # an uploaded file
+    out = scored(w, "Team B", "dev", 0.7, t - H)
+    code = CodeSubmission.objects.create(team=w["teams"]["Team B"], dataset=ds,
+                                         original_name="c.tar.gz", stored_name="c")
+    CodeRun.objects.create(code_submission=code, stage=CodeRun.FINAL, state=CodeRun.OK,
+                           output_submission=out, wall_seconds=12.5, cpu_seconds=30.0,
+                           peak_mb=512.0)
+    _, rows = boards.board_rows(ds, True)
+    assert [(r["team"], r["efficiency"]) for r in rows] == [
+        ("Team B", {"runtime_s": 12.5, "cpu_s": 30.0, "peak_mb": 512.0}), ("Team A", None)]
+
+
+def test_a_column_left_out_is_not_sent(rw):
+    w, t = rw, rw["now"]
+    ds = w["ds"]["dev"]
+    scored(w, "Team A", "dev", 0.5, t - H, metrics={"f1": 0.25, "recall": 0.75})
+    ds.board = {"columns": [{"metric": "f1"}]}
+    ds.save()
+    cols, rows = boards.board_rows(ds, True)
+    assert boards.shape(ds, cols, rows) == (["accuracy", "f1"], {})
+    assert rows[0]["metrics"] == {"accuracy": 0.5, "f1": 0.25}
+
+
+def test_the_rules_in_words_word_for_word(rw):
+    ds = rw["ds"]["dev"]
+    ds.board = {"max_runs": 3}
+    assert boards.rule(ds, True, True) == ("up to 3 runs per team, its primary run first; "
+                                           "ranked by accuracy, ties share a rank")
+    assert boards.rule(ds, False, True) == (
+        "up to 3 runs per team, its primary run first, then the latest; by team name, "
+        "no ranks, since nothing may depend on unreleased scores")
+    assert boards.rule(ds, True, False) == (
+        "its primary run if flagged, else its best run by accuracy; ranked by accuracy, "
+        "ties share a rank")
+    assert boards.rule(ds, False, False) == (
+        "its primary run if flagged, else its latest scored run; by team name, no ranks, "
+        "since nothing may depend on unreleased scores")
+
+
+def test_equal_scores_keep_the_earliest_run_whichever_was_made_first(rw):
+    w, t = rw, rw["now"]
+    ds = _several(w, max_runs=1)
+    team(w, "Aardvark", "dave")
+    scored(w, "Team B", "dev", 0.4, t - 1 * H)
+    scored(w, "Team B", "dev", 0.4, t - 5 * H)
+    scored(w, "Aardvark", "dev", 0.4, t - 5 * H)
+    scored(w, "Aardvark", "dev", 0.4, t - 1 * H)
+    _, rows = boards.board_rows(ds, True)
+    assert view(rows, "team", "rank", "submitted") == [
+        ("Aardvark", 1, (t - 5 * H).isoformat()), ("Team B", 1, (t - 5 * H).isoformat())]

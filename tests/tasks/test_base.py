@@ -62,6 +62,15 @@ def test_the_reference_is_required_unless_the_task_says_otherwise():
     assert Toy().validate("S", "R") == ["sub warning (with reference)"]
 
 
+def test_a_submission_without_warnings_validates_and_scores_with_none():
+    # a loader may return an object without a ``warnings`` attribute: nothing to warn about
+    class Silent(Toy):
+        def load_submission(self, path, reference=None):
+            return object()
+    assert Silent().validate("S") == [] and Silent().validate("S", "R") == []
+    assert Silent().score("R", "S").warnings == ["scorer warning"]
+
+
 def test_unimplemented_parts_say_so():
     t = Task()
     t.name = "bare"

@@ -90,6 +90,85 @@ def test_a_corpus_lists_every_publication_in_its_order(tmp_path):
     assert float(stats.aggregate(stats.stats[[1]], stats.weights[[1]])) == 0.0
 
 
+def test_paired_comparison_refuses_publications_outside_the_corpus(tmp_path):
+    # a submitted publication outside publications.json is an error, for compare too
+    (tmp_path / "ref").mkdir()
+    write(tmp_path / "ref" / "data_set_citations.json", json.dumps([cit(5, "a")]))
+    write(tmp_path / "ref" / "publications.json", json.dumps([{"publication_id": 5}]))
+    sub = write(tmp_path / "sub.json", json.dumps([cit(5, "a"), cit(6, "b")]))
+    for call in (get("rcc-citations").score, get("rcc-citations").unit_stats):
+        with pytest.raises(InvalidInput) as e:
+            call(tmp_path / "ref", sub)
+        assert [(p.field, p.message) for p in e.value.problems] == [
+            ("publication_id", "1 record names a publication not in the evaluated corpus: '6'")]
+    sub = write(tmp_path / "sub.json", json.dumps([cit(6, "a"), cit(7, "b")]))
+    with pytest.raises(InvalidInput) as e:
+        get("rcc-citations").unit_stats(tmp_path / "ref", sub)
+    assert [(p.field, p.message) for p in e.value.problems] == [
+        ("publication_id", "2 records name publications not in the evaluated corpus: '6', '7' (lines 1, 1)")]
+
+
+def test_rows_add_up_to_the_totals_with_a_gold_publication_outside_the_corpus(tmp_path):
+    # micro-averaging sums tp, fp, fn over all pairs: the per-publication rows hold the same
+    # counts, also for a reference citation whose publication publications.json omits
+    (tmp_path / "ref").mkdir()
+    write(tmp_path / "ref" / "data_set_citations.json",
+          json.dumps([cit(5, "a"), cit(9, "b"), cit(9, "c")]))
+    write(tmp_path / "ref" / "publications.json", json.dumps([{"publication_id": 5}]))
+    sub = write(tmp_path / "sub.json", json.dumps([cit(5, "a"), cit(5, "x")]))
+    r = get("rcc-citations").score(tmp_path / "ref", sub)
+    pp = r.breakdowns["per_publication"]
+    assert list(pp) == ["5", "9"]
+    assert pp["5"] == row(1, 1, 0, True, False) and pp["9"] == row(0, 0, 2, False, True)
+    assert [sum(x[k] for x in pp.values()) for k in ("tp", "fp", "fn")] == \
+        [r.metrics["tp"], r.metrics["fp"], r.metrics["fn"]] == [1, 1, 2]
+
+
+def test_publications_in_natural_order_numbers_first(tmp_path):
+    # numbers as numbers (2 before 10), then other ids in code-point order
+    ids = ["b", "10", "pub-a", "2", "a"]
+    r = get("rcc-citations").score(*files(tmp_path, [cit(i, "d") for i in ids], []))
+    assert list(r.breakdowns["per_publication"]) == ["2", "10", "a", "b", "pub-a"]
+
+
+def test_each_duplicate_record_is_counted(tmp_path):
+    # a pair submitted three times counts once; the two extra records are the duplicates
+    ref, sub = files(tmp_path, [cit(1, "a")], [cit(1, "a", 0.2), cit(1, "a", 0.9),
+                                              cit(1, "a", 0.5), cit(2, "b", 0.1)])
+    r = get("rcc-citations").score(ref, sub)
+    assert r.counts["duplicate_records"] == 2 and r.counts["submitted_pairs"] == 2
+    assert r.warnings[0] == ("2 duplicate (publication_id, data_set_id) records in the "
+                             "submission were counted once")
+
+
+def test_a_submitted_citation_needs_its_score_and_mention_list(tmp_path):
+    # the competition's submission format; the reference's citations carry neither
+    rec = {"publication_id": 1, "data_set_id": "a"}
+    ref, sub = files(tmp_path, [rec], [rec])
+    with pytest.raises(InvalidInput) as e:
+        get("rcc-citations").score(ref, sub)
+    assert [(p.line, p.field, p.message) for p in e.value.problems] == [
+        (1, "score", "missing"), (1, "mention_list", "missing (use [] when there are none)")]
+    ok = write(tmp_path / "ok.json", json.dumps([cit(1, "a")]))
+    assert get("rcc-citations").score(ref, ok).metrics["f1"] == 1.0
+
+
+def test_pr_curve_ties_below_the_top_score_give_one_point():
+    gold = {("p", "a"): 1.0, ("p", "c"): 1.0}
+    pred = {("p", "a"): 0.9, ("p", "b"): 0.5, ("p", "c"): 0.5, ("p", "d"): 0.2}
+    c = pr_curve(gold, pred)
+    assert [(x["threshold"], x["pairs"]) for x in c] == [(0.9, 1), (0.5, 3), (0.2, 4)]
+    assert (c[1]["precision"], c[1]["recall"]) == (pytest.approx(2 / 3), 1.0)
+
+
+def test_no_publication_at_all_gives_zero_means(tmp_path):
+    # zero division is 0 (conventions.md): the means over no publication are 0, not NaN
+    r = get("rcc-citations").score(*files(tmp_path, [], []))
+    assert r.breakdowns["per_publication"] == {}
+    assert (r.counts["mean_fp_per_publication"], r.counts["mean_fn_per_publication"]) == (0, 0)
+    assert r.metrics == {**prf(0, 0, 0), "tp": 0, "fp": 0, "fn": 0}
+
+
 def test_citation_unit_stats_apply_min_score(tmp_path):
     ref, sub = files(tmp_path, [cit(1, "a"), cit(2, "b")],
                      [cit(1, "a", 0.9), cit(2, "b", 0.4), cit(2, "x", 0.5)])
@@ -164,6 +243,7 @@ def test_mentions_whole_result_by_hand(tmp_path):
     assert u.conventions["jaccard_threshold"] == 0.3
     stats = get("rcc-mentions").unit_stats(*files(tmp_path, ref, sub))
     assert stats.metric == "partial_f1" and stats.units == ["2", "3", "11"]
+    assert stats.weights.tolist() == [1, 1, 1] and stats.strata is None   # publications, equal
     assert stats.stats.tolist() == [[2, 0, 0], [0, 1, 0], [1, 1, 0]]
     assert float(stats.aggregate(stats.stats, stats.weights)) == \
         pytest.approx(r.metrics["partial_f1"])
@@ -171,6 +251,9 @@ def test_mentions_whole_result_by_hand(tmp_path):
                                          jaccard=0.5, cleaning="unicode")
     assert low.stats.tolist() == [[2, 0, 0], [0, 0, 1]]      # 11 and 3 dropped below 0.85
     assert low.units == ["2", "11"]
+    scored = get("rcc-mentions").score(*files(tmp_path, ref, sub), min_score=0.85)
+    assert scored.conventions["min_score"] == 0.85         # the result states its options
+    assert list(scored.breakdowns["per_publication"]) == ["2", "11"]
 
 
 @pytest.mark.parametrize("cleaning,hint", [

@@ -3,8 +3,9 @@ enough to count by hand: counts, warnings with their query previews, the per-que
 table with num_rel and num_ret, conventions, measure lists and option errors."""
 import pytest
 
-from shareval.formats.errors import InvalidInput
-from shareval.formats.trec import write_qrels, write_run
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.formats.trec import read_qrels, read_run, write_qrels, write_run
+from shareval.metrics.ranking import parse_measure
 from shareval.tasks import get
 from shareval.tasks.trec import parse_measures
 
@@ -68,6 +69,12 @@ def test_several_run_tags_are_warned(tmp_path):
     res = get("trec").score(tmp_path / "qrels", tmp_path / "run", measures="map")
     assert f"{tmp_path / 'run'}: run has 2 different run tags: tagA, tagB" in res.warnings
     assert res.metrics == {"map": 1.0}
+    # like every warning's preview, it names at most five of them
+    lines = "".join(f"q1 Q0 d{i} {i + 1} {9.0 - i} tag{i}\n" for i in range(7))
+    (tmp_path / "run").write_text(lines)
+    res = get("trec").score(tmp_path / "qrels", tmp_path / "run", measures="map")
+    assert f"{tmp_path / 'run'}: run has 7 different run tags: tag0, tag1, tag2, tag3, tag4" \
+        in res.warnings
 
 
 def test_measure_lists():
@@ -79,6 +86,13 @@ def test_measure_lists():
     with pytest.raises(InvalidInput) as e:
         parse_measures("map,bogus,p@x")
     assert [(p.file, p.field) for p in e.value.problems] == [("<arguments>", "measures")] * 2
+    # each problem says why its measure is not known (the measure parser's own words)
+    expected = []
+    for name in ("bogus", "p@x"):
+        with pytest.raises(ValueError) as v:
+            parse_measure(name)
+        expected.append(f"<arguments>: measures: {v.value}")
+    assert [str(p) for p in e.value.problems] == expected and "'bogus'" in expected[0]
 
 
 def test_option_errors_are_listed_together(tmp_path):
@@ -103,3 +117,24 @@ def test_unit_stats_for_another_metric(tmp_path):
     m = get("trec").unit_stats(q, r, rel_level=1, exclude_empty=True)
     assert m.metric == "map" and m.units == ["q1", "q3"]
     assert m.stats[:, 0].tolist() == [pytest.approx(0.25), 1.0]
+
+
+def test_both_empty_options_are_an_error_for_paired_comparison_too(tmp_path):
+    # conventions.md, Ranking: giving --exclude-empty and --include-empty together is an error
+    q, r = files(tmp_path, {"q1": {"a": 1}}, {"q1": {"a": 1.0}})
+    with pytest.raises(InvalidInput) as e:
+        get("trec").unit_stats(q, r, exclude_empty=True, include_empty=True)
+    assert [str(p) for p in e.value.problems] == [
+        "<arguments>: exclude_empty: contradicts include_empty; give one of them"]
+
+
+def test_loaded_qrels_and_run_score_as_their_files(tmp_path):
+    # Task.score takes a loaded reference and submission as well as paths
+    qrels = {"q1": {"a": 1, "b": 2}, "q2": {"c": 1}}
+    run = {"q1": {"b": 2.0, "x": 1.0}, "q2": {"c": 1.0}}
+    q, r = files(tmp_path, qrels, run)
+    from_files = get("trec").score(q, r, measures="map,ndcg").to_dict()
+    ref, sub = read_qrels(q, Problems()), read_run(r, Problems())
+    sub.warnings = []
+    assert get("trec").score(ref, sub, measures="map,ndcg").to_dict() == from_files
+    assert get("trec").score(q, sub, measures="map,ndcg").to_dict() == from_files
