@@ -8,9 +8,11 @@ per dataset, the leaderboards, the organizer dashboard and the error pages.
 HOME/demo-accounts.json is the file the demo writes (user -> password; the demo
 also prints the passwords on start). Each page is opened as the user who would
 open it: home anonymously, the competition, submit and leaderboard pages as
-alice (Team Alpha), the result pages and the dashboard as the organizer, the
-403 page as alice on the dashboard, the 405 page as the organizer with a GET on
-a POST-only address, the 404 page on a competition that does not exist. A page
+alice (Team Alpha), the result pages and the dashboard as the organizer; the
+403 page is what alice gets for a form posted without its CSRF token (a stale
+page), and the dashboard as alice is shot too (it answers her 404); the 405
+page is the organizer's GET of a POST-only address; the 404 page is a
+competition that does not exist. A page
 the server does not have (an older version) is recorded with its HTTP status
 in OUT/pages.tsv; a result page is shot for each distinct dataset in the
 dashboard's submission list (the first link per dataset). Uses Debian's
