@@ -147,6 +147,33 @@ def test_error_pages_are_styled(world, client):
     assert r.status_code == 405 and r["Content-Type"].startswith("application/json")
 
 
+def test_a_form_without_its_csrf_token_gets_a_styled_page(world):
+    from django.test import Client
+    c = Client(enforce_csrf_checks=True)          # a stale page: its token no longer matches
+    c.force_login(world["users"]["alice"])
+    r = c.post("/c/tiny/submit/", {})
+    page = r.content.decode()
+    assert r.status_code == 403 and "This form has expired (403)" in page
+    assert "<header>" in page and "nonce=" in page and "DEBUG" not in page
+
+
+def test_pages_name_a_task_by_its_title_and_keep_its_slug_for_the_cli(world, client):
+    task = world["ds"]["dev"].task
+    untitled = task.slug
+    task.title = "Toy classification"
+    task.save()
+    client.force_login(world["users"]["alice"])
+    page = " ".join(text_of(client.get("/c/tiny/").content.decode()).split())
+    assert f"Toy classification {task.slug}" in page
+    client.force_login(world["org"])
+    page = " ".join(text_of(client.get("/c/tiny/organize/").content.decode()).split())
+    assert f"Toy classification {task.slug}" in page
+    task.title = ""
+    task.save()
+    page = " ".join(text_of(client.get("/c/tiny/organize/").content.decode()).split())
+    assert untitled in page and "Toy classification" not in page
+
+
 def test_logout_by_get_shows_a_button_and_post_logs_out(world, client):
     client.force_login(world["users"]["alice"])
     r = client.get("/accounts/logout/")

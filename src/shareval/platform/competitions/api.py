@@ -23,7 +23,7 @@ def competition_summary(comp: Competition, user) -> dict:
         dss = []
         for ds in ph.datasets.select_related("task"):
             d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
-                 "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
+                 "task_title": ds.task.title, "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
                  "quotas": [q.describe() for q in ds.quotas.all()],
                  "public_files": [f.name for f in ds.public_files.all()],
                  # runs24: never the split's units or seed, only that there is one
