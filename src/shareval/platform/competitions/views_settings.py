@@ -104,19 +104,26 @@ def secret_link(request, c):
 @require_POST
 def registration(request, c):
     comp = _organizer_comp(request, c)
-    form = RegistrationForm(request.POST)
+    return _mode_and_document(
+        request, comp, "registration", RegistrationForm(request.POST), TERMS,
+        lambda d: {"registration_approval": d["registration"] == "approval"},
+        lambda: "Registration: " + ("approved by the organizers."
+                                    if comp.registration_approval else "open."))
+
+
+def _mode_and_document(request, comp, key: str, form, kind, fields, said):
+    """The registration and downloads forms: a mode and a versioned document
+    (terms, licence); the message says what changed."""
     if not form.is_valid():
-        return _page(request, comp, 400, registration=form)
+        return _page(request, comp, 400, **{key: form})
     d = form.cleaned_data
     done = []
-    if configure.set_fields(comp, request.user,
-                            registration_approval=d["registration"] == "approval"):
-        done.append("Registration: " + ("approved by the organizers."
-                                        if comp.registration_approval else "open."))
-    what = configure.set_document(comp, request.user, TERMS, d["title"].strip(), d["text"])
+    if configure.set_fields(comp, request.user, **fields(d)):
+        done.append(said())
+    what = configure.set_document(comp, request.user, kind, d["title"].strip(), d["text"])
     if what:
         done.append(what[0].upper() + what[1:] + ".")
-    return _done(request, comp, "registration", " ".join(done))
+    return _done(request, comp, key, " ".join(done))
 
 
 @login_required
@@ -134,19 +141,12 @@ def teams(request, c):
 @require_POST
 def downloads(request, c):
     comp = _organizer_comp(request, c)
-    form = DownloadsForm(request.POST)
-    if not form.is_valid():
-        return _page(request, comp, 400, downloads=form)
-    d = form.cleaned_data
-    done = []
-    if configure.set_fields(comp, request.user, downloads=d["downloads"]):
-        done.append("Downloads: " + ("approved participants who accepted the licence."
-                                     if comp.downloads == Competition.PARTICIPANTS
-                                     else "open to everyone who may see the competition."))
-    what = configure.set_document(comp, request.user, LICENCE, d["title"].strip(), d["text"])
-    if what:
-        done.append(what[0].upper() + what[1:] + ".")
-    return _done(request, comp, "downloads", " ".join(done))
+    return _mode_and_document(
+        request, comp, "downloads", DownloadsForm(request.POST), LICENCE,
+        lambda d: {"downloads": d["downloads"]},
+        lambda: "Downloads: " + ("approved participants who accepted the licence."
+                                 if comp.downloads == Competition.PARTICIPANTS
+                                 else "open to everyone who may see the competition."))
 
 
 @login_required
