@@ -102,21 +102,24 @@ def team_payload(team: Team) -> dict:
                         for e in team.events.select_related("actor")]}
 
 
+def _my_team(request, c):
+    """The caller's team in a competition they may see, else 404."""
+    comp = eligibility.visible(request, c)
+    team = comp.team_of(request.user) if request.user.is_authenticated else None
+    if team is None:
+        raise Http404("you are not in a team of this competition")
+    return team
+
+
 class MyTeam(APIView):
     def get(self, request, c):
-        comp = eligibility.visible(request, c)
-        team = comp.team_of(request.user) if request.user.is_authenticated else None
-        if team is None:
-            raise Http404("you are not in a team of this competition")
+        team = _my_team(request, c)
         return Response(team_payload(team))
 
 
 class HandLead(APIView):
     def post(self, request, c):
-        comp = eligibility.visible(request, c)
-        team = comp.team_of(request.user) if request.user.is_authenticated else None
-        if team is None:
-            raise Http404("you are not in a team of this competition")
+        team = _my_team(request, c)
         if team.lead_id != request.user.pk:
             return _error("only the team's lead can hand over the lead role",
                           status.HTTP_403_FORBIDDEN)
