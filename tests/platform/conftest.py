@@ -133,3 +133,18 @@ def browser():
         b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         yield b
         b.close()
+
+
+@pytest.fixture
+def stacks(tmp_path):
+    """``stacks(name)``: a live server in its own folder; every one is stopped after."""
+    from .stack import Stack
+    made = []
+
+    def new(name):
+        (tmp_path / name).mkdir()
+        made.append(Stack(tmp_path / name))
+        return made[-1]
+    yield new
+    for s in made:
+        s.stop()

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from . import test_browser
+from .test_browser_judging_demo import _login
 from .stack import Stack
 
 pytestmark = [*test_browser.pytestmark, pytest.mark.realdata]
@@ -27,17 +28,6 @@ def demo(tmp_path, shared_data):
     s.start()
     yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
     s.stop()
-
-
-def _login(browser, stack, user, password):
-    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
-    page.set_default_timeout(30_000)
-    page.goto(stack.url + "/accounts/login/")
-    page.fill("#id_username", user)
-    page.fill("#id_password", password)
-    page.click("#login-submit")
-    page.wait_for_url(stack.url + "/")
-    return page
 
 
 def test_organizer_edits_the_settings_in_the_browser(browser, demo, tmp_path, shared_data):

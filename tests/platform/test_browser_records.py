@@ -9,10 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
-import pytest
 
 from .conftest import make_bundle, run_with_accuracy
-from .stack import Stack
 from .test_browser import login, pytestmark, wait_scored  # noqa: F401 (marks: browser, skipif)
 
 SHEET = {"required": ["method", "training"], "training": ["constrained", "unconstrained"],
@@ -21,19 +19,6 @@ SHEET = {"required": ["method", "training"], "training": ["constrained", "uncons
 BOARD = {"runs": "all", "team_visibility": True,
          "columns": [{"metric": "f1_macro", "precision": 3}, {"metric": "accuracy",
                                                              "precision": 2}]}
-
-
-@pytest.fixture
-def stacks(tmp_path):
-    made = []
-
-    def new(name):
-        (tmp_path / name).mkdir()
-        made.append(Stack(tmp_path / name))
-        return made[-1]
-    yield new
-    for s in made:
-        s.stop()
 
 
 def shot(page, tmp_path, name):

@@ -9,9 +9,7 @@ import subprocess
 import sys
 import urllib.request
 
-import pytest
 
-from .stack import Stack
 from .test_access24 import restricted_bundle
 
 SETUP = """
@@ -32,20 +30,6 @@ team = Team.objects.create(competition=comp, name="Uni", lead=uma)
 Membership.objects.create(team=team, user=uma, status="approved")
 Announcement.objects.create(competition=comp, title="Kick-off", body="Welcome", author=org)
 """
-
-
-@pytest.fixture
-def stacks(tmp_path):
-    made = []
-
-    def new(name):
-        (tmp_path / name).mkdir()
-        s = Stack(tmp_path / name)
-        made.append(s)
-        return s
-    yield new
-    for s in made:
-        s.stop()
 
 
 def django(stack, code: str) -> None:

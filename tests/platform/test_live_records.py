@@ -4,28 +4,11 @@ export-competition`` loaded by ``import-competition`` into a fresh server (its
 own database) with identical leaderboards."""
 from __future__ import annotations
 
-import pytest
-
 from .conftest import run_with_accuracy
-from .stack import Stack
 from .test_live import setup_world
 
 SHEET = {"required": ["method"], "training": ["constrained", "unconstrained"],
          "fields": [{"name": "ensemble", "type": "bool"}]}
-
-
-@pytest.fixture
-def stacks(tmp_path):
-    made = []
-
-    def new(name):
-        (tmp_path / name).mkdir()
-        s = Stack(tmp_path / name)
-        made.append(s)
-        return s
-    yield new
-    for s in made:
-        s.stop()
 
 
 def test_cli_fact_sheet_board_and_archive_into_a_fresh_server(stacks, tmp_path):
