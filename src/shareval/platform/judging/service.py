@@ -100,21 +100,20 @@ def open_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
             .select_related("item").first())
 
 
-def _candidates(campaign: Campaign, judge):
+def _candidates(campaign: Campaign, judge, now):
+    """Items the judge never had with fewer than k live (open or done) assignments;
+    an open one past its deadline is not live (expire_stale may not have run yet)."""
+    expired = Q(assignments__status__in=OPEN, assignments__deadline__lt=now)
     return (Item.objects.filter(campaign=campaign)
             .exclude(assignments__judge=judge)
             .annotate(live=Count("assignments", filter=Q(
-                assignments__status__in=OPEN + (Assignment.DONE,))))
+                assignments__status__in=OPEN + (Assignment.DONE,)) & ~expired))
             .filter(live__lt=campaign.judges_per_item).order_by("live", "pk"))
 
 
 def items_left(campaign: Campaign, judge) -> int:
-    """Items this judge could still be given (expired holds of others count as free)."""
-    expired_open = Q(assignments__status__in=OPEN, assignments__deadline__lt=timezone.now())
-    return (Item.objects.filter(campaign=campaign).exclude(assignments__judge=judge)
-            .annotate(live=Count("assignments", filter=Q(
-                assignments__status__in=OPEN + (Assignment.DONE,)) & ~expired_open))
-            .filter(live__lt=campaign.judges_per_item).count())
+    """Items this judge could still be given (reads only)."""
+    return _candidates(campaign, judge, timezone.now()).count()
 
 
 def next_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
@@ -127,7 +126,7 @@ def next_assignment(campaign: Campaign, judge, now=None) -> Assignment | None:
         return mine
     k = campaign.judges_per_item
     for _ in range(5):                      # lost races retry with the next candidate
-        item = _pick(campaign, judge, _candidates(campaign, judge))
+        item = _pick(campaign, judge, _candidates(campaign, judge, now))
         if item is None:
             return None
         try:
