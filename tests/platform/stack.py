@@ -116,8 +116,12 @@ class Stack:
                 return body
             time.sleep(0.3)
         raise AssertionError(f"submission {sid} still {body.get('state')} after {timeout}s; "
-                             f"logs:\n" + "\n".join(p.read_text()[-3000:] for p in
-                                                   self.home.glob("*.log")))
+                             f"logs:\n{self.logs()}")
+
+    def logs(self, tail: int = 3000) -> str:
+        """The end of the server's and workers' logs, for a failing assertion."""
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-tail:]}"
+                         for p in sorted(self.home.glob("*.log")))
 
     def stop(self) -> None:
         for p in self.workers:

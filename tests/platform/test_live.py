@@ -80,8 +80,8 @@ def test_fifty_concurrent_uploads_accept_exactly_the_quota(stack, tmp_path):
         return client_submit(stack.url, tokens["alice"], f, "tiny", "eval", "labels")[0]
     with cf.ThreadPoolExecutor(50) as ex:
         codes = list(ex.map(one, files + [bad] * 5))
-    assert codes[:50].count(201) == 5, codes
-    assert codes[:50].count(429) == 45, codes
+    assert codes[:50].count(201) == 5, (codes, stack.logs())
+    assert codes[:50].count(429) == 45, (codes, stack.logs())
     # invalid files are refused as invalid (400), or as over quota (429) once it is full
     assert set(codes[50:]) <= {400, 429}, codes
     code, subs = stack.api("GET", "/api/submissions/?competition=tiny", tokens["alice"])

@@ -254,7 +254,7 @@ def code_related(pub: Publication, user, raw: dict) -> Coding:
     """A topic judge's coding (once per publication), or a reviewer's revision."""
     study = pub.study
     mine = roles(study, user)
-    pub = Publication.objects.select_for_update().get(pk=pub.pk)
+    pub = Publication.objects.select_for_update(no_key=True).get(pk=pub.pk)
     if pub.captured is None:
         raise NotAllowed("the references are not captured yet")
     if pub.coded is None:

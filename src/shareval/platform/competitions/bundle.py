@@ -281,7 +281,7 @@ def _claim(b: dict, organizer) -> Competition:
     """Create the competition, or take the existing one if ``organizer`` may update it.
 
     ``organizer=None`` is the operator's command line, which may update any."""
-    comp = Competition.objects.select_for_update().filter(slug=b["slug"]).first()
+    comp = Competition.objects.select_for_update(no_key=True).filter(slug=b["slug"]).first()
     if comp is not None and organizer is not None and not comp.is_organizer(organizer):
         raise InvalidInput([_p("bundle.yaml", b["line"], "bundle.slug",
                                f"competition {b['slug']!r} exists and {organizer.username} is "

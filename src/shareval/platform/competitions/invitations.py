@@ -57,7 +57,7 @@ def find(slug: str, token: str, lock: bool = False) -> Invitation:
     """The invitation of this link, or :class:`InvitationError` saying what is wrong."""
     qs = Invitation.objects.select_related("competition")
     if lock:            # only the invitation's row (PostgreSQL: no outer join under FOR UPDATE)
-        qs = qs.select_for_update(of=("self",))
+        qs = qs.select_for_update(of=("self",), no_key=True)
     inv = qs.filter(competition__slug=slug, kind=Invitation.EMAIL,
                     token_hash=_hash(token or "")).first() if token else None
     if inv is None:

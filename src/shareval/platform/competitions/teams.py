@@ -26,7 +26,7 @@ class TeamError(Exception):
 
 
 def _lock(user) -> None:
-    get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+    get_user_model().objects.select_for_update(no_key=True).filter(pk=user.pk).first()
 
 
 def _eligible(comp: Competition, user) -> None:
@@ -90,7 +90,7 @@ def let_in(membership: Membership, by=None) -> None:
         _lock(membership.user)
         if membership.team.competition.team_of(membership.user) is not None:
             raise TeamError("That user is already in a team.")
-        Team.objects.select_for_update().filter(pk=membership.team_id).first()
+        Team.objects.select_for_update(no_key=True).filter(pk=membership.team_id).first()
         _check_size(membership.team)
         membership.status = Membership.APPROVED
         membership.save(update_fields=["status"])
@@ -116,7 +116,7 @@ def hand_lead(team: Team, by, username: str) -> Team:
     ``team_approval``) as a proposal an organizer decides with :func:`decide_lead`."""
     comp = team.competition
     with transaction.atomic():
-        team = Team.objects.select_for_update().get(pk=team.pk)
+        team = Team.objects.select_for_update(no_key=True).get(pk=team.pk)
         if by is None or team.lead_id != by.pk:
             raise TeamError("Only the team's lead can hand over the lead role.")
         m = team.memberships.select_related("user").filter(
@@ -147,7 +147,7 @@ def decide_lead(team: Team, by, approve: bool) -> Team:
     the person is no longer an approved member who may take part."""
     lapsed = None
     with transaction.atomic():
-        team = Team.objects.select_for_update().get(pk=team.pk)
+        team = Team.objects.select_for_update(no_key=True).get(pk=team.pk)
         new = team.proposed_lead
         if new is None:
             raise TeamError(f"{team.name} has no lead change waiting.")

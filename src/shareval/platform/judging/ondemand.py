@@ -197,7 +197,7 @@ def _place(ev: LateEvaluation, xs: list, stage: str, units, cap: float) -> bool:
 @transaction.atomic
 def advance(ev: LateEvaluation) -> bool:
     """Move one late evaluation on as far as the labels allow; True if it moved."""
-    ev = LateEvaluation.objects.select_for_update().get(pk=ev.pk)
+    ev = LateEvaluation.objects.select_for_update(no_key=True).get(pk=ev.pk)
     if ev.stage == LateEvaluation.DONE:
         return False
     camp, name = ev.campaign, ev.output.name

@@ -30,6 +30,7 @@ from django.db import close_old_connections, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
+from .. import transient
 from .models import Job, Score, Submission, SubmissionEvent
 
 log = logging.getLogger("shareval.queue")
@@ -191,7 +192,7 @@ def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
         hb.stop.set()
     if outcome is not None:
         try:
-            _finish(job, outcome)
+            transient.retry(lambda: _finish(job, outcome))
             return True
         except Exception:                                    # noqa: BLE001
             # record why, now: left unhandled, the lease would expire and the run

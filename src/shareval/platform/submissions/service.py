@@ -21,6 +21,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from .. import transient
 from ..competitions import access, catalogs, eligibility
 from ..competitions.models import Dataset, Quota, Team
 from . import factsheets, isolate, queue
@@ -199,29 +200,48 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
                                                    "against the quota")
         raise SubmissionError(400, "the file did not pass validation", problems, submission=sub)
     try:
-        with transaction.atomic():
-            Team.objects.select_for_update().filter(pk=team.pk).first()
-            full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
-            if full:
-                raise SubmissionError(429, "quota reached: " + full.describe(),
-                                      next_slot=full.next_slot)
-            if not team.is_baseline:
-                check_concurrent(team, dataset)
-            if primary:
-                _demote_primary(team, dataset)
-            sub = Submission.objects.create(
-                team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
-                size=size, description=description[:5000], state=Submission.VALIDATED,
-                kind=Submission.PRIMARY if primary else Submission.CONTRASTIVE,
-                warnings=warnings, created=now, factsheet=sheet)
-            SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
-                                           message=f"{original} ({size} bytes) uploaded")
-            sub.record(Submission.VALIDATED, "passed validation" +
-                       (f" with {len(warnings)} warnings" if warnings else ""))
-            queue.enqueue(sub)
+        sub = transient.retry(lambda: _store(
+            user, team, dataset, name=name, original=original, size=size,
+            description=description, primary=primary, warnings=warnings, sheet=sheet,
+            now=now))
     except SubmissionError:
         (Path(settings.UPLOAD_DIR) / name).unlink(missing_ok=True)
         raise
+    return sub
+
+
+def lock_team(team_id: int) -> None:
+    """Serialize a team's quota checks and primary changes (inside a transaction).
+    FOR NO KEY UPDATE: it must not block the foreign-key checks of transactions
+    that insert rows naming the team (a worker storing a score and its board mark),
+    or the two deadlock (FOR UPDATE did, under 50 concurrent uploads)."""
+    Team.objects.select_for_update(no_key=True).filter(pk=team_id).first()
+
+
+def _store(user, team: Team, dataset: Dataset, *, name: str, original: str, size: int,
+           description: str, primary: bool, warnings: list[str], sheet: dict,
+           now) -> Submission:
+    """The quota check and the insert, under the team's lock (one transaction)."""
+    with transaction.atomic():
+        lock_team(team.pk)
+        full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))
+        if full:
+            raise SubmissionError(429, "quota reached: " + full.describe(),
+                                  next_slot=full.next_slot)
+        if not team.is_baseline:
+            check_concurrent(team, dataset)
+        if primary:
+            _demote_primary(team, dataset)
+        sub = Submission.objects.create(
+            team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
+            size=size, description=description[:5000], state=Submission.VALIDATED,
+            kind=Submission.PRIMARY if primary else Submission.CONTRASTIVE,
+            warnings=warnings, created=now, factsheet=sheet)
+        SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
+                                       message=f"{original} ({size} bytes) uploaded")
+        sub.record(Submission.VALIDATED, "passed validation" +
+                   (f" with {len(warnings)} warnings" if warnings else ""))
+        queue.enqueue(sub)
     return sub
 
 
@@ -340,7 +360,7 @@ def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
         raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
     note = _change_note(sub, user, reason, now)
     with transaction.atomic():
-        Team.objects.select_for_update().filter(pk=sub.team_id).first()
+        lock_team(sub.team_id)
         _demote_primary(sub.team, sub.dataset, note)
         sub.kind = Submission.PRIMARY
         sub.save(update_fields=["kind"])
