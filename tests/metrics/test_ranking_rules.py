@@ -5,6 +5,7 @@ import pytest
 import pytrec_eval
 from hypothesis import given, settings, strategies as st
 
+from shareval.metrics import ranking
 from shareval.metrics.ranking import DEFAULT_MEASURES, evaluate, parse_measure
 
 TREC = {"ndcg": "ndcg", "ndcg@5": "ndcg_cut_5", "map": "map", "p@5": "P_5", "mrr": "recip_rank",
@@ -129,3 +130,40 @@ def test_default_measures():
     assert list(out) == list(DEFAULT_MEASURES) + ["num_rel", "num_ret"]
     assert DEFAULT_MEASURES == ("map", "map@10", "p@5", "p@10", "recall@10", "recall@100",
                                 "r_precision", "ndcg@10", "mrr")
+
+
+def test_judgments_of_gives_each_row_its_judgment_and_missing_where_unjudged():
+    """The judgment join (metrics/ranking.py: ``missing`` where unjudged, 0 by default):
+    rows of two queries, a document judged for one query only, a judgment of 0."""
+    qrels = {"q1": {"a": 2, "b": 0}, "q2": {"c": 3}}
+    run = {"q1": {"a": 1.0, "c": 0.5, "b": 0.2}, "q2": {"a": 2.0, "c": 1.0}}
+    enc, _ = ranking.encode_mappings(qrels, run)
+    # run rows in mapping order: (q1,a) (q1,c) (q1,b) (q2,a) (q2,c)
+    assert ranking.judgments_of(enc, None).tolist() == [2, 0, 0, 0, 3]
+    assert ranking.judgments_of(enc, None, missing=-7).tolist() == [2, -7, 0, -7, 3]
+    assert ranking.judgments_of(enc, np.array([4, 1, 0]), missing=-1).tolist() == [3, -1, 2]
+
+
+def _rank(q, score, doc):
+    q, doc = np.array(q, dtype=np.int64), np.array(doc, dtype=np.int64)
+    return q, doc, ranking.rank_order(q, np.array(score, dtype=np.float32), doc,
+                                      lambda: np.arange(10, dtype=np.int64))
+
+
+def test_rank_order_leaves_a_ranked_run_alone_and_moves_only_tied_rows():
+    """rank_order's contract (metrics/ranking.py): None when the rows are already ranked
+    (each query's rows contiguous, queries in any order, scores decreasing); when only
+    some tied rows are out of docno-descending order, those rows move and nothing else;
+    rows of a query that are not contiguous are sorted."""
+    # ranked: query 1 written before query 0, scores decreasing within each
+    assert _rank([1, 1, 1, 0, 0], [3, 2, 1, 5, 4], [0, 1, 2, 3, 4])[2] is None
+    assert _rank([0, 0, 0], [3, 2, 1], [2, 0, 1])[2] is None
+    # ranked but docs 2 and 5 tie at score 2 in ascending order: only they swap,
+    # query 1 stays first
+    _, _, order = _rank([1, 1, 1, 0, 0], [3, 2, 2, 5, 4], [0, 2, 5, 3, 4])
+    assert order.tolist() == [0, 2, 1, 3, 4]
+    # query 0's rows around a row of query 1, scores decreasing in the file: sorted
+    q, doc, order = _rank([0, 1, 0], [2, 1, 0], [0, 1, 2])
+    assert order is not None
+    ranked = list(zip(q[order].tolist(), doc[order].tolist()))
+    assert ranked in ([(0, 0), (0, 2), (1, 1)], [(1, 1), (0, 0), (0, 2)])
