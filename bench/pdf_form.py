@@ -16,9 +16,10 @@ authors' line, alternating) and closing with a page number. It writes
 keeps every entry while the JSON texts lost most of them (lines with many digits
 were dropped): a "References" heading and 20-45 entries in author-year form
 ("Surname, I., Surname, I. (2004). Title. Journal, 12(3), 45-67."), seeded by the
-publication id. Each entry's title is, with probability ``OTHER``, a phrase naming a
-dataset that another training publication's gold citations mention ("Trends in the
-Health and Retirement Study"), else a run of 6-12 words from another training
+publication id, their years within the 25 years up to the latest the text names.
+Each entry's title is, with probability ``OTHER``, a phrase naming a dataset that
+another training publication's gold citations mention ("Trends in the Health and
+Retirement Study"), else a run of 6-12 words from another training
 publication; each dataset the publication itself cites gets an entry of its own with
 probability ``OWN`` (papers cite the documentation of the data they use). How often
 real reference lists name datasets is not known here; OTHER and OWN are guesses, not
@@ -36,7 +37,7 @@ import random
 import re
 from pathlib import Path
 
-from shareval.systems.text import read_document
+from shareval.systems.text import YEAR, read_document
 from shareval.systems.training import rcc_held_out
 
 LINES_PER_PAGE = 48
@@ -82,9 +83,13 @@ class Simulator:
                 self.windows.append((pid, " ".join(words[k:k + n]).strip(".,;:")))
         self.names = [(pid, m) for pid in ids for m in self.mentions[pid]]
 
-    def references(self, pid: str) -> list[str]:
-        """Entries of a made-up reference list for publication ``pid`` (seeded by it)."""
+    def references(self, pid: str, text: str = "") -> list[str]:
+        """Entries of a made-up reference list for publication ``pid`` (seeded by it).
+        Their years lie in the 25 years up to the latest year ``text`` names (a paper
+        cites older work; 2005 when it names none)."""
         rng = random.Random(int(pid))
+        years = sorted(int(y) for y in YEAR.findall(text) if int(y) <= 2018)
+        latest = years[int(0.95 * (len(years) - 1))] if years else 2005
         titles = []
         for _ in range(rng.randint(20, 45)):
             if rng.random() < OTHER:
@@ -102,7 +107,8 @@ class Simulator:
         for title in titles:
             authors = [f"{rng.choice(_SURNAMES)}, {chr(65 + rng.randrange(26))}."
                        for _ in range(rng.randint(1, 4))]
-            entries.append(f"{', '.join(authors)} ({rng.randint(1975, 2016)}). {title}. "
+            year = rng.randint(latest - 25, latest)
+            entries.append(f"{', '.join(authors)} ({year}). {title}. "
                            f"{rng.choice(_JOURNALS)}, {rng.randint(1, 90)}"
                            f"({rng.randint(1, 12)}), {rng.randint(1, 900)}-"
                            f"{rng.randint(901, 990)}.")
@@ -183,8 +189,9 @@ def main() -> None:
                   key=lambda p: int(p.stem))[:args.count]
     args.out.mkdir(parents=True, exist_ok=True)
     for p in held:
-        refs = sim.references(p.stem) if sim else None
-        (args.out / f"{p.stem}.txt").write_text(render(read_document(p), args.width, refs),
+        text = read_document(p)
+        refs = sim.references(p.stem, text) if sim else None
+        (args.out / f"{p.stem}.txt").write_text(render(text, args.width, refs),
                                                 encoding="utf-8")
     print(f"{len(held)} publications written to {args.out}")
 

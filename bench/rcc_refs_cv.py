@@ -58,7 +58,7 @@ def _job(args):
     path, gold = args
     raw = read_document(Path(path))
     out = []
-    for text in (raw, render(raw, 80, _SIM.references(Path(path).stem))):
+    for text in (raw, render(raw, 80, _SIM.references(Path(path).stem, raw))):
         cands, X = rcc.features(rcc.normalize(text), _CATALOG)
         out.append((X, np.array([_CATALOG.ids[c.entry] in gold for c in cands], bool)))
     return out
