@@ -65,12 +65,16 @@ class RccModel:
     selector: Trees | None = None
     selector_threshold: float = 0.5
     prior: dict = field(default_factory=dict)
+    # the columns of FEATURES that stage 1 reads, when it was trained on fewer (a model
+    # from before the reference-list features; None: all of them)
+    columns: list[int] | None = None
 
     @classmethod
     def load(cls, path: str | Path = MODEL_PATH) -> "RccModel":
         d = json.loads(Path(path).read_text(encoding="utf-8"))
         mentions, selector = d.get("mentions"), d.get("selector")
-        if tuple(d["stage1"]["features"]) != FEATURES or tuple(d["stage2"]["features"]) != STAGE2 \
+        names = tuple(d["stage1"]["features"])
+        if not set(names) <= set(FEATURES) or tuple(d["stage2"]["features"]) != STAGE2 \
                 or (mentions and tuple(mentions["features"]) != MENTION_FEATURES) \
                 or (selector and tuple(selector["features"]) != SELECT_FEATURES):
             raise ValueError(f"{path}: trained with other features; retrain with "
@@ -80,7 +84,8 @@ class RccModel:
                    Trees.from_json(mentions) if mentions else None,
                    d.get("mention_threshold", 1.0),
                    Trees.from_json(selector) if selector else None,
-                   d.get("selector_threshold", 0.5), d.get("prior", {}))
+                   d.get("selector_threshold", 0.5), d.get("prior", {}),
+                   None if names == FEATURES else [FEATURES.index(n) for n in names])
 
     def save(self, path: str | Path = MODEL_PATH) -> None:
         d = {"threshold": self.threshold, "cosine_min": self.cosine_min, "meta": self.meta,
@@ -99,7 +104,7 @@ class RccModel:
         cands, X = features(text, catalog)
         if not cands:
             return [], np.zeros(0)
-        p1 = self.stage1.predict(X)
+        p1 = self.stage1.predict(X if self.columns is None else X[:, self.columns])
         # stage 2 judges the pairs stage 1 found plausible; the rest (nearly all, and far
         # below any useful threshold) score 0
         near = np.flatnonzero(p1 >= self.cosine_min)

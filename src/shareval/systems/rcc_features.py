@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .rcc_catalog import Catalog
+from .rcc_zones import reference_zone
 from .text import MAX_N, STOPWORDS, YEAR, tokens
 
 MAX_DF = 150          # n-grams shared by more entries are too generic to propose candidates
@@ -30,6 +31,9 @@ FEATURES = (
     # the entry's year span against the latest years the text names (about when it was
     # written): a paper cannot use a wave released after it
     "start_vs_latest", "end_vs_latest", "start_vs_p95",
+    # the share of its matches inside the reference list (rcc_zones), whose entries name
+    # data the paper only cites, and its matches outside it
+    "ref_share", "log_body_occ",
 )
 NO_YEARS = -50.0        # the recency features when the entry or the text has no years
 NEAR = 25               # words either side of a match in which years count as "near"
@@ -132,6 +136,9 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
     token_set = set(toks)
     pub_years = set(YEAR.findall(text))
     near = _Positions(toks)
+    zone = reference_zone(text)
+    zone = (len(WORD.findall(text, 0, zone[0])), len(WORD.findall(text, 0, zone[1]))) \
+        if zone else (len(toks), len(toks))
     rows = []
     for c in cands:
         grams = c.grams
@@ -173,6 +180,7 @@ def features(text: str, catalog: Catalog) -> tuple[list[Candidate], np.ndarray]:
             _year_fit(catalog.title_years[c.entry], pub_years),
             0.0, 0.0,   # distinct_hit and max_n_ratio, filled below
             *near.features(c, catalog),
+            *near.zone_features(c, zone),
         ])
     X = np.asarray(rows, dtype=float)
     key = X[:, FEATURES.index("spec_sum")] * (1 + X[:, FEATURES.index("year_hit")])
@@ -289,6 +297,17 @@ class _Positions:
                 ranges = [(a, b) for i, a, b in self.ranges if np.abs(at - i).min() <= NEAR]
             hit = self._near[key] = (years, ranges)
         return hit
+
+    def zone_features(self, c: Candidate, zone: tuple[int, int]) -> list[float]:
+        """Columns ref_share and log_body_occ: the share of the candidate's specific
+        matches (at most MAX_OCC places each) inside the token span ``zone``, and the
+        number outside it."""
+        occ: set = set()
+        for g in c.specific:
+            occ.update(self.occurrences(g))
+        a, b = zone
+        inside = sum(1 for i in occ if a <= i < b)
+        return [inside / len(occ) if occ else 0.0, math.log1p(len(occ) - inside)]
 
     def features(self, c: Candidate, catalog: Catalog) -> list[float]:
         near, ranges = self.near(tuple(sorted(c.specific)), c.first)

@@ -54,8 +54,8 @@ def _init(catalog_path):
 # five-title catalog: a whole title found in the text scored 3e-10).
 RISING = {"max_n", "max_chars", "n_grams", "spec_sum", "exclusive", "title_cov",
           "title_prefix", "entry_cov", "score_ratio", "acronym_occ", "title_run_frac",
-          "title_whole", "p1", "pub_ratio", "cosine"}
-FALLING = {"rank", "log_min_df", "best_df", "sibling_rank", "pub_rank"}
+          "title_whole", "p1", "pub_ratio", "cosine", "log_body_occ"}
+FALLING = {"rank", "log_min_df", "best_df", "sibling_rank", "pub_rank", "ref_share"}
 
 
 def monotonic(names) -> list[int]:
