@@ -32,7 +32,8 @@ from shareval.systems.lexical import FOLDS
 VARIANTS = {                    # name -> options of features()/scores()
     "shipped": {},
     "fold": {"fold": True},     # character n-grams over lower-cased, umlaut-folded text
-    "perlang_fold": {"perlang": True, "fold": True},   # one model per language
+    "perlang": {"perlang": True},                     # one model per language
+    "perlang_fold": {"perlang": True, "fold": True},
     "augment": {"augment": True},                     # shared + per-language feature copies
     "augment_fold": {"augment": True, "fold": True},
     "C1": {"C": 1.0},
