@@ -1,0 +1,145 @@
+"""Cross-validation of SV-Ident detection variants on the training split only.
+
+    PYTHONPATH=src python bench/svident_detection_cv.py [--data ../shared/data] VARIANT...
+
+The documents of ``sv-ident/train`` that ``training.svident_held_out`` does not hold
+out are dealt, per language in id order, to five folds; each fold is scored by a
+model trained on the other four. The held-out documents are never read. Printed per
+variant: F1-macro (per document, then per language, then the mean of the languages,
+as shareval's scorer) at log-odds 0 (the shipped threshold), and with a threshold per
+language chosen, for each fold, on the other four folds' out-of-fold scores (grid
+-2..2, step 0.2). ``--centered A`` also scores the shipped recipe's out-of-fold
+log-odds minus A times the median of their document's (a document-context variant).
+The record of the round that used it: docs/systems-experiments-round4.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+
+from shareval.systems import svident, training
+from shareval.systems.lexical import FOLDS
+
+VARIANTS = {                    # name -> options of features()/scores()
+    "shipped": {},
+    "fold": {"fold": True},     # character n-grams over lower-cased, umlaut-folded text
+    "perlang": {"perlang": True},                     # one model per language
+    "perlang_fold": {"perlang": True, "fold": True},
+    "augment": {"augment": True},                     # shared + per-language feature copies
+    "augment_fold": {"augment": True, "fold": True},
+    "C1": {"C": 1.0},
+}
+GRID = np.round(np.arange(-2, 2.01, 0.2), 1)
+
+
+class Data:
+    def __init__(self, data: Path):
+        from shareval.systems.embed import embed
+        rows = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
+        held = training.svident_held_out(rows)
+        rows = [r for r in rows if r["doc_id"] not in held]
+        self.S = [r["sentence"] for r in rows]
+        self.V = embed(self.S)
+        self.y = np.array([int(r["is_variable"]) for r in rows])
+        self.lang = np.array([r["lang"] for r in rows])
+        self.doc = np.array([r["doc_id"] for r in rows])
+        by_doc: dict[str, Counter] = {}
+        for r in rows:
+            by_doc.setdefault(r["doc_id"], Counter())[r["lang"]] += 1
+        fold_of = {}
+        for lang in ("de", "en"):
+            docs = sorted((d for d, c in by_doc.items() if c.most_common(1)[0][0] == lang),
+                          key=lambda d: (len(d), d))
+            fold_of.update((d, i % 5) for i, d in enumerate(docs))
+        self.fold = np.array([fold_of[d] for d in self.doc])
+
+    def f1(self, mask, pred, langs=("en", "de")) -> dict:
+        per = {}
+        for lang in langs:
+            m_lang = mask & (self.lang == lang)
+            per[lang] = float(np.mean([
+                f1_score(self.y[m], pred[m], average="macro", zero_division=0)
+                for d in sorted(set(self.doc[m_lang])) for m in [m_lang & (self.doc == d)]]))
+        per = {"all": float(np.mean(list(per.values()))), **per}
+        return {k: round(v, 4) for k, v in per.items()}
+
+
+def features(d: Data, opts: dict):
+    common = dict(n_features=svident.HASH_FEATURES, alternate_sign=False, norm="l2")
+    words = HashingVectorizer(analyzer="word", ngram_range=(1, 2),
+                              token_pattern=r"(?u)\b\w+\b", **common)
+    pre = (lambda s: s.lower().translate(FOLDS)) if opts.get("fold") else None
+    chars = HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), preprocessor=pre, **common)
+    X = sparse.hstack([words.transform(d.S), chars.transform(d.S),
+                       sparse.csr_matrix(d.V)]).tocsr()
+    if opts.get("augment"):
+        de, en = (sparse.diags((d.lang == lang).astype(float)) for lang in ("de", "en"))
+        X = sparse.hstack([X, de @ X, en @ X]).tocsr()
+    return X
+
+
+def out_of_fold(d: Data, opts: dict) -> np.ndarray:
+    X, oof = features(d, opts), np.zeros(len(d.y))
+    groups = [d.lang == lang for lang in ("en", "de")] if opts.get("perlang") \
+        else [np.ones(len(d.y), bool)]
+    for k in range(5):
+        for in_group in groups:
+            a, b = in_group & (d.fold != k), in_group & (d.fold == k)
+            clf = LogisticRegression(C=opts.get("C", 4.0), max_iter=5000,
+                                     class_weight="balanced").fit(X[a], d.y[a])
+            oof[b] = X[b] @ clf.coef_.ravel() + clf.intercept_[0] + svident.NEIGHBOR_WEIGHT \
+                * svident.neighbor_margin(d.V[b], d.V[d.fold != k], d.y[d.fold != k])
+    return oof
+
+
+def per_language_thresholds(d: Data, oof: np.ndarray):
+    pred, chosen = np.zeros(len(d.y), int), []
+    for k in range(5):
+        for lang in ("en", "de"):
+            other = (d.fold != k)
+            t = max(GRID, key=lambda t: d.f1(other, (oof >= t).astype(int), (lang,))["all"])
+            m = (d.fold == k) & (d.lang == lang)
+            pred[m] = oof[m] >= t
+            chosen.append(f"{lang} {t:g}")
+    return pred, chosen
+
+
+def centered(d: Data, oof: np.ndarray, a: float) -> np.ndarray:
+    out = oof.copy()
+    for doc in set(d.doc):
+        m = d.doc == doc
+        out[m] -= a * np.median(oof[m])
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("variants", nargs="+", choices=sorted(VARIANTS))
+    ap.add_argument("--data", type=Path, default=Path("../shared/data"))
+    ap.add_argument("--centered", type=float, nargs="*", default=[])
+    args = ap.parse_args()
+    d = Data(args.data)
+    everywhere = np.ones(len(d.y), bool)
+    for name in args.variants:
+        t0 = time.time()
+        oof = out_of_fold(d, VARIANTS[name])
+        pred, chosen = per_language_thresholds(d, oof)
+        r = {"variant": name, "cv": d.f1(everywhere, (oof >= 0).astype(int)),
+             "cv_per_language_thresholds": d.f1(everywhere, pred), "thresholds": chosen}
+        for a in args.centered:
+            r[f"cv_centered_{a:g}"] = d.f1(everywhere, (centered(d, oof, a) >= 0).astype(int))
+        r["seconds"] = round(time.time() - t0)
+        print(json.dumps(r), flush=True)
+
+
+if __name__ == "__main__":
+    main()
