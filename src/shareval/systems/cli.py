@@ -101,8 +101,6 @@ def _command(args, console) -> int:
             training.train_rcc(data / "rcc", args.out or training.rcc.MODEL_PATH,
                                log=console.print)
         else:
-            from pathlib import Path
-
             from . import svident_dense
             train_tsv = data / "sv-ident" / "train" / "train.tsv"
             training.train_svident_detection(train_tsv, args.out, log=console.print)
