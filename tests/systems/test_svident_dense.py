@@ -15,12 +15,15 @@ TRAIN = ("sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang\n"
 def test_the_shipped_means_are_the_training_sentences_mean():
     info = svident_dense.meta()
     assert "no trial data" in info["trained_on"]
-    for encoder, dim in (("usem3", 512),):
+    for encoder, dim in (("usem3", 512), ("e5", embed.E5_DIM)):
         mean = svident_dense.query_mean(encoder)
         assert mean.shape == (dim,) and mean.dtype == np.float32
         # a mean of unit vectors: shorter than one, far from zero (the shared direction)
         assert 0.2 < np.linalg.norm(mean) < 1.0
     assert info["centred_languages"] == {k: list(v) for k, v in svident_dense.CENTRED.items()}
+    assert info["sentences"] == {"usem3": 1581, "e5": 317}      # e5: every fifth
+    # the documented choice: usem3 centred in German only, e5 in both languages
+    assert svident_dense.CENTRED == {"usem3": ("de",), "e5": ("en", "de")}
 
 
 def test_train_means_averages_the_linked_sentences_only(tmp_path):

