@@ -14,16 +14,18 @@ disambiguation: its dense retriever uses multilingual-e5-small (``embed.e5``;
 Encoder. Detection has no e5 mode: e5 vectors as features or as a second
 neighbour term changed its cross-validated F1-macro by at most 0.01 (experiment record).
 
-Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
-at run time (``id, label, topic, question, answer``) becomes one document;
-a sentence is ranked against the variables of its language by BM25 (bm25s,
-Snowball stemming and stopwords of that language), by embedding cosine, or by
-their fusion: the mean of the fused retrievers' scores after min-max scaling
-per sentence. The fused retrievers are BM25 and the dense one, except where
-``FUSIONS`` says otherwise: there BM25 over the words' character 4-grams
-(``lexical.CharBm25``, which lets German compounds match their parts) joins or
-replaces the dense retriever, as chosen by cross-validation by document on the
-trial data (experiment record, round 3).
+Disambiguation: no (sentence, variable) training pairs are public. Each variable of a
+vocabulary supplied at run time (``id, label, topic, question, answer``) becomes one
+document; a sentence is ranked against the variables of its language by BM25 (bm25s,
+Snowball stemming and stopwords of that language), by embedding cosine, or by their
+fusion: the weighted sum of the fused retrievers' scores after min-max scaling per
+sentence. The fused retrievers and weights are ``FUSED`` (BM25 and the dense one, half
+and half) except where ``FUSIONS`` says otherwise: there BM25 over the words' character
+4-grams (``lexical.CharBm25``, which lets German compounds match their parts) joins, and
+the weights differ. Where ``svident_dense.CENTRED`` says so, the dense retriever embeds
+the variables' label and question and compares centred vectors (the sentence mean is
+learned from ``sv-ident/train``). Both were chosen by cross-validation by document on
+the trial data (experiment record, rounds 3 and 4).
 """
 from __future__ import annotations
 
