@@ -1,7 +1,7 @@
 """Throughput of the reference systems on this machine, start-up counted.
 
     python bench/throughput.py [--data ../shared/data] [--pubs 200] [--sentences 2000]
-                               [--startup-pubs 5] [--e5-sentences 200]
+                               [--startup-pubs 5] [--e5-sentences 200] [--only svident]
 
 RCC, start-up counted: wall time of whole ``shareval run rcc`` commands (a fresh
 process: imports, model, catalog, encoder, then the publications) over held-out
@@ -100,34 +100,37 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=2000)
     ap.add_argument("--startup-pubs", type=int, default=5)
     ap.add_argument("--e5-sentences", type=int, default=200)
+    ap.add_argument("--only", choices=("svident",), help="measure SV-Ident only (no RCC rows)")
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "rcc").exists():
         print(f"{data}: the shared data is not there; nothing to measure", file=sys.stderr)
         return 2
-    catalog_path = data / "rcc" / "catalog" / "dataset_text_dict.json"
-    files = [p for p in sorted((data / "rcc" / "train" / "texts").glob("*.json"))
-             if training.rcc_held_out(p.stem)][:args.pubs]
-    texts = [read_document(p) for p in files]
-    words = sum(len(t.split()) for t in texts) / len(texts)
-    with tempfile.TemporaryDirectory() as tmp:
-        cache = Path(tmp) / "cache"
-        rows = _startup_rows(data, catalog_path, files, args.startup_pubs, Path(tmp), cache)
-        _init(catalog_path, cache)
-        t0 = time.perf_counter()
-        for t in texts:
-            _cite(t)
-        one = len(texts) / (time.perf_counter() - t0)
-    rows.append(("RCC citations + mentions, steady state", f"{len(texts)} publications, "
-                 f"{words:.0f} words on average", "1 process", f"{one:.1f} publications/s"))
-    workers = os.cpu_count() or 1
-    # workers are forked after the catalog and its embeddings are loaded, so they share them
-    with get_context("fork").Pool(workers, _one_thread) as pool:
-        t0 = time.perf_counter()
-        pool.map(_cite, texts, chunksize=4)
-        many = len(texts) / (time.perf_counter() - t0)
-    rows.append(("RCC citations + mentions, steady state", f"{len(texts)} publications",
-                 f"{workers} processes", f"{many:.1f} publications/s"))
+    rows = []
+    if args.only != "svident":
+        catalog_path = data / "rcc" / "catalog" / "dataset_text_dict.json"
+        files = [p for p in sorted((data / "rcc" / "train" / "texts").glob("*.json"))
+                 if training.rcc_held_out(p.stem)][:args.pubs]
+        texts = [read_document(p) for p in files]
+        words = sum(len(t.split()) for t in texts) / len(texts)
+        with tempfile.TemporaryDirectory() as tmp:
+            cache = Path(tmp) / "cache"
+            rows = _startup_rows(data, catalog_path, files, args.startup_pubs, Path(tmp), cache)
+            _init(catalog_path, cache)
+            t0 = time.perf_counter()
+            for t in texts:
+                _cite(t)
+            one = len(texts) / (time.perf_counter() - t0)
+        rows.append(("RCC citations + mentions, steady state", f"{len(texts)} publications, "
+                     f"{words:.0f} words on average", "1 process", f"{one:.1f} publications/s"))
+        workers = os.cpu_count() or 1
+        # workers are forked after the catalog and its embeddings are loaded, so they share them
+        with get_context("fork").Pool(workers, _one_thread) as pool:
+            t0 = time.perf_counter()
+            pool.map(_cite, texts, chunksize=4)
+            many = len(texts) / (time.perf_counter() - t0)
+        rows.append(("RCC citations + mentions, steady state", f"{len(texts)} publications",
+                     f"{workers} processes", f"{many:.1f} publications/s"))
 
     rows_sv = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
     sents = [r["sentence"] for r in rows_sv][:args.sentences]

