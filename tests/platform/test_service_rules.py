@@ -101,6 +101,12 @@ def test_accepted_upload_is_stored_validated_queued_and_timestamped(rw, val):
     assert Job.objects.filter(submission=sub).count() == 1
 
 
+def test_validation_slots_are_the_servers_setting(rw, val, settings):
+    settings.VALIDATION_SLOTS = 3                 # not the Limits default (2)
+    submit(rw)
+    assert val.calls[-1]["limits"].slots == 3
+
+
 def test_names_are_cut_and_a_nameless_upload_is_called_upload(rw, val):
     sub = submit(rw, upload=up("n" * 300 + ".tsv"))
     assert sub.original_name == "n" * 255
