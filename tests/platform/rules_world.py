@@ -55,7 +55,11 @@ def build() -> dict:
 
 
 @pytest.fixture
-def rw(db):
+def rw(db, settings, tmp_path):
+    """The world, with an upload folder of the test's own: ``bench/mutate.py`` runs two
+    mutants at once from one folder, and a test that checks which files an upload left
+    behind must not see the other mutant's files (they turned survivors into kills)."""
+    settings.UPLOAD_DIR = tmp_path / "uploads"
     return build()
 
 

@@ -220,6 +220,25 @@ def test_a_primary_flag_is_per_dataset(rw, val):
     assert not ev.events.exists()
 
 
+def test_a_flag_change_or_a_cancellation_keeps_what_landed_meanwhile(rw):
+    """A run object read before the worker scored it or an organizer acted on it: a
+    primary flag change writes the flag only and a cancellation the flag and its state,
+    so the scoring, a disqualification and the board flag stored meanwhile stay."""
+    w = rw
+    a = run(w, "Team A", "dev", T0 - H, state=Submission.QUEUED)
+    Submission.objects.filter(pk=a.pk).update(state=Submission.SCORED, disqualified="late",
+                                              on_board=False)
+    service.make_primary(a, w["users"]["alice"], now=T0)
+    got = Submission.objects.get(pk=a.pk)
+    assert (got.kind, got.state, got.disqualified, got.on_board) == \
+        (Submission.PRIMARY, Submission.SCORED, "late", False)
+    Submission.objects.filter(pk=a.pk).update(disqualified="", on_board=True)
+    service.cancel(got, w["users"]["alice"], now=T0)
+    got = Submission.objects.get(pk=a.pk)
+    assert (got.kind, got.state, got.disqualified, got.on_board) == \
+        (Submission.CONTRASTIVE, Submission.CANCELLED, "", True)
+
+
 def test_defaults_read_the_clock(rw, val):
     """``now`` omitted: the real clock, which is after the 2001 phases."""
     w = rw

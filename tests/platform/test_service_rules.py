@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
-from shareval.platform.competitions.models import Quota
+from shareval.platform.competitions.models import Quota, Team
 from shareval.platform.submissions import isolate, service
 from shareval.platform.submissions.models import Job, Submission, SubmissionEvent
 from shareval.platform.submissions.service import SubmissionError
@@ -97,6 +99,12 @@ def test_accepted_upload_is_stored_validated_queued_and_timestamped(rw, val):
     assert events[2][0] == "queued"
     assert SubmissionEvent.objects.get(submission=sub, state="submitted").at == T0
     assert Job.objects.filter(submission=sub).count() == 1
+
+
+def test_validation_slots_are_the_servers_setting(rw, val, settings):
+    settings.VALIDATION_SLOTS = 3                 # not the Limits default (2)
+    submit(rw)
+    assert val.calls[-1]["limits"].slots == 3
 
 
 def test_names_are_cut_and_a_nameless_upload_is_called_upload(rw, val):
@@ -343,6 +351,42 @@ def test_the_quota_is_checked_again_under_the_lock(rw, val, monkeypatch):
     assert e.next_slot == dt.datetime(2001, 1, 21, 23, tzinfo=dt.timezone.utc)
     assert calls == [T0, T0] and stored() == before
     assert not Submission.objects.exists()     # (the racing run too: same rolled-back block)
+
+
+def locks_of(queries: list[str], team) -> list[int]:
+    """Where the statements reading the team's row by its key are (under PostgreSQL
+    ``lock_team`` adds FOR NO KEY UPDATE; SQLite has no row locks and drops it)."""
+    t = Team._meta.db_table
+    return [i for i, q in enumerate(queries)
+            if q.startswith(f'SELECT "{t}"."id"') and f'WHERE "{t}"."id" = {team.pk} ' in q]
+
+
+def test_the_quota_check_and_the_insert_hold_the_teams_row_lock(rw, val):
+    """docs/platform.md: the check and the insert happen in one transaction that locks
+    the team row, so concurrent uploads cannot exceed a quota; the lock is FOR NO KEY
+    UPDATE, which leaves a worker storing a score for the team free (test_locks.py).
+    A primary flag change takes the same lock before it demotes the team's primary."""
+    w, team = rw, rw["teams"]["Team A"]
+    sub_table = Submission._meta.db_table
+    with CaptureQueriesContext(connection) as c:
+        sub = submit(w)
+    q = [x["sql"] for x in c.captured_queries]
+    (lock,) = locks_of(q, team)
+    insert = next(i for i, s in enumerate(q) if s.startswith(f'INSERT INTO "{sub_table}"'))
+    counts = [i for i, s in enumerate(q) if s.startswith("SELECT COUNT(*)")
+              and f'"{sub_table}"."dataset_id" = {w["ds"]["dev"].pk}' in s]
+    assert len(counts) == 2 and counts[0] < lock < counts[1] < insert
+    locks = [q[lock]]
+    with CaptureQueriesContext(connection) as c:
+        service.make_primary(sub, w["users"]["carol"], now=T0)
+    q = [x["sql"] for x in c.captured_queries]
+    (flag_lock,) = locks_of(q, team)
+    demote = next(i for i, s in enumerate(q) if s.startswith(f'SELECT "{sub_table}"."id"')
+                  and "'primary'" in s)
+    assert flag_lock < demote
+    locks.append(q[flag_lock])
+    if connection.vendor == "postgresql":
+        assert all(s.endswith(" FOR NO KEY UPDATE") for s in locks), locks
 
 
 def test_concurrent_runs_count_queued_and_running_runs_and_code_runs(rw, val):
