@@ -88,7 +88,8 @@ def json_safe(value):
     return value
 
 
-BAR_BREAKDOWNS = ("per_document", "per_query", "per_language")
+BAR_BREAKDOWNS = ("per_document", "per_query", "per_publication", "per_language")
+MAX_BARS = 30                # units drawn: the lowest and highest halves beyond it
 
 
 def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
@@ -105,7 +106,7 @@ def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
         version = hashlib.sha1(sub.dataset.task.registry_task.scorer_version.encode())
         out = Path(settings.RESULTS_DIR) / str(sub.pk) / f"{name}-{version.hexdigest()[:10]}.png"
         plot_unit_bars(values, out, title=f"{label(metric)} {label(name).lower()}",
-                       xlabel=label(metric))
+                       xlabel=label(metric), max_units=MAX_BARS)
         return [out.name]
     return []
 
