@@ -100,3 +100,21 @@ def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",
     ax.set_xlim(0, top * 1.12)
     ax.set_xlabel(xlabel)
     return _save(fig, ax, path, title)
+
+
+def plot_unit_histogram(values: dict[str, float], path: str | Path, title: str = "",
+                        xlabel: str = "", unit: str = "units", bins: int = 20) -> Path:
+    """How many units (publications, documents ...) reach each value: for more units
+    than bars can show one by one; the mean is marked."""
+    v = [float(x) for x in values.values()]
+    fig, ax = _axes()
+    fig.set_size_inches(6, 3.6)
+    top = max(v + [1.0])
+    ax.hist(v, bins=bins, range=(0, top), color="#457b9d", edgecolor="white")
+    mean = sum(v) / len(v) if v else 0.0
+    ax.axvline(mean, color="crimson", linewidth=1.5, label=f"mean {mean:.3f}")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlim(0, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"Number of {unit}")
+    return _save(fig, ax, path, title)

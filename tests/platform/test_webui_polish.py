@@ -106,7 +106,7 @@ def test_demo_pairs_scorer_writes_a_per_publication_breakdown(tmp_path):
     assert sum(r["hits"] for r in per.values()) == doc["counts"]["hits"] == 1
 
 
-def test_unit_bars_draw_publications_and_say_what_is_left_out(world, tmp_path, monkeypatch):
+def test_unit_plot_draws_publications_bars_or_a_histogram(world, tmp_path, monkeypatch):
     from shareval import plots
     from shareval.platform.submissions import scoring
     titles = []
@@ -118,7 +118,10 @@ def test_unit_bars_draw_publications_and_say_what_is_left_out(world, tmp_path, m
     result = {"breakdowns": {"per_publication": {str(i): {"f1": i / 100} for i in range(80)}}}
     names = scoring.unit_bars(sub, result, "f1")
     assert names and names[0].startswith("per_publication-")
-    assert titles == ["F1 per publication (lowest 15 and highest 15 of 80)"]
+    assert titles == ["F1 per publication: 80 publications"]        # too many for bars
+    result = {"breakdowns": {"per_publication": {str(i): {"f1": i / 10} for i in range(5)}}}
+    scoring.unit_bars(sub, result, "f1")
+    assert titles[-1] == "F1 per publication"
 
 
 # --- the demo's runs -------------------------------------------------------------
@@ -223,3 +226,14 @@ def test_home_card_shows_phase_deadline_in_the_competitions_zone(world, client):
     card = text_of(client.get("/").content.decode().split(f'id="phase-now-{comp.slug}"')[1]
                    .split("</p>")[0])
     assert "closed" in card and "ended" in card and "open for" not in card
+
+
+def test_competition_page_gives_phase_dates_in_the_competitions_zone(world, client):
+    from zoneinfo import ZoneInfo
+    comp = world["comp"]
+    dev = comp.phases.get(slug="dev")
+    page = client.get("/c/tiny/").content.decode()
+    zone = ZoneInfo("Europe/Berlin")
+    start, end = (t.astimezone(zone).strftime("%Y-%m-%d %H:%M") for t in (dev.start, dev.end))
+    assert f"{start} → {end} (Europe/Berlin)" in text_of(page)
+    assert "(UTC)." not in text_of(page)

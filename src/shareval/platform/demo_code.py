@@ -45,7 +45,7 @@ except (ValueError, KeyError, TypeError) as e:
     print(f"not a list of citations with publication_id and data_set_id ({e})", file=sys.stderr)
     sys.exit(2)
 per = {}
-for key in sorted(gold | pred):
+for key in sorted(gold | pred, key=lambda k: (len(k[0]), k)):    # 5 < 10 < 105
     row = per.setdefault(key[0], {"pair_f1": 0.0, "pair_precision": 0.0, "pair_recall": 0.0,
                                   "gold_pairs": 0, "predicted_pairs": 0, "hits": 0})
     row["gold_pairs"] += key in gold

@@ -1,6 +1,7 @@
 """Pages: competitions, teams, leaderboards, released files, organizer tools."""
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import tempfile
 import uuid
@@ -44,8 +45,12 @@ def competition(request, c):
     if request.user.is_authenticated and team is None:
         pending = Membership.objects.filter(team__competition=comp, user=request.user,
                                             status=Membership.PENDING).select_related("team").first()
+    summary = competition_summary(comp, request.user)
+    for ph in summary["phases"]:          # the dates in the competition's zone, as on home
+        for k in ("start", "end"):
+            ph[k + "_local"] = dt.datetime.fromisoformat(ph[k]).astimezone(comp.tz)
     return render(request, "shareval/competition.html", {
-        "comp": comp, "summary": competition_summary(comp, request.user), "team": team,
+        "comp": comp, "summary": summary, "team": team,
         "pending": pending, "organizer": comp.is_organizer(request.user),
         # access24: pages, announcements, registration
         "pages": comp.pages.all(), "announcements": comp.announcements.all()[:20],
