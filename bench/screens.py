@@ -117,13 +117,13 @@ def main(argv=None) -> int:
         _shot(org, base, out, "07-settings", COMP + "/organize/settings/", rows)
         _shot(org, base, out, "07-access", COMP + "/organize/access/", rows)
         _shot(org, base, out, "08-judging-campaigns", COMP + "/organize/campaigns/", rows)
-        first = org.locator("a[href*='/organize/campaigns/']").first
+        first = org.locator("a[href*='/organize/campaigns/']:not([href$='/campaigns/'])").first
         if first.count():
             _shot(org, base, out, "08-judging-campaign", first.get_attribute("href"), rows)
         if "judge" in accounts:
             judge = _context(browser, base, accounts, "judge")
             _shot(judge, base, out, "08-judge-home", "/judging/", rows)
-            link = judge.locator("a[href^='/judging/']").first
+            link = judge.locator("main a[href^='/judging/']:not([href='/judging/'])").first
             if link.count():
                 _shot(judge, base, out, "08-judge-item", link.get_attribute("href"), rows)
         _shot(org, base, out, "11-error-405", COMP + "/organize/rescore/svident-detection/",

@@ -20,6 +20,7 @@ from shareval.platform.submissions.breakdowns import breakdown_tables
 from shareval.platform.submissions.labels import scorer_label
 
 from .conftest import Upload, run_with_accuracy
+from .test_judging import judged  # noqa: F401 (fixture)
 from .test_webui import text_of
 
 
@@ -237,3 +238,22 @@ def test_competition_page_gives_phase_dates_in_the_competitions_zone(world, clie
     start, end = (t.astimezone(zone).strftime("%Y-%m-%d %H:%M") for t in (dev.start, dev.end))
     assert f"{start} → {end} (Europe/Berlin)" in text_of(page)
     assert "(UTC)." not in text_of(page)
+
+
+# --- judging campaigns (organizer) -----------------------------------------------
+
+def test_campaign_pages_name_datasets_and_columns_in_words(judged, client):
+    w = judged
+    client.force_login(w["org"])
+    listing = client.get("/c/tiny/organize/campaigns/").content.decode()
+    head = re.search(r"<thead>.*?</thead>", listing, re.S).group(0)
+    assert "<th>Judges per item</th>" in head and "<th>k</th>" not in head
+    assert "Development · dev" in text_of(listing) and "dev/dev" not in text_of(listing)
+    menu = re.search(r'<select name="dataset">.*?</select>', listing, re.S).group(0)
+    assert "labels" not in menu                      # the task key is not the dataset
+    page = client.get(f"/c/tiny/organize/campaigns/{w['camp'].pk}/").content.decode()
+    text = text_of(page)
+    assert "dev/dev" not in text and "k = " not in text and "2 judges per item" in text
+    assert re.search(r"of \d+ items have their 2 judgments\.", text)
+    for raw in ("<th>judge</th>", "<th>team</th>", "<th>units</th>", "<th>submission</th>"):
+        assert raw not in page
