@@ -1,6 +1,7 @@
 """Full-page screenshots of the pages a newcomer sees on a running demo server
 (issue 22's before/after evidence): home, competition, submit, one result page
-per dataset, the leaderboards, the organizer dashboard and the error pages.
+per dataset, the leaderboards, the organizer dashboard, settings, access and
+judging pages, the judge's pages, the login page and the error pages.
 
     shareval server --home HOME demo --host 127.0.0.1 --port 8401 &
     PYTHONPATH=src python bench/screens.py http://127.0.0.1:8401 HOME/demo-accounts.json OUT
@@ -98,6 +99,7 @@ def main(argv=None) -> int:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         anon = _context(browser, base, accounts, None)
         _shot(anon, base, out, "01-home", "/", rows)
+        _shot(anon, base, out, "12-login", "/accounts/login/?next=" + COMP + "/submit/", rows)
         _shot(anon, base, out, "09-error-404", "/c/no-such-competition/", rows)
         alice = _context(browser, base, accounts, "alice")
         _shot(alice, base, out, "02-competition", COMP + "/", rows)
@@ -112,6 +114,18 @@ def main(argv=None) -> int:
             slug = re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
             _shot(org, base, out, f"04-result-{slug}", href, rows)
         _shot(org, base, out, "06-organizer", COMP + "/organize/", rows)
+        _shot(org, base, out, "07-settings", COMP + "/organize/settings/", rows)
+        _shot(org, base, out, "07-access", COMP + "/organize/access/", rows)
+        _shot(org, base, out, "08-judging-campaigns", COMP + "/organize/campaigns/", rows)
+        first = org.locator("a[href*='/organize/campaigns/']:not([href$='/campaigns/'])").first
+        if first.count():
+            _shot(org, base, out, "08-judging-campaign", first.get_attribute("href"), rows)
+        if "judge" in accounts:
+            judge = _context(browser, base, accounts, "judge")
+            _shot(judge, base, out, "08-judge-home", "/judging/", rows)
+            link = judge.locator("main a[href^='/judging/']:not([href='/judging/'])").first
+            if link.count():
+                _shot(judge, base, out, "08-judge-item", link.get_attribute("href"), rows)
         _shot(org, base, out, "11-error-405", COMP + "/organize/rescore/svident-detection/",
               rows)
         browser.close()

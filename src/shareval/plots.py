@@ -29,10 +29,10 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
     if curve:
         r = [c["recall"] for c in curve]
         p = [c["precision"] for c in curve]
-        ax.plot(r, p, marker="o", linewidth=1.5, markersize=4, label="score >= threshold")
+        ax.plot(r, p, marker="o", linewidth=1.5, markersize=4, label="pairs with score ≥ threshold")
         best = max(curve, key=lambda c: c["f1"])
         ax.scatter([best["recall"]], [best["precision"]], color="crimson", zorder=3,
-                   label=f"best F1 {best['f1']:.3f} at score >= {best['threshold']:.3g}")
+                   label=f"best F1 {best['f1']:.3f} at score ≥ {best['threshold']:.3g}")
         ax.legend(loc="best", fontsize=8)
         # a weak system's curve is a few pixels in the corner of the unit square: zoom in
         # (the axis ticks show the range) when all points sit in the lower half
@@ -42,8 +42,8 @@ def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
         ax.text(0.5, 0.5, "no submitted pairs", ha="center", va="center")
         ax.set_xlim(0, 1.02)
         ax.set_ylim(0, 1.02)
-    ax.set_xlabel("recall")
-    ax.set_ylabel("precision")
+    ax.set_xlabel("Recall")
+    ax.set_ylabel("Precision")
     return _save(fig, ax, path, title)
 
 
@@ -68,14 +68,14 @@ def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title:
         p_miss, p_fa = p_miss[idx], p_fa[idx]
     fig, ax = _axes()
     if p_miss.size:
-        ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="threshold sweep")
+        ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="Threshold sweep")
     am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in actual)
-    ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="actual decisions")
+    ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="Actual decisions")
     ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
     ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
     ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
-    ax.set_xlabel("false-alarm probability (normal deviate scale)")
-    ax.set_ylabel("miss probability (normal deviate scale)")
+    ax.set_xlabel("False-alarm probability (normal deviate scale)")
+    ax.set_ylabel("Miss probability (normal deviate scale)")
     ax.legend(loc="upper right", fontsize=8)
     return _save(fig, ax, path, title)
 
@@ -87,6 +87,7 @@ def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",
     items = sorted(values.items(), key=lambda kv: kv[1])
     if len(items) > max_units:
         half = max_units // 2
+        title = f"{title} (lowest {half} and highest {half} of {len(items)})".strip()
         items = items[:half] + items[-half:]
     fig, ax = _axes()
     fig.set_size_inches(6, max(2.5, 0.5 + 0.28 * len(items)))
@@ -98,4 +99,22 @@ def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",
     top = max([v for _, v in items] + [1.0])
     ax.set_xlim(0, top * 1.12)
     ax.set_xlabel(xlabel)
+    return _save(fig, ax, path, title)
+
+
+def plot_unit_histogram(values: dict[str, float], path: str | Path, title: str = "",
+                        xlabel: str = "", unit: str = "units", bins: int = 20) -> Path:
+    """How many units (publications, documents ...) reach each value: for more units
+    than bars can show one by one; the mean is marked."""
+    v = [float(x) for x in values.values()]
+    fig, ax = _axes()
+    fig.set_size_inches(6, 3.6)
+    top = max(v + [1.0])
+    ax.hist(v, bins=bins, range=(0, top), color="#457b9d", edgecolor="white")
+    mean = sum(v) / len(v) if v else 0.0
+    ax.axvline(mean, color="crimson", linewidth=1.5, label=f"mean {mean:.3f}")
+    ax.legend(loc="upper right", fontsize=8)
+    ax.set_xlim(0, top)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(f"Number of {unit}")
     return _save(fig, ax, path, title)

@@ -43,7 +43,9 @@ def test_copy_buttons_paging_and_error_pages(browser, stack, tmp_path):
     guide = alice.locator(".guide:visible")
     assert guide.count() == 1                        # only the chosen dataset's guide
     command = guide.locator("pre.command").inner_text()
-    assert command.startswith("shareval submit dev-run.tsv --competition tiny --phase dev")
+    argv = command.replace("\\\n", " ").split()        # shell continuations joined
+    assert " ".join(argv).startswith("shareval submit dev-run.tsv --competition tiny --phase dev")
+    assert all(len(line) <= 80 for line in command.splitlines())   # no wrap inside the URL
     guide.locator("button.copy", has_text="Copy command").click()
     alice.wait_for_selector(".guide:not([hidden]) button.copy:has-text('Copied')")
     assert alice.evaluate("navigator.clipboard.readText()") == command

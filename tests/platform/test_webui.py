@@ -205,8 +205,9 @@ def test_submit_page_shows_format_sample_and_command(world, client):
     page = client.get("/c/tiny/submit/").content.decode()
     assert "Submitting as <b>Team A</b>" in page and "Team Team" not in page
     ds = world["ds"]["dev"]
-    assert (f'id="command-{ds.pk}">shareval submit dev-run.tsv --competition tiny --phase dev '
-            f"--task labels --server http://testserver --wait</pre>") in page
+    assert (f'id="command-{ds.pk}">shareval submit dev-run.tsv \\\n'
+            f"    --competition tiny --phase dev --task labels \\\n"
+            f"    --server http://testserver --wait</pre>") in page
     assert f'data-copy="command-{ds.pk}"' in page and f'data-copy="sample-{ds.pk}"' in page
     assert "item\tlabel\ni01\tpos" in page
     ev = world["ds"]["eval"]                               # a rejected upload keeps the choice
@@ -323,10 +324,7 @@ def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
     client.force_login(org)
     for s in made:
         score = Submission.objects.get(pk=s.pk).current_score
-        if s.dataset.task.task_name == "program":   # an organizer's scorer: no plot
-            assert score.plots == []
-            continue
-        assert len(score.plots) == 1
+        assert len(score.plots) == 1, s.dataset.slug
         png = Path(settings.RESULTS_DIR) / str(s.pk) / score.plots[0]
         assert png.read_bytes()[:4] == b"\x89PNG"
         page = client.get(f"/s/{s.pk}/").content.decode()
@@ -334,6 +332,10 @@ def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
         if s.dataset.task.task_name == "rcc-citations":
             assert len(score.result["breakdowns"]["pr_curve"]) == 3
             assert "Rows 1–50 of" in page and "page 1 of" in page     # 800+ publications
+        elif s.dataset.task.task_name == "program":   # the organizers' pairs scorer
+            assert score.plots[0].startswith("per_publication-")
+            assert "(program)" not in page and "program/1" not in text_of(page)
+            assert "the organizers' scoring program" in text_of(page)
         else:
             assert score.plots[0].startswith("per_document-")
 

@@ -141,13 +141,16 @@ def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
                   "quotas": [{"limit": 5, "window": "phase"}]}]}],
         "baselines": [
             {"team": "Baseline: keyword rule", "phase": "development", "dataset": "svident-dev",
-             "file": sv["dev"][2].name, "description": "sentence mentions a survey keyword"},
+             "file": sv["dev"][2].name, "description": "sentence mentions a survey keyword",
+             "factsheet": {"method": "Keyword rule"}},
             {"team": "Baseline: keyword rule", "phase": "evaluation", "dataset": "svident-eval",
-             "file": sv["eval"][2].name, "description": "sentence mentions a survey keyword"},
+             "file": sv["eval"][2].name, "description": "sentence mentions a survey keyword",
+             "factsheet": {"method": "Keyword rule"}},
             {"team": "Baseline: most cited datasets", "phase": "development",
              "dataset": "rcc-dev", "file": rbase.name,
              "description": "the training part's 3 most cited datasets for every publication, "
-                            "scored by the share of publications citing them"}],
+                            "scored by the share of publications citing them",
+             "factsheet": {"method": "Most cited datasets"}}],
     }
     # code submissions and an organizer-scored task (demo_code.py)
     from .demo_code import add_to_bundle

@@ -44,6 +44,19 @@ try:
 except (ValueError, KeyError, TypeError) as e:
     print(f"not a list of citations with publication_id and data_set_id ({e})", file=sys.stderr)
     sys.exit(2)
+per = {}
+for key in sorted(gold | pred, key=lambda k: (len(k[0]), k)):    # 5 < 10 < 105
+    row = per.setdefault(key[0], {"pair_f1": 0.0, "pair_precision": 0.0, "pair_recall": 0.0,
+                                  "gold_pairs": 0, "predicted_pairs": 0, "hits": 0})
+    row["gold_pairs"] += key in gold
+    row["predicted_pairs"] += key in pred
+    row["hits"] += key in gold and key in pred
+for row in per.values():
+    h, g, q = row["hits"], row["gold_pairs"], row["predicted_pairs"]
+    row["pair_precision"] = h / q if q else 0.0
+    row["pair_recall"] = h / g if g else 0.0
+    pr = row["pair_precision"] + row["pair_recall"]
+    row["pair_f1"] = 2 * row["pair_precision"] * row["pair_recall"] / pr if pr else 0.0
 hit = len(gold & pred)
 p = hit / len(pred) if pred else 0.0
 r = hit / len(gold) if gold else 0.0
@@ -51,6 +64,7 @@ f = 2 * p * r / (p + r) if p + r else 0.0
 pathlib.Path(out, "result.json").write_text(json.dumps({
     "metrics": {"pair_f1": f, "pair_precision": p, "pair_recall": r},
     "counts": {"gold_pairs": len(gold), "predicted_pairs": len(pred), "hits": hit},
+    "breakdowns": {"per_publication": per},
     "conventions": {"unit": "distinct (publication, dataset) pairs; scores ignored"}}))
 '''
 

@@ -28,6 +28,22 @@ ALPHA_WORDS = re.compile(r"\b(question(ed|s)?|asked|respondents?|Frage[n]?|gefra
 BETA_WORDS = re.compile(r"(\b\d+(\.\d+)?\s?%|\bscale\b|\bagree|Skala|stimme|zufrieden|satisf)",
                         re.I)
 TOKEN = re.compile(r"\w+")
+# (team, dataset) -> (method name for the fact sheet, the run's description): what
+# the pages show of the demo teams' runs
+TEAM_METHODS = {
+    ("Team Alpha", "svident-dev"): (
+        "Question-word rule", "a sentence mentions a variable when it has a question word "
+        "(question, asked, respondents; Frage, gefragt, Befragte)"),
+    ("Team Beta", "svident-dev"): (
+        "Scale-word rule", "a sentence mentions a variable when it has a percentage or a "
+        "scale word (scale, agree, satisfied; Skala, stimme, zufrieden)"),
+    ("Team Alpha", "rcc-dev"): (
+        "Known mentions (2+ citations)", "datasets whose known mentions (cited at least "
+        "twice in the training part) occur in the publication's text"),
+    ("Team Beta", "rcc-dev"): (
+        "Known mentions (5+ citations)", "datasets whose known mentions (cited at least "
+        "five times in the training part) occur in the publication's text"),
+}
 
 SVIDENT_INSTRUCTIONS = (
     "A survey variable is a question of a survey (or the measure built from it), e.g. "
@@ -127,9 +143,10 @@ def set_up_judging(comp, users: dict, teams: dict, runs: dict, console) -> list:
     dev = comp.phases.get(slug="development")
     for (team, slug), path in runs.items():
         ds = dev.datasets.get(slug=slug)
+        method, description = TEAM_METHODS[team, slug]
         subs.submit(users[teams[team].lead.username], teams[team], ds,
                     _Upload(path.name, path.read_bytes()), primary=True,
-                    description="demo team run (docs: platform/demo_judging.py)")
+                    description=description, factsheet={"method": method})
     drain()
     judge = users["judge"]
     made = []

@@ -113,7 +113,7 @@ class RccCitations(Task):
             warnings.append(f"{gold_dup} duplicate pairs in the reference were counted once")
         if plot:
             from ..plots import plot_pr_curve
-            plot_pr_curve(curve, plot, title=f"{self.name}: precision-recall over score thresholds")
+            plot_pr_curve(curve, plot, title="Precision and recall over score thresholds")
         result = self.new_result(
             metrics,
             breakdowns={"per_publication": per_pub, "pr_curve": _thin(curve)},

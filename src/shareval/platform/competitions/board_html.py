@@ -44,5 +44,6 @@ def _row(r: dict) -> str:
             _memo.clear()
         cells = _memo[k] = get_template(ROW).render({"r": r})
     rank = "" if r["rank"] is None else escape(r["rank"])
-    return (f'<tr class="{"baseline" if r["baseline"] else ""}"><td class="num">{rank}</td>\n'
-            + cells)
+    # data-team: the page marks the viewer's own team's rows (views.leaderboard)
+    return (f'<tr class="{"baseline" if r["baseline"] else ""}" data-team="{escape(r["team"])}">'
+            f'<td class="num">{rank}</td>\n' + cells)

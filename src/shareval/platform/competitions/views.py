@@ -1,6 +1,7 @@
 """Pages: competitions, teams, leaderboards, released files, organizer tools."""
 from __future__ import annotations
 
+import datetime as dt
 import heapq
 import tempfile
 import uuid
@@ -16,6 +17,8 @@ from django.db.models import Case, IntegerField, Q, Value, When, prefetch_relate
 from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
@@ -23,7 +26,7 @@ from shareval.platform.submissions.labels import label
 
 from shareval.platform.notifications import mail
 
-from . import access, board_html, eligibility, export, teams
+from . import access, board_html, eligibility, export, phase_status, teams
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
@@ -32,7 +35,7 @@ from .views_access import token_user
 
 def home(request):
     return render(request, "shareval/home.html",
-                  {"competitions": eligibility.listed(request.user)})
+                  {"cards": phase_status.cards(eligibility.listed(request.user))})
 
 
 def competition(request, c):
@@ -42,8 +45,12 @@ def competition(request, c):
     if request.user.is_authenticated and team is None:
         pending = Membership.objects.filter(team__competition=comp, user=request.user,
                                             status=Membership.PENDING).select_related("team").first()
+    summary = competition_summary(comp, request.user)
+    for ph in summary["phases"]:          # the dates in the competition's zone, as on home
+        for k in ("start", "end"):
+            ph[k + "_local"] = dt.datetime.fromisoformat(ph[k]).astimezone(comp.tz)
     return render(request, "shareval/competition.html", {
-        "comp": comp, "summary": competition_summary(comp, request.user), "team": team,
+        "comp": comp, "summary": summary, "team": team,
         "pending": pending, "organizer": comp.is_organizer(request.user),
         # access24: pages, announcements, registration
         "pages": comp.pages.all(), "announcements": comp.announcements.all()[:20],
@@ -111,10 +118,14 @@ def leaderboard(request, c, p, d):
                  eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
                       for e in board["efficiency_columns"]])
             for r in board["rows"]]
+    body = board_html.body(rows, key[0])
+    own = ds.phase.competition.team_of(request.user) if request.user.is_authenticated else None
+    if own is not None:              # the cached body is everyone's: mark the viewer's rows here
+        attr = f'data-team="{escape(own.name)}"'
+        body = mark_safe(body.replace(attr + ">", attr + ' data-own="yes">'))
     return render(request, "shareval/leaderboard.html", {
-        "comp": ds.phase.competition, "ds": ds, "board": board,
-        "body": board_html.body(rows, key[0]),
-        "organizer": ds.phase.competition.is_organizer(request.user)})
+        "comp": ds.phase.competition, "ds": ds, "board": board, "body": body,
+        "own_team": own, "organizer": ds.phase.competition.is_organizer(request.user)})
 
 
 def public_file(request, c, p, d, name):
@@ -206,6 +217,8 @@ def organize(request, c):
     return render(request, "shareval/organize.html", {
         "comp": comp, "subs": subs, "levels": Phase.RELEASE, "teams": page, "code": code,
         "recent": RECENT_RUNS,
+        # the Method column only when a listed run's fact sheet names one
+        "show_method": any((s.factsheet or {}).get("method") for s in subs),
         "team_names": teams_qs.order_by("name").values_list("name", flat=True),
         "split_phases": {d.phase_id for d in Dataset.objects.filter(phase__competition=comp)
                          .only("phase_id", "split") if d.split}})

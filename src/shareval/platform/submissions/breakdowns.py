@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from .labels import label, number
 
 PAGE_SIZE = 50
-UNIT = {"per_publication": "Publication", "per_document": "Unit", "per_language": "Language",
+UNIT = {"per_publication": "Publication", "per_document": "Document", "per_language": "Language",
         "per_query": "Query", "per_class": "Class", "pr_curve": "Score threshold (>=)",
         "confusion_matrix": "Reference \\ predicted"}
 DATA_COLUMNS = {"confusion_matrix"}        # its columns are class names: shown as they are
@@ -45,6 +45,9 @@ def breakdown_tables(breakdowns: dict, params) -> list[dict]:
         cols: list[str] = []
         for _, r in rows:
             cols.extend(k for k in r if k not in cols)
+        # a field that repeats the unit in every row (SV-Ident's doc_id) is the unit
+        # column again: shown once
+        cols = [c for c in cols if not all(str(r.get(c)) == u for u, r in rows)]
         sort, order, page = "", "asc", 1
         if name == chosen:
             sort = params.get("sort", "")

@@ -66,3 +66,16 @@ def number(v, digits: int = 4) -> str:
             return "n/a"
         return f"{v:.{digits}f}"
     return str(v)
+
+
+def scorer_label(version) -> str:
+    """A stored scorer version (``task/1 (shareval 0.1.0)``) as a reader's phrase:
+    the organizers' program for ``program`` tasks, else shareval's scorer and its
+    version, without the registry's task key."""
+    m = re.fullmatch(r"([\w.-]+)/(\S+)(?: \((.*)\))?", str(version or "").strip())
+    if not m:
+        return str(version or "")
+    task, v, by = m.groups()
+    if task == "program":
+        return "the organizers' scoring program" + (f" (run by {by})" if by else "")
+    return f"{by or 'shareval'}, scorer version {v}"

@@ -31,6 +31,7 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from .. import transient
+from .labels import scorer_label
 from .models import Job, Score, Submission, SubmissionEvent
 
 log = logging.getLogger("shareval.queue")
@@ -56,7 +57,7 @@ def enqueue(submission: Submission) -> Job | None:
                                              reference_digest=digest)
     if not created:
         return None
-    submission.record(Submission.QUEUED, f"queued for scoring with {version}")
+    submission.record(Submission.QUEUED, f"queued for scoring by {scorer_label(version)}")
     transaction.on_commit(lambda: dispatch(job.pk))
     return job
 
@@ -228,7 +229,7 @@ def _finish(job: Job, outcome) -> None:
             SubmissionEvent.objects.create(submission=sub, state="scored",
                                            message="scored; stays cancelled")
         else:
-            sub.record(Submission.SCORED, f"scored with {job.scorer_version}")
+            sub.record(Submission.SCORED, f"scored by {scorer_label(job.scorer_version)}")
 
 
 def _fail(job: Job, message: str, trace: str) -> None:

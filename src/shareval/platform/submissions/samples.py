@@ -82,12 +82,15 @@ def guide(ds, server: str) -> dict:
     """{format, sample, sample_name, command} for the submit page."""
     text, ext, build = FORMATS.get(ds.task.task_name, (None, "txt", None))
     name = f"{ds.slug}-run.{ext}"
-    cmd = ["shareval", "submit", name, "--competition", ds.phase.competition.slug,
-           "--phase", ds.phase.slug, "--task", ds.task.slug]
+    where = ["--competition", ds.phase.competition.slug, "--phase", ds.phase.slug,
+             "--task", ds.task.slug]
     if ds.phase.datasets.filter(task=ds.task).count() > 1:
-        cmd += ["--dataset", ds.slug]
-    cmd += ["--server", server, "--wait"]
+        where += ["--dataset", ds.slug]
+    # one line per part, joined by shell continuations: the page never wraps the
+    # command inside a word (the server's URL), and the copied text still runs
+    lines = [["shareval", "submit", name], where, ["--server", server, "--wait"]]
     return {"format": text or (f"{ds.task.registry_task.description} "
                                "See docs/conventions.md for the file layout."),
             "sample": build(ds) if build else "", "sample_name": name,
-            "command": " ".join(shlex.quote(c) for c in cmd)}
+            "command": " \\\n    ".join(" ".join(shlex.quote(c) for c in line)
+                                         for line in lines)}

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
-from shareval.plots import plot_unit_bars
+from shareval.plots import plot_unit_bars, plot_unit_histogram
 
 from .labels import label
 from .splits import score_parts
@@ -88,7 +88,8 @@ def json_safe(value):
     return value
 
 
-BAR_BREAKDOWNS = ("per_document", "per_query", "per_language")
+BAR_BREAKDOWNS = ("per_document", "per_query", "per_publication", "per_language")
+MAX_BARS = 30                # more units than this: a histogram instead of bars
 
 
 def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
@@ -104,8 +105,13 @@ def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
             continue
         version = hashlib.sha1(sub.dataset.task.registry_task.scorer_version.encode())
         out = Path(settings.RESULTS_DIR) / str(sub.pk) / f"{name}-{version.hexdigest()[:10]}.png"
-        plot_unit_bars(values, out, title=f"{label(metric)} {label(name).lower()}",
-                       xlabel=label(metric))
+        title = f"{label(metric)} {label(name).lower()}"
+        if len(values) > MAX_BARS:
+            unit = label(name).split()[-1] + "s"           # "Per publication" -> publications
+            plot_unit_histogram(values, out, title=f"{title}: {len(values)} {unit}",
+                                xlabel=label(metric), unit=unit)
+        else:
+            plot_unit_bars(values, out, title=title, xlabel=label(metric))
         return [out.name]
     return []
 

@@ -1,5 +1,5 @@
-"""Template filters (``{% load shareval_ui %}``): label, state_label, number, when,
-markdown, results_label."""
+"""Template filters (``{% load shareval_ui %}``): label, state_label, scorer_label, number, when,
+zoned, markdown, results_label."""
 from __future__ import annotations
 
 from django import template
@@ -7,7 +7,8 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
-from ..labels import label as _label, number as _number, state_label as _state
+from ..labels import label as _label, number as _number, scorer_label as _scorer
+from ..labels import state_label as _state
 
 register = template.Library()
 # html=False: raw HTML in a description is shown as text, never rendered (descriptions
@@ -27,6 +28,11 @@ def state_label(state):
 
 
 @register.filter
+def scorer_label(version):
+    return _scorer(version)
+
+
+@register.filter
 def number(v, digits=4):
     return _number(v, int(digits))
 
@@ -38,6 +44,13 @@ def when(value, fmt="%Y-%m-%d %H:%M:%S"):
     if not value:
         return ""
     return timezone.localtime(value).strftime(fmt)
+
+
+@register.filter
+def zoned(value, fmt="%Y-%m-%d %H:%M"):
+    """An aware datetime as ``fmt`` in its own zone (the caller converted it, e.g. to
+    the competition's zone), not the server's."""
+    return value.strftime(fmt) if value else ""
 
 
 @register.filter
