@@ -244,3 +244,41 @@ def test_a_dataset_save_keeps_a_newer_token(world5):
     stale.save()
     fresh = Dataset.objects.get(pk=stale.pk)
     assert (fresh.board_token, fresh.title) == (newer, "renamed")
+
+
+def test_boards_in_redis_are_shared_by_processes(world5, client, settings, monkeypatch,
+                                                 django_capture_on_commit_callbacks):
+    """``SHAREVAL_BOARD_CACHE_URL``: the board a release built is found by another
+    process (a second cache client on the same Redis database) without a build."""
+    import os
+
+    from django.core.cache import caches
+    url = os.environ.get("SHAREVAL_TEST_BROKER_URL") or os.environ.get("SHAREVAL_TEST_REDIS")
+    if not url or not url.startswith("redis"):
+        pytest.skip("no Redis (SHAREVAL_TEST_BROKER_URL)")
+    prefix = f"test-boards-{os.getpid()}-{random.randrange(10 ** 9)}"
+    settings.CACHES = dict(settings.CACHES, boards={
+        "BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": url,
+        "KEY_PREFIX": prefix})
+    w, ev = world5, Dataset.objects.get(pk=world5["ds"]["eval"].pk)
+    for k in range(4):
+        team = ("Team A", "Team B")[k % 2]
+        service.submit(w["leads"][team], w["teams"][team], ev,
+                       Upload("run.tsv", run_with_accuracy(5 + 3 * k)), now=NOW)
+    queue.drain()
+    phase = Phase.objects.get(pk=ev.phase_id)
+    phase.released = Phase.TOP
+    with django_capture_on_commit_callbacks(execute=True):
+        phase.save()
+    del caches["boards"]            # a new client: what another server process would open
+    built = []
+    entries = boards.entries
+    monkeypatch.setattr(board_cache.boards, "entries", lambda *a, teams=None, **k: (
+        built.append(teams), entries(*a, teams=teams, **k))[1])
+    data = client.get("/api/competitions/tiny/leaderboard/eval/eval/").json()
+    import redis
+    r = redis.Redis.from_url(url)
+    keys = list(r.scan_iter(f"{prefix}:*"))
+    r.delete(*keys)                 # only this test's keys: the database may be a broker's
+    assert built == [] and data["scores"] == "shown" and len(data["rows"]) >= 2
+    assert keys
