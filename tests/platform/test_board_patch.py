@@ -282,3 +282,28 @@ def test_boards_in_redis_are_shared_by_processes(world5, client, settings, monke
     r.delete(*keys)                 # only this test's keys: the database may be a broker's
     assert built == [] and data["scores"] == "shown" and len(data["rows"]) >= 2
     assert keys
+
+
+def test_one_warm_up_per_transaction(world5, monkeypatch, django_capture_on_commit_callbacks):
+    """Several dataset-wide writes in one transaction (a cascade of deletes) build
+    each board once, after the commit; a rolled-back transaction builds nothing."""
+    from django.db import transaction
+
+    from shareval.platform.competitions import board_warm
+    warmed = []
+    monkeypatch.setattr(board_warm, "warm", lambda ids: warmed.append(ids))
+    ev, dev = (Dataset.objects.get(pk=world5["ds"][s].pk) for s in ("eval", "dev"))
+    with django_capture_on_commit_callbacks(execute=True):
+        for _ in range(3):
+            board_cache.bump(board_cache.Q(pk=ev.pk))
+        dev.save()
+    assert warmed == [sorted([ev.pk, dev.pk])]
+    with django_capture_on_commit_callbacks(execute=True):
+        try:
+            with transaction.atomic():
+                ev.save()
+                raise RuntimeError
+        except RuntimeError:
+            pass
+        dev.save()
+    assert warmed[1:] == [[dev.pk]]

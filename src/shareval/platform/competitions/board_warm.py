@@ -34,27 +34,43 @@ log = logging.getLogger(__name__)
 
 
 def soon(ids) -> None:
-    """Warm the boards of these datasets once the current transaction commits."""
-    ids = sorted(set(ids))
-    if ids and settings.BOARD_CACHE and settings.BOARD_WARM:
-        transaction.on_commit(lambda: warm(ids))
+    """Warm the boards of these datasets once the current transaction commits; one
+    warm-up per transaction (a cascade deleting 200 runs bumps 200 times)."""
+    ids = set(ids)
+    if not (ids and settings.BOARD_CACHE and settings.BOARD_WARM):
+        return
+    conn = transaction.get_connection()
+    pending = getattr(conn, "_board_warm", None)
+    if pending and any(entry[1] is pending[1] for entry in conn.run_on_commit):
+        pending[0].update(ids)         # already scheduled in this transaction
+        return
+
+    def run():
+        conn._board_warm = None
+        warm(sorted(ids))
+    conn._board_warm = (ids, run)
+    transaction.on_commit(run)
 
 
 def warm(ids) -> None:
     """Build (or find cached) the boards of these datasets that requests will ask for."""
+    try:
+        _warm(ids)
+    except Exception:       # a failed warm-up leaves the build to the next request
+        log.exception("building the boards of datasets %s after a change", ids)
+
+
+def _warm(ids) -> None:
     from . import access, api, board_html
     from .models import Dataset
     anon = AnonymousUser()
     for ds in Dataset.objects.filter(pk__in=ids).select_related("phase__competition", "task"):
-        try:
-            part = access.board_part(anon, ds)
-            shown = [True]                  # the organizers' board
-            if access.can_view_leaderboard(anon, ds):
-                shown.insert(0, access.leaderboard_shows_scores(anon, ds))
-            for scores in dict.fromkeys(shown):
-                key: list = []
-                board = api.board_payload(ds, scores, part, key)
-                if key[0]:
-                    board_html.body(board_html.page_rows(board), key[0])
-        except Exception:       # a failed warm-up leaves the build to the next request
-            log.exception("building the board of dataset %s after a change", ds.pk)
+        part = access.board_part(anon, ds)
+        shown = [True]                  # the organizers' board
+        if access.can_view_leaderboard(anon, ds):
+            shown.insert(0, access.leaderboard_shows_scores(anon, ds))
+        for scores in dict.fromkeys(shown):
+            key: list = []
+            board = api.board_payload(ds, scores, part, key)
+            if key[0]:
+                board_html.body(board_html.page_rows(board), key[0])
