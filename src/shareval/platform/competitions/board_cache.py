@@ -22,16 +22,27 @@ random tokens are written in the same transaction as the write:
   the rule simple: "any run action"); ``Team`` saves (name, baseline), for
   every dataset of its competition; code runs with an output (their resources
   are efficiency columns: ``coderuns/efficiency.py``);
-- a change of the whole board gives ``Dataset.board_token`` a new value
-  (:func:`bump`): ``CompetitionTask`` (primary metric, direction), ``Phase``
-  (release) and ``Dataset`` saves and deletes, deletes of runs, scores, code
-  runs and teams (a mark written in the middle of a cascade could name a team
-  about to be deleted), and queryset updates that move runs between datasets
-  or teams.
+- a delete gives ``Dataset.board_token`` a new value (:func:`bump`): deletes of
+  runs, scores, code runs, teams, tasks and phases (a mark written in the
+  middle of a cascade could name a team about to be deleted), and queryset
+  updates that move runs between datasets or teams. ``Dataset.save`` never
+  writes the token, so an instance loaded before a bump cannot restore it.
 
-The cache holds, under (dataset, token, part, shown or hidden, board options),
-each team's entries (``boards.entries``) with the marks they were built under;
-the shaped rows are cached under that key plus a digest of the marks. When
+The other dataset-wide changes write no token: ``CompetitionTask`` (primary
+metric, direction), ``Phase`` (release, blind) and ``Dataset`` saves (board
+options). What a team's entries read besides its runs and name (the task, its
+direction, runs per team, ``max_runs``) is in the entries' key, what only
+ranking and shaping read (the metric's name, all board options) in the rows'
+key, and what a release changes (part, scores shown) is decided per request
+and in both keys; so no row built under other settings answers, and entries
+built before are re-ranked rather than rebuilt. These saves and :func:`bump`
+build the boards the next requests will ask for once they commit
+(``board_warm.py``).
+
+The cache holds, under (dataset, token, part, shown or hidden, what entries
+read), each team's entries (``boards.entries``) with the marks they were built
+under; the shaped rows are cached under that key plus what ranking and
+shaping read and a digest of the marks. When
 marks differ, only those teams' entries are rebuilt (``boards.entries(...,
 teams=changed)``), and ``boards.assemble`` ranks and orders all entries again:
 a team's entry depends on its own runs and name only, ranks and columns on all
@@ -41,8 +52,8 @@ of them, and are always recomputed. More changed teams than
 The key also holds everything decided per request that changes the rows: the
 part of a split dataset (``public`` or ``private``; the private part is chosen
 only once the phase is released, or by an organizer: ``access.board_part``),
-whether scores are shown, and a digest of the dataset's ``board`` options
-(runs per team, ``max_runs``, columns, precision), so rows built for one never
+whether scores are shown, and digests of the task's settings and the dataset's
+``board`` options (runs per team, ``max_runs``, columns, precision), so rows built for one never
 answer for another: before release, a participant's request is keyed
 ``public`` and cannot be answered with private rows.
 

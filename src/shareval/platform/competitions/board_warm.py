@@ -10,8 +10,8 @@ writes calls :func:`soon`, which, once the transaction commits
 requests will ask for: the anonymous visitor's (scores shown or hidden, the
 public or private part, as ``access`` decides now) and the organizer's (scores
 shown), rows and the page's table body. So the organizer's save or the
-worker's write pays the rebuild (0.1-0.6 s at 100,000 runs) and viewers get
-a cache hit.
+worker's write pays the rebuild (about 0.75 s of CPU at 100,000 runs on
+SQLite) and viewers get a cache hit.
 
 The ``boards`` cache is in-process by default (``settings.CACHES``): with
 several server processes only the one that made the change is warmed; each
