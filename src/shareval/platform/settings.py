@@ -23,6 +23,11 @@ SHAREVAL_SITE_URL      the server's address in mailed links (default http://127.
 SHAREVAL_INVITATION_DAYS how long a mailed invitation link works (default 14)
 SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
                        caching them until a run, score or team changes (default 1)
+SHAREVAL_BOARD_WARM    0: after a dataset-wide change (release, task, board options,
+                       deletes) leave the board's rebuild to its next request instead
+                       of building it when the change commits (default 1)
+SHAREVAL_BOARD_CACHE_URL redis://host:port/db: keep leaderboards in Redis, shared by
+                       all server processes (default: in each process's memory)
 """
 from __future__ import annotations
 
@@ -121,9 +126,16 @@ DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")}
 # Leaderboard rows are cached per dataset under a token that every write they
 # depend on replaces (competitions/board_cache.py); SHAREVAL_BOARD_CACHE=0 turns it off.
 BOARD_CACHE = os.environ.get("SHAREVAL_BOARD_CACHE", "1") not in ("", "0")
+# A dataset-wide change builds the boards it changed right after it commits
+# (competitions/board_warm.py); SHAREVAL_BOARD_WARM=0 leaves that to the next request.
+BOARD_WARM = os.environ.get("SHAREVAL_BOARD_WARM", "1") not in ("", "0")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
           "boards": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
                      "LOCATION": "shareval-boards", "OPTIONS": {"MAX_ENTRIES": 500}}}
+if os.environ.get("SHAREVAL_BOARD_CACHE_URL"):      # redis://...: one cache for all processes
+    CACHES["boards"] = {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                        "LOCATION": os.environ["SHAREVAL_BOARD_CACHE_URL"],
+                        "KEY_PREFIX": "shareval-boards"}
 
 BROKER_URL = os.environ.get("SHAREVAL_BROKER_URL", "")
 SCORING_QUEUE = os.environ.get("SHAREVAL_QUEUE", "shareval-scoring")   # one per installation

@@ -67,7 +67,11 @@ def leaderboard_payload(ds: Dataset, user, part: str | None = None,
     """The board ``user`` may see. ``key``, if given, receives the cache key of
     its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
-    part = access.board_part(user, ds, part)
+    return board_payload(ds, shown, access.board_part(user, ds, part), key)
+
+
+def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) -> dict:
+    """:func:`leaderboard_payload` once the viewer's scores and part are decided."""
     columns, rows, precision, cache_key = board_cache.board(ds, scores=shown, part=part)
     eff_columns = efficiency.columns(ds.board or {}, rows)     # code runs' resources
     human = human_columns(ds, rows) if shown else []

@@ -22,16 +22,27 @@ random tokens are written in the same transaction as the write:
   the rule simple: "any run action"); ``Team`` saves (name, baseline), for
   every dataset of its competition; code runs with an output (their resources
   are efficiency columns: ``coderuns/efficiency.py``);
-- a change of the whole board gives ``Dataset.board_token`` a new value
-  (:func:`bump`): ``CompetitionTask`` (primary metric, direction), ``Phase``
-  (release) and ``Dataset`` saves and deletes, deletes of runs, scores, code
-  runs and teams (a mark written in the middle of a cascade could name a team
-  about to be deleted), and queryset updates that move runs between datasets
-  or teams.
+- a delete gives ``Dataset.board_token`` a new value (:func:`bump`): deletes of
+  runs, scores, code runs, teams, tasks and phases (a mark written in the
+  middle of a cascade could name a team about to be deleted), and queryset
+  updates that move runs between datasets or teams. ``Dataset.save`` never
+  writes the token, so an instance loaded before a bump cannot restore it.
 
-The cache holds, under (dataset, token, part, shown or hidden, board options),
-each team's entries (``boards.entries``) with the marks they were built under;
-the shaped rows are cached under that key plus a digest of the marks. When
+The other dataset-wide changes write no token: ``CompetitionTask`` (primary
+metric, direction), ``Phase`` (release, blind) and ``Dataset`` saves (board
+options). What a team's entries read besides its runs and name (the task, its
+direction, runs per team, ``max_runs``) is in the entries' key, what only
+ranking and shaping read (the metric's name, all board options) in the rows'
+key, and what a release changes (part, scores shown) is decided per request
+and in both keys; so no row built under other settings answers, and entries
+built before are re-ranked rather than rebuilt. These saves and :func:`bump`
+build the boards the next requests will ask for once they commit
+(``board_warm.py``).
+
+The cache holds, under (dataset, token, part, shown or hidden, what entries
+read), each team's entries (``boards.entries``) with the marks they were built
+under; the shaped rows are cached under that key plus what ranking and
+shaping read and a digest of the marks. When
 marks differ, only those teams' entries are rebuilt (``boards.entries(...,
 teams=changed)``), and ``boards.assemble`` ranks and orders all entries again:
 a team's entry depends on its own runs and name only, ranks and columns on all
@@ -41,8 +52,8 @@ of them, and are always recomputed. More changed teams than
 The key also holds everything decided per request that changes the rows: the
 part of a split dataset (``public`` or ``private``; the private part is chosen
 only once the phase is released, or by an organizer: ``access.board_part``),
-whether scores are shown, and a digest of the dataset's ``board`` options
-(runs per team, ``max_runs``, columns, precision), so rows built for one never
+whether scores are shown, and digests of the task's settings and the dataset's
+``board`` options (runs per team, ``max_runs``, columns, precision), so rows built for one never
 answer for another: before release, a participant's request is keyed
 ``public`` and cannot be answered with private rows.
 
@@ -81,8 +92,13 @@ REBUILD_SHARE = 0.5
 
 
 def bump(where: Q) -> None:
-    """A new token for every dataset matching ``where``: their cached rows are stale."""
-    Dataset.objects.filter(where).update(board_token=new_board_token())
+    """A new token for every dataset matching ``where``: their cached rows are stale;
+    rebuilt once the transaction commits (``board_warm.soon``)."""
+    ids = list(Dataset.objects.filter(where).values_list("pk", flat=True))
+    if ids:
+        Dataset.objects.filter(pk__in=ids).update(board_token=new_board_token())
+        from . import board_warm
+        board_warm.soon(ids)
 
 
 def mark(pairs) -> None:
@@ -115,10 +131,13 @@ def board(dataset: Dataset, scores: bool = True, part: str = "public"):
         return (*_build(dataset, scores, part), None)
     # read before the rows are built: a write committing meanwhile leaves a newer mark
     marks = dict(BoardMark.objects.filter(dataset=dataset).values_list("team_id", "token"))
-    options = hashlib.sha256(json.dumps(dataset.board or {}, sort_keys=True, default=str)
-                             .encode()).hexdigest()[:16]
-    base = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{options}"
-    key = f"{base}:{digest(marks)}"
+    opts, task = dataset.board or {}, dataset.task
+    # what each team's entries read besides its runs and name: the entries' key ...
+    build = _hash([dataset.task_id, task.lower_is_better, opts.get("runs"), opts.get("max_runs")])
+    # ... and what only ranking and shaping read: the rows' key
+    look = _hash([task.metric, opts])
+    base = f"board:{dataset.pk}:{token}:{part}:{'shown' if scores else 'hidden'}:{build}"
+    key = f"{base}:{look}:{digest(marks)}"
     cache = caches["boards"]
     hit = cache.get(key)
     if hit is None:
@@ -136,6 +155,10 @@ def board(dataset: Dataset, scores: bool = True, part: str = "public"):
 
 def digest(marks: dict) -> str:
     return hashlib.sha256(repr(sorted(marks.items())).encode()).hexdigest()[:16]
+
+
+def _hash(values) -> str:
+    return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _patched(dataset: Dataset, scores: bool, part: str, state: dict, marks: dict):
@@ -191,11 +214,25 @@ def _deleted(sender, instance, **kw):
 
 
 def _task_saved(sender, instance, **kw):
-    bump(Q(task_id=instance.pk))
+    """A task's metric or direction is in the cache keys (:func:`board`): no token,
+    the boards under the new key are built once the change commits."""
+    _warm(Q(task_id=instance.pk))
 
 
 def _phase_saved(sender, instance, **kw):
-    bump(Q(phase_id=instance.pk))
+    """A release changes which rows a request asks for (part, scores shown), both in
+    the key, not the rows: the boards now asked for are built once it commits."""
+    _warm(Q(phase_id=instance.pk))
+
+
+def _parent_deleted(sender, instance, **kw):
+    bump(Q(task_id=instance.pk) if isinstance(instance, CompetitionTask)
+         else Q(phase_id=instance.pk))
+
+
+def _warm(where: Q) -> None:
+    from . import board_warm
+    board_warm.soon(list(Dataset.objects.filter(where).values_list("pk", flat=True)))
 
 
 def _event_saved(sender, instance, created=False, **kw):
@@ -204,9 +241,10 @@ def _event_saved(sender, instance, created=False, **kw):
 
 
 def _dataset_saved(sender, instance, **kw):
-    # a save writes back the token the instance was loaded with: replace it
+    # its options are in the key; a save leaves the token alone (``Dataset.save``)
     if not kw.get("created"):
-        bump(Q(pk=instance.pk))
+        from . import board_warm
+        board_warm.soon([instance.pk])
 
 
 def connect() -> None:
@@ -218,5 +256,6 @@ def connect() -> None:
         uid = f"boards-{model.__name__}"
         post_save.connect(receiver, sender=model, dispatch_uid=uid + "-save")
         if model is not Dataset:
-            post_delete.connect(_deleted if model in (Submission, Score, Team) else receiver,
+            post_delete.connect(_deleted if model in (Submission, Score, Team) else
+                                _parent_deleted,
                                 sender=model, dispatch_uid=uid + "-delete")

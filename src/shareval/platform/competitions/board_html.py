@@ -21,6 +21,16 @@ MEMO_MAX = 20000                 # rows kept in-process (500 teams x a few board
 _memo: dict[tuple, str] = {}
 
 
+def page_rows(board: dict) -> list[dict]:
+    """The page's rows of a board payload (``api.leaderboard_payload``): each row with
+    ``values`` and ``eff``, its metric and efficiency cells with their digits."""
+    digits = board["precision"]
+    return [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4)) for k in board["columns"]],
+                 eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
+                      for e in board["efficiency_columns"]])
+            for r in board["rows"]]
+
+
 def body(rows: list[dict], key: str | None) -> SafeString:
     """The ``<tbody>`` rows of ``rows`` (page rows: a board row with ``values``
     and ``eff``, the formatted metric and efficiency cells); cached under ``key``."""

@@ -179,6 +179,15 @@ class Dataset(models.Model):
     def __str__(self):
         return f"{self.phase.slug}/{self.slug}"
 
+    def save(self, *args, **kwargs):
+        """An update leaves ``board_token`` alone: only ``board_cache.bump`` writes it,
+        so an instance loaded before a bump cannot write the old token back."""
+        if not self._state.adding and kwargs.get("update_fields") is None \
+                and not kwargs.get("force_insert"):
+            kwargs["update_fields"] = [f.name for f in self._meta.concrete_fields
+                                       if not f.primary_key and f.name != "board_token"]
+        super().save(*args, **kwargs)
+
     @property
     def competition(self):
         return self.phase.competition

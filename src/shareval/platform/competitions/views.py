@@ -113,12 +113,7 @@ def leaderboard(request, c, p, d):
     board = leaderboard_payload(ds, request.user, request.GET.get("part"), key)
     metric = ds.task.metric           # the rule's text names the metric: say it in words
     board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
-    digits = board["precision"]
-    rows = [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4)) for k in board["columns"]],
-                 eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
-                      for e in board["efficiency_columns"]])
-            for r in board["rows"]]
-    body = board_html.body(rows, key[0])
+    body = board_html.body(board_html.page_rows(board), key[0])
     own = ds.phase.competition.team_of(request.user) if request.user.is_authenticated else None
     if own is not None:              # the cached body is everyone's: mark the viewer's rows here
         attr = f'data-team="{escape(own.name)}"'
