@@ -148,3 +148,28 @@ def stacks(tmp_path):
     yield new
     for s in made:
         s.stop()
+
+
+@pytest.fixture
+def stack(tmp_path):
+    """A live server in its own folder, not started and empty (modules that need one
+    seeded at start define their own ``stack``)."""
+    from .stack import Stack
+    (tmp_path / "home").mkdir()
+    s = Stack(tmp_path / "home")
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def demo(tmp_path, shared_data):
+    """``make demo``'s competition on the shared data, served: (stack, demo accounts)."""
+    import json
+
+    from .stack import Stack
+    (tmp_path / "home").mkdir()
+    s = Stack(tmp_path / "home")
+    s.cli("server", "demo", "--no-serve", "--data", shared_data)
+    s.start()
+    yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
+    s.stop()

@@ -102,6 +102,16 @@ class Stack:
                 time.sleep(0.2)
         raise AssertionError("server did not start:\n" + (self.home / "server.log").read_text())
 
+    def seed(self, bundle: Path, competition: str, tokens=("alice", "bob", "org")) -> dict:
+        """The organizer ``org`` loads ``bundle``; alice and bob join ``competition`` as
+        Team A and Team B; returns the API tokens of ``tokens``."""
+        self.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
+        self.cli("server", "load-bundle", bundle, "--organizer", "org")
+        for user, team in (("alice", "Team A"), ("bob", "Team B")):
+            self.cli("server", "add-user", user, "--password", f"{user}-pass-123",
+                     "--competition", competition, "--team", team)
+        return {u: self.cli("server", "token", u).stdout.strip() for u in tokens}
+
     def api(self, method: str, path: str, token: str | None = None, data: dict | None = None):
         from shareval.client import request
         body = json.dumps(data).encode() if data is not None else None

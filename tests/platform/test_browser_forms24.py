@@ -15,19 +15,8 @@ import pytest
 
 from . import test_browser
 from .test_browser_judging_demo import _login
-from .stack import Stack
 
 pytestmark = [*test_browser.pytestmark, pytest.mark.realdata]
-
-
-@pytest.fixture
-def demo(tmp_path, shared_data):
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    s.cli("server", "demo", "--no-serve", "--data", shared_data)
-    s.start()
-    yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
-    s.stop()
 
 
 def test_organizer_edits_the_settings_in_the_browser(browser, demo, tmp_path, shared_data):

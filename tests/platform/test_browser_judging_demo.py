@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from . import test_browser
-from .stack import Stack
 from .test_browser_judging import png
 
 pytestmark = [*test_browser.pytestmark, pytest.mark.realdata]
@@ -46,16 +45,6 @@ def _login(browser, stack, user, password):
     page.click("#login-submit")
     page.wait_for_url(stack.url + "/")
     return page
-
-
-@pytest.fixture
-def demo(tmp_path, shared_data):
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    s.cli("server", "demo", "--no-serve", "--data", shared_data)
-    s.start()
-    yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
-    s.stop()
 
 
 def _create(org, stack, tmp_path, title, design, items, config):

@@ -4,23 +4,12 @@ scores; the organizer releases the phase on the organizer page and the boards tu
 to the private part. SHAREVAL_SCREENSHOTS=DIR keeps the screenshots."""
 from __future__ import annotations
 
-import pytest
-
 from shareval.tasks import get
 from shareval.tasks.splits import score_parts
 
-from .stack import Stack
 from .test_browser import login, pytestmark, wait_scored  # noqa: F401 (marks: browser, skipif)
 from .test_browser_records import shot
 from .test_split_tasks import TASKS, split_of, write_bundle
-
-
-@pytest.fixture
-def stack(tmp_path):
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    yield s
-    s.stop()
 
 
 def board_values(page, url, slug) -> tuple[str, dict[str, str]]:
@@ -33,12 +22,7 @@ def board_values(page, url, slug) -> tuple[str, dict[str, str]]:
 def test_split_boards_in_the_browser(browser, stack, tmp_path):
     root = tmp_path / "bundle"
     runs = write_bundle(root)
-    stack.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
-    stack.cli("server", "load-bundle", root, "--organizer", "org")
-    for user, team in (("alice", "Team A"), ("bob", "Team B")):
-        stack.cli("server", "add-user", user, "--password", f"{user}-pass-123", "--competition",
-                  "splits", "--team", team)
-    token = stack.cli("server", "token", "bob").stdout.strip()
+    token = stack.seed(root, "splits", tokens=("bob",))["bob"]
     stack.start()
     alice = login(browser, stack, "alice")
     for slug in ("trec", "detect"):

@@ -16,22 +16,8 @@ from .conftest import labels_tsv, make_bundle, run_with_accuracy
 from .stack import MODE, Stack
 
 
-@pytest.fixture
-def stack(tmp_path):
-    s = Stack(tmp_path / "home")
-    (tmp_path / "home").mkdir()
-    yield s
-    s.stop()
-
-
 def setup_world(stack, tmp_path, **bundle_kw):
-    stack.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
-    stack.cli("server", "load-bundle", make_bundle(tmp_path / "b", **bundle_kw), "--organizer",
-              "org")
-    for user, team in (("alice", "Team A"), ("bob", "Team B")):
-        stack.cli("server", "add-user", user, "--password", f"{user}-pass-123", "--competition",
-                  "tiny", "--team", team)
-    return {u: stack.cli("server", "token", u).stdout.strip() for u in ("alice", "bob", "org")}
+    return stack.seed(make_bundle(tmp_path / "b", **bundle_kw), "tiny")
 
 
 def test_cli_submit_validates_scores_and_reports(stack, tmp_path):

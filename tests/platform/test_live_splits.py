@@ -11,27 +11,13 @@ import pytest
 from shareval.tasks import get
 from shareval.tasks.splits import score_parts
 
-from .stack import Stack
 from .test_split_tasks import TASKS, split_of, write_bundle
-
-
-@pytest.fixture
-def stack(tmp_path):
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    yield s
-    s.stop()
 
 
 def test_split_boards_through_the_cli_and_the_api(stack, tmp_path):
     root = tmp_path / "bundle"
     runs = write_bundle(root)
-    stack.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
-    stack.cli("server", "load-bundle", root, "--organizer", "org")
-    for user, team in (("alice", "Team A"), ("bob", "Team B")):
-        stack.cli("server", "add-user", user, "--password", f"{user}-pass-123", "--competition",
-                  "splits", "--team", team)
-    tokens = {u: stack.cli("server", "token", u).stdout.strip() for u in ("alice", "bob", "org")}
+    tokens = stack.seed(root, "splits")
     stack.start()
     expected, ids = {}, {}
     for slug in ("trec", "detect"):
