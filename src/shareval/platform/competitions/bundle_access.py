@@ -43,7 +43,7 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
             r.err(doc, f"bundle.{key}", why)
         out[key] = v
     size = doc.get("max_team_size")
-    if why := checks.team_size(size):
+    if why := checks.positive_or_none(size):
         r.err(doc, "bundle.max_team_size", why)
         size = None
     out["max_team_size"] = size
@@ -63,7 +63,7 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
             f = r.file(p, "file", w)
             body = f.read_text(encoding="utf-8") if f is not None else None
         version = p.get("version") if isinstance(p, dict) else None
-        if why := checks.version(version):
+        if why := checks.positive_or_none(version):
             r.err(p, f"{w}.version", why)
             version = None
         out["pages"].append({"slug": slug, "title": str(p.get("title") or slug or ""),

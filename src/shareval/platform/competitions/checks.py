@@ -33,8 +33,9 @@ def choice(key: str, value) -> str | None:
     return None if str(value) in CHOICES[key] else " or ".join(CHOICES[key])
 
 
-def team_size(value) -> str | None:
-    """``max_team_size``: None (no limit) or a positive integer."""
+def positive_or_none(value) -> str | None:
+    """``max_team_size`` (None: no limit) and a page's ``version:`` (None: counted by
+    the server): None or a positive integer."""
     if value is None:
         return None
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -46,15 +47,6 @@ def slug(value: str) -> str | None:
     if not SLUG.fullmatch(str(value)):
         return (f"{value!r} is not a slug: use 1-50 lower-case letters, digits and inner "
                 "hyphens")
-    return None
-
-
-def version(value) -> str | None:
-    """A page's ``version:``: None (counted by the server) or a positive integer."""
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        return "a positive integer"
     return None
 
 

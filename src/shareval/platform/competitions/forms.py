@@ -68,7 +68,7 @@ class TeamsForm(forms.Form):
             value = int(text)
         except ValueError:
             value = text
-        _check(checks.team_size(value))
+        _check(checks.positive_or_none(value))
         return value
 
 
