@@ -133,6 +133,8 @@ def embed_cached(cache: Path, name: str, texts, fn):
 FIELDS = ("label", "question", "answers", "topic")
 FIELD_WEIGHTS = {"1,1": (1, 1, 1, 1), "2,1": (2, 1, 1, 1), "2,2": (2, 2, 1, 1),
                  "3,3": (3, 3, 1, 1)}     # label, question (answers and topic 1)
+# offered in a second run, after the whole-data table of label weights 1-4 was seen
+EXTENDED = {f"{lw:g},{qw}": (lw, qw, 1, 1) for lw in (1, 1.5, 2, 3, 4) for qw in (1, 2)}
 
 
 def lexical(texts, vocab, lang):
@@ -141,7 +143,7 @@ def lexical(texts, vocab, lang):
     whole = [v.text() for v in vocab]
     out = {"bm25": Bm25(whole, lang).scores(texts), "chars": CharBm25(whole).scores(texts)}
     fields = [{f: getattr(v, f) for f in FIELDS} for v in vocab]
-    for name, w in FIELD_WEIGHTS.items():
+    for name, w in {**FIELD_WEIGHTS, **EXTENDED}.items():
         if name == "1,1":
             continue
         weights = dict(zip(FIELDS, w))
@@ -299,7 +301,8 @@ def main() -> int:
         single = {**lexical(texts, vocab, lang),
                   **dense(args.cache, texts, vocab, lang, not args.no_e5)}
         run_cv(f"{lang} single retrievers", folds, single, gold, ids, show=len(single))
-        lex = [n for n in single if n.startswith(("bm25", "chars"))]
+        lex = [n for n in single if n.startswith(("bm25", "chars"))
+               and n.split(" ")[-1] not in set(EXTENDED) - set(FIELD_WEIGHTS)]
         run_cv(f"{lang} lexical retrievers alone", folds, {n: single[n] for n in lex},
                gold, ids, show=3)
         fw_all = tuple(FIELD_WEIGHTS)
@@ -311,6 +314,8 @@ def main() -> int:
                fusions(single, use, fw_all), gold, ids)
         run_cv(f"{lang} default mode, fields weighted + reciprocal ranks", folds,
                fusions(single, use, fw_all, rrf=True), gold, ids, show=3)
+        run_cv(f"{lang} default mode, fields weighted (extended, {len(EXTENDED)} weightings)",
+               folds, fusions(single, use, tuple(EXTENDED)), gold, ids)
         for extra in ("bm25 bigrams", "bm25 rm3 3,10,0.5", "bm25 rm3 2,10,0.6"):
             fam = fusions(single, use)
             for d in use:
@@ -324,6 +329,9 @@ def main() -> int:
                    fusions(single, e5d), gold, ids, show=3)
             run_cv(f"{lang} e5 mode, fields weighted", folds,
                    fusions(single, e5d, fw_all), gold, ids)
+            jd = {"en": e5d, "de": ("both-lq-0.625",)}[lang]
+            run_cv(f"{lang} e5 mode, fields weighted (extended), dense {jd[0]}", folds,
+                   fusions(single, jd, tuple(EXTENDED)), gold, ids)
             more = ("e5-lq-c", "e5-lqa-c", "both-lq-0.625", "both-lq-0.75")
             run_cv(f"{lang} e5 mode, fields weighted, other dense retrievers", folds,
                    fusions(single, more, fw_all), gold, ids)
