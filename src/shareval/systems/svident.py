@@ -20,8 +20,8 @@ document; a sentence is ranked against the variables of its language by BM25 (bm
 Snowball stemming and stopwords of that language), by embedding cosine, or by their
 fusion: the weighted sum of the fused retrievers' scores after min-max scaling per
 sentence. The fused retrievers and weights are ``FUSIONS``'s for the encoder and
-language (``FUSED``, BM25 and the dense one half and half, for a vocabulary without a
-known language). Its lexical retrievers are ``bm25_fields`` and ``chars_fields``: BM25
+language (a vocabulary without languages is indexed as English; ``FUSED``, BM25 and
+the dense one half and half, is for a language ``FUSIONS`` does not name). Its lexical retrievers are ``bm25_fields`` and ``chars_fields``: BM25
 over the words and over the words' character 4-grams (which lets German compounds
 match their parts), each with a variable's fields weighted by ``FIELD_WEIGHTS``
 (``lexical.FieldBm25``: the label's words count twice); ``bm25`` alone stays plain BM25
