@@ -130,7 +130,9 @@ def main() -> None:
     global _FORMS
     _FORMS = forms
     scores: dict[str, list] = {}
-    for variant in [*VARIANTS, *RULES]:
+    # each rule right after the model it filters
+    order = [v for model in VARIANTS for v in (model, *(r for r in RULES if RULES[r] == model))]
+    for variant in order:
         t0 = time.time()
         if variant in RULES:
             p = [np.where(X[:, share] >= 1.0, 0.0, q)
