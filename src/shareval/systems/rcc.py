@@ -42,7 +42,8 @@ from .text import STOPWORDS, normalize
 
 __all__ = ["FEATURES", "MAX_DF", "MODEL_PATH", "NEAR", "NO_YEARS", "STAGE2", "Candidate",
            "Catalog", "RccModel", "Trees", "candidates", "cited_mentions", "cosines",
-           "features", "find_citations", "model", "normalize", "stage2_features", "title_span"]
+           "features", "find_citations", "model", "normalize", "reference_only",
+           "stage2_features", "title_span"]
 
 MODEL_PATH = Path(__file__).with_name("models") / "rcc_citations.json"
 
@@ -109,12 +110,29 @@ class RccModel:
         # below any useful threshold) score 0
         near = np.flatnonzero(p1 >= self.cosine_min)
         p = np.zeros(len(cands))
+        refs_only = reference_only(X)
         if len(near):
+            # pairs named only in the reference list score 0 below: no cosine for them,
+            # but they stay in stage 2's ranking so the other pairs' scores are unchanged
+            ask = ~refs_only[near]
             cos = np.zeros(len(near))
-            if embed is not None:
-                cos = cosines(text, [cands[i] for i in near], catalog, embed)
+            if embed is not None and ask.any():
+                cos[ask] = cosines(text, [cands[i] for i in near[ask]], catalog, embed)
             p[near] = self.stage2.predict(stage2_features(p1[near], [0] * len(near), cos))
+        p[refs_only] = 0.0
         return cands, p
+
+
+_REF_SHARE = FEATURES.index("ref_share")
+
+
+def reference_only(X: np.ndarray) -> np.ndarray:
+    """The rows (pairs) whose specific matches all lie in the text's reference list
+    (``ref_share`` 1; ``rcc_zones``): an entry there names what the paper cites, not
+    necessarily the data it uses, and in a PDF-to-text form, which keeps the whole list,
+    such pairs were mostly wrong (docs/systems-experiments-round5-rcc.md). A pair
+    without specific matches has ``ref_share`` 0 and is kept."""
+    return X[:, _REF_SHARE] >= 1.0 if len(X) else np.zeros(0, bool)
 
 
 # ---------------------------------------------------------------------------

@@ -159,6 +159,7 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     X2 = rcc.stage2_features(p1_oof[near], list(pub_of[near]), cos)
     p2_oof = np.zeros(len(y))
     p2_oof[near] = _oof(X2, y[near], pub_of[near], rcc.STAGE2)
+    p2_oof[rcc.reference_only(X)] = 0.0         # as RccModel.score: never output
     threshold, f1 = best_f1_threshold(p2_oof, y, n_gold, plateau=0.005)
     stage2 = _hgb(names=rcc.STAGE2).fit(X2, y[near])
     gold_mentions = [gold_mentions.get(p, set()) for p in train]
