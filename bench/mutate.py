@@ -82,6 +82,11 @@ TESTS: dict[str, list[str]] = {
     "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_rules.py",
                          "tests/tasks/test_svident_official.py"],
     "tasks/trec.py": ["tests/tasks/test_trec.py", "tests/tasks/test_trec_rules.py"],
+    # the registry (register, find, names, get); test_registry.py re-imports the task
+    # modules into an empty registry, so register's mutants take effect there too
+    "tasks/__init__.py": ["tests/tasks/test_registry.py"],
+    # the public/private split of every family: no other file of tests/tasks imports it
+    "tasks/splits.py": ["tests/tasks/test_splits.py", "tests/tasks/test_splits_rules.py"],
     "assessment/estimate.py": ["tests/assessment/test_estimate.py",
                                "tests/assessment/test_estimate_rules.py",
                                "tests/assessment/test_estimate_intervals.py",

@@ -62,7 +62,8 @@ class Splitter:
 def _labels(ref, sub, keep: Keep):
     items = {i for i in ref.labels if keep(i)}
     r = dataclasses.replace(ref, labels={i: v for i, v in ref.labels.items() if i in items},
-                            lines={i: v for i, v in ref.lines.items() if i in items})
+                            lines={i: v for i, v in ref.lines.items() if i in items},
+                            warnings=list(ref.warnings))
     s = dataclasses.replace(sub, labels={i: v for i, v in sub.labels.items() if i in items},
                             lines={i: v for i, v in sub.lines.items() if i in items},
                             warnings=list(sub.warnings))
@@ -168,13 +169,21 @@ def _material_query_units(pack) -> list[str]:
     return list(pack.queries)
 
 
-def _material_doc_units(scored_only: bool):
-    def units(pack) -> list[str]:
-        mask = np.ones(len(pack.doc_ids), dtype=bool) if pack.scored is None else pack.scored
-        if scored_only:                       # DomainID scores no conversational document
-            mask = mask & ~pack.conversational
-        return [d for d, ok in zip(pack.doc_ids, mask.tolist()) if ok]
-    return units
+def _material_doc_units(pack, scored_only: bool) -> list[str]:
+    mask = np.ones(len(pack.doc_ids), dtype=bool) if pack.scored is None else pack.scored
+    if scored_only:                           # DomainID scores no conversational document
+        mask = mask & ~pack.conversational
+    return [d for d, ok in zip(pack.doc_ids, mask.tolist()) if ok]
+
+
+# plain functions rather than closures made when SPLITTERS is built: the choice is then
+# made when a split is computed (and a mutation test's mutant of it takes effect)
+def _domainid_units(pack) -> list[str]:
+    return _material_doc_units(pack, scored_only=True)
+
+
+def _langid_units(pack) -> list[str]:
+    return _material_doc_units(pack, scored_only=False)
 
 
 SPLITTERS: dict[str, Splitter] = {
@@ -186,8 +195,8 @@ SPLITTERS: dict[str, Splitter] = {
     "rcc-mentions": Splitter("publication", _rcc_units, _rcc),
     "material-clir": Splitter("query", _material_query_units, _material_queries),
     "material-e2e": Splitter("query", _material_query_units, _material_queries),
-    "material-domainid": Splitter("document", _material_doc_units(True), _material_documents),
-    "material-langid": Splitter("document", _material_doc_units(False), _material_documents),
+    "material-domainid": Splitter("document", _domainid_units, _material_documents),
+    "material-langid": Splitter("document", _langid_units, _material_documents),
 }
 
 
