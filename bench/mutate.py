@@ -5,6 +5,10 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
+    python bench/mutate.py --module platform/submissions/service.py --serial [--resume]
+                                                # every mutant of the last run, one at a time
+    python bench/mutate.py --module platform/submissions/service.py --mutants '*x_rescore__*'
+                                                # a parallel run of some mutants only
     python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
                                                 # a "before" run: the tests of a commit
     python bench/mutate.py --module platform/competitions/access.py --tests FILE ...
@@ -27,7 +31,14 @@ TESTS, or ``--tests``), one mutant at a time in one warm process, selecting
 each mutant through mutmut's ``MUTANT_UNDER_TEST``: minutes instead of a full
 run, to check that new tests kill what they were written for.
 
-Both set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
+``--serial`` runs every mutant of the module's last run (not only its survivors)
+in that loop, each against the module's tests that reach its function: the
+score with nothing shared between mutants run side by side and no timeout that
+depends on the load, compared mutant by mutant with the parallel run's verdicts
+(out/mutate/<module>/serial.json). It needs a run's mutants first (a normal
+run; ``--budget 120`` is enough to make them).
+
+All set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
 property test at 30 derandomized examples (deterministic tests unchanged), so
 a score is a lower bound of what the full example counts would kill.
 ``--full-examples`` runs the property tests at their own counts (hours for
@@ -166,16 +177,18 @@ def profile_env(full_examples: bool) -> dict:
 
 def run(module: str, children: int, tests: list[str] | None = None,
         tests_at: str | None = None, budget: float | None = None,
-        full_examples: bool = False) -> dict:
+        full_examples: bool = False, mutants: list[str] | None = None) -> dict:
     """A full mutmut run; with ``budget`` (seconds) it is stopped then, and the
-    mutants not run yet are reported as such (left out of the score)."""
+    mutants not run yet are reported as such (left out of the score); with
+    ``mutants`` (names or fnmatch patterns), only those are run."""
     work = prepare(module, tests, tests_at)
     env = profile_env(full_examples)
     env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
+    env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "failures.jsonl")   # tests/conftest.py
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                             str(children)], cwd=work, env=env, stdout=subprocess.PIPE,
+                             str(children), *(mutants or [])], cwd=work, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         log, _ = proc.communicate(timeout=budget)
@@ -267,6 +280,120 @@ def recheck(module: str, tests: list[str] | None, sample: int = 0,
             "seconds": time.perf_counter() - t0, "rechecked": len(names), **sampled}
 
 
+SERIAL = r"""
+import contextlib, io, json, os, sys, time
+import pytest
+jobs, extra = json.load(open(sys.argv[1])), sys.argv[2:]
+
+
+class First:
+    # the first failing test phase and the last lines of its error
+    def __init__(self):
+        self.test, self.error = None, []
+
+    def pytest_runtest_logreport(self, report):
+        if report.failed and self.test is None:
+            self.test = report.nodeid
+            self.error = (getattr(report, "longreprtext", "") or "").splitlines()[-3:]
+
+
+for name, tests in jobs:
+    os.environ["MUTANT_UNDER_TEST"] = name
+    first, t = First(), time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *extra, *tests],
+                           plugins=[first]) if tests else 5
+    print(json.dumps([name, int(code), first.test, first.error,
+                      round(time.perf_counter() - t, 2)]), flush=True)
+    if os.getppid() == 1:          # bench/mutate.py was stopped: so is this loop
+        break
+"""
+
+
+def serial(module: str, tests: list[str] | None, resume: bool = False,
+           full_examples: bool = False) -> dict:
+    """Every mutant of ``module``'s last run, one at a time in one warm process (the
+    loop of ``--recheck``): no mutant shares anything with another one running beside
+    it, and no timeout depends on the load. Each mutant runs the tests of the module
+    that reach its function (mutmut's record of the run; a test that never calls the
+    function cannot see the mutant), in their files' order; with ``tests`` given, all
+    of those instead. Each mutant's exit
+    code, first failing test and time go to serial.jsonl line by line (``resume``
+    continues a stopped run); the parallel run's verdicts (mutmut's record in the
+    same folder) are compared with these: ``disagree``."""
+    work = OUT / slug(module)
+    meta = work / "mutants" / "src" / "shareval" / (module + ".meta")
+    if not meta.is_file():
+        raise SystemExit(f"no mutants of {module}: a normal run makes them first "
+                         f"(a short one is enough: --budget 120)")
+    parallel = json.loads(meta.read_text())["exit_code_by_key"]
+    shutil.rmtree(work / "tests")
+    shutil.copytree(ROOT / "tests", work / "tests",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
+    env = dict(profile_env(full_examples), PYTHONPATH=str(work / "mutants" / "src"))
+    env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "serial-failures.jsonl")
+    log = work / "serial.jsonl"
+    done = {}
+    if resume and log.is_file():
+        done = {r[0]: r for r in map(json.loads, log.read_text().splitlines())}
+    elif log.exists():
+        log.unlink()
+    names = [n for n in sorted(parallel) if n not in done]
+    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
+    order = list(stats["duration_by_test"])         # the order the whole files ran in
+    reach = stats["tests_by_mangled_function_name"]
+
+    def tests_of(name: str) -> list[str]:
+        if tests:
+            return tests
+        return sorted(reach.get(name.rsplit("__mutmut_", 1)[0], []),
+                      key=lambda t: order.index(t) if t in order else len(order))
+    # the unmutated code first ("" = no mutant): every test must pass, or the run means nothing
+    jobs = [["", tests or TESTS[module]], *([n, tests_of(n)] for n in names)]
+    (work / "serial-jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", SERIAL, str(work / "serial-jobs.json"),
+                             *extra_args(module)],
+                            cwd=work, env=env, stdout=subprocess.PIPE, text=True)
+    with open(log, "a", encoding="utf-8") as out:
+        for line in proc.stdout:
+            if not line.startswith("["):
+                continue
+            row = json.loads(line)
+            if row[0] == "":
+                if row[1] != 0:
+                    proc.kill()
+                    raise SystemExit(f"the unmutated code fails {row[2]}: {row[3]}")
+                continue
+            done[row[0]] = row
+            out.write(json.dumps(row) + "\n")
+            out.flush()
+    if proc.wait() != 0 or set(done) != set(parallel):
+        raise SystemExit(f"serial run of {module} stopped after {len(done)} of "
+                         f"{len(parallel)} mutants (--resume continues it)")
+    codes = {n: r[1] for n, r in done.items()}
+    killed = sorted(n for n, c in codes.items() if c not in (0, 5))
+    still = sorted(n for n, c in codes.items() if c in (0, 5))        # 5: no test reaches it
+    par_killed = {n for n, c in parallel.items() if c in KILLED}
+    disagree = {"killed in parallel, survive serially": sorted(par_killed & set(still)),
+                "survived in parallel, killed serially": sorted(
+                    n for n in killed if parallel[n] is not None and parallel[n] not in KILLED)}
+    diffs = {}
+    if still:
+        out = subprocess.run([sys.executable, "-c", DIFFS], cwd=work, env=env, text=True,
+                             input=json.dumps(still), capture_output=True)
+        diffs = dict(json.loads(line) for line in out.stdout.splitlines())
+    return {"module": module, "mode": "serial", "mutants": len(codes), "killed": len(killed),
+            "survived": len(still), "skipped": 0, "not_run": 0,
+            "no_tests": sum(codes[n] == 5 for n in still),
+            "score": len(killed) / len(codes) if codes else float("nan"),
+            "seconds": time.perf_counter() - t0, "resumed": len(done) - len(names),
+            "disagree": disagree, "parallel_codes": parallel,
+            "killed_by": {n: done[n][2] for n in killed},
+            "survivors": {n: {"status": "no tests" if codes[n] == 5 else "survived",
+                              "diff": diffs.get(n, [])} for n in still}}
+
+
 def main(argv=None) -> int:
     global OUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -276,6 +403,15 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
+    ap.add_argument("--serial", action="store_true",
+                    help="every mutant of the last run, one at a time (the true score: "
+                         "nothing shared with a mutant running beside it), compared with "
+                         "the parallel run's verdicts")
+    ap.add_argument("--mutants", nargs="+", metavar="PATTERN",
+                    help="a run of only these mutants (names or patterns such as "
+                         "'*x_rescore__*'); the others are counted as not run")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --serial: continue a stopped serial run")
     ap.add_argument("--tests", nargs="+",
                     help="these tests instead of TESTS (e.g. a 'before' run without new tests)")
     ap.add_argument("--tests-at", metavar="COMMIT",
@@ -300,16 +436,26 @@ def main(argv=None) -> int:
         return 0
     results = []
     for module in args.module or list(TESTS):
-        print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
-        results.append(r := recheck(module, args.tests, args.sample, args.full_examples)
-                       if args.recheck else run(module, args.children, args.tests, args.tests_at,
-                                                args.budget, args.full_examples))
-        if not args.recheck:
+        print(f"{'rechecking' if args.recheck else 'serial' if args.serial else 'mutating'} "
+              f"{module} ...", flush=True)
+        if args.serial:
+            r = serial(module, args.tests, args.resume, args.full_examples)
+            (OUT / slug(module) / "serial.json").write_text(json.dumps(r, indent=1),
+                                                            encoding="utf-8")
+            for what, names in r["disagree"].items():
+                print(f"  {what}: {len(names)} {' '.join(names)}", flush=True)
+        elif args.recheck:
+            r = recheck(module, args.tests, args.sample, args.full_examples)
+        else:
+            r = run(module, args.children, args.tests, args.tests_at, args.budget,
+                    args.full_examples, args.mutants)
+        results.append(r)
+        if not args.recheck and not args.serial:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
         print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
               f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s"
-              + (f"; {r['not_run']} mutants not run (budget)" if r.get("not_run") else ""),
+              + (f"; {r['not_run']} mutants not run (budget or --mutants)" if r.get("not_run") else ""),
               flush=True)
         if r.get("sampled"):
             print(f"  sample of the mutants not run: {r['sample_killed']}/{r['sampled']} "
@@ -321,8 +467,9 @@ def main(argv=None) -> int:
         print(f"{r['module']:40s} {r['mutants']:7d} {r['killed']:6d} {r['survived']:5d} "
               f"{r['no_tests']:8d} {100 * r['score']:5.1f}% {r['seconds']:5.0f}s")
     total = sum(r["seconds"] for r in results)
-    if args.recheck:
-        print(f"total time {total:.0f} s, survivors rechecked one at a time")
+    if args.recheck or args.serial:
+        print(f"total time {total:.0f} s, "
+              f"{'survivors rechecked' if args.recheck else 'every mutant'} one at a time")
     else:
         print(f"total time {total:.0f} s with {args.children} parallel mutants")
     for r in results:
