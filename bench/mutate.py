@@ -7,6 +7,8 @@
                                                 # last run's survivors against today's tests
     python bench/mutate.py --module platform/submissions/service.py --serial [--resume]
                                                 # every mutant of the last run, one at a time
+    python bench/mutate.py --module platform/submissions/service.py --recheck --of-serial
+                                                # its survivors against today's tests
     python bench/mutate.py --module platform/submissions/service.py --mutants '*x_rescore__*'
                                                 # a parallel run of some mutants only
     python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
@@ -110,6 +112,7 @@ TESTS: dict[str, list[str]] = {
     # in PostgreSQL mode only: SQLite has no row locks, so a --recheck there is needed)
     "platform/submissions/service.py": ["tests/platform/test_service_rules.py",
                                         "tests/platform/test_service_refusal_rules.py",
+                                        "tests/platform/test_service_edge_rules.py",
                                         "tests/platform/test_locks.py"],
 }
 
@@ -188,7 +191,8 @@ def run(module: str, children: int, tests: list[str] | None = None,
     env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "failures.jsonl")   # tests/conftest.py
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                             str(children), *(mutants or [])], cwd=work, env=env, stdout=subprocess.PIPE,
+                             str(children), *(mutants or [])], cwd=work, env=env,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         log, _ = proc.communicate(timeout=budget)
@@ -248,12 +252,13 @@ for name in names:
 
 
 def recheck(module: str, tests: list[str] | None, sample: int = 0,
-            full_examples: bool = False) -> dict:
+            full_examples: bool = False, of_serial: bool = False) -> dict:
     """The last run's survivors of ``module`` against the current tests; with
     ``sample``, also that many mutants (seeded draw) of those a stopped run did not
-    reach, whose kill rate estimates the rest (reported apart, not in the score)."""
+    reach, whose kill rate estimates the rest (reported apart, not in the score);
+    ``of_serial``: the survivors of the last ``--serial`` run instead."""
     work = OUT / slug(module)
-    result = json.loads((work / "result.json").read_text())
+    result = json.loads((work / ("serial.json" if of_serial else "result.json")).read_text())
     shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
@@ -280,120 +285,6 @@ def recheck(module: str, tests: list[str] | None, sample: int = 0,
             "seconds": time.perf_counter() - t0, "rechecked": len(names), **sampled}
 
 
-SERIAL = r"""
-import contextlib, io, json, os, sys, time
-import pytest
-jobs, extra = json.load(open(sys.argv[1])), sys.argv[2:]
-
-
-class First:
-    # the first failing test phase and the last lines of its error
-    def __init__(self):
-        self.test, self.error = None, []
-
-    def pytest_runtest_logreport(self, report):
-        if report.failed and self.test is None:
-            self.test = report.nodeid
-            self.error = (getattr(report, "longreprtext", "") or "").splitlines()[-3:]
-
-
-for name, tests in jobs:
-    os.environ["MUTANT_UNDER_TEST"] = name
-    first, t = First(), time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *extra, *tests],
-                           plugins=[first]) if tests else 5
-    print(json.dumps([name, int(code), first.test, first.error,
-                      round(time.perf_counter() - t, 2)]), flush=True)
-    if os.getppid() == 1:          # bench/mutate.py was stopped: so is this loop
-        break
-"""
-
-
-def serial(module: str, tests: list[str] | None, resume: bool = False,
-           full_examples: bool = False) -> dict:
-    """Every mutant of ``module``'s last run, one at a time in one warm process (the
-    loop of ``--recheck``): no mutant shares anything with another one running beside
-    it, and no timeout depends on the load. Each mutant runs the tests of the module
-    that reach its function (mutmut's record of the run; a test that never calls the
-    function cannot see the mutant), in their files' order; with ``tests`` given, all
-    of those instead. Each mutant's exit
-    code, first failing test and time go to serial.jsonl line by line (``resume``
-    continues a stopped run); the parallel run's verdicts (mutmut's record in the
-    same folder) are compared with these: ``disagree``."""
-    work = OUT / slug(module)
-    meta = work / "mutants" / "src" / "shareval" / (module + ".meta")
-    if not meta.is_file():
-        raise SystemExit(f"no mutants of {module}: a normal run makes them first "
-                         f"(a short one is enough: --budget 120)")
-    parallel = json.loads(meta.read_text())["exit_code_by_key"]
-    shutil.rmtree(work / "tests")
-    shutil.copytree(ROOT / "tests", work / "tests",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
-    env = dict(profile_env(full_examples), PYTHONPATH=str(work / "mutants" / "src"))
-    env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "serial-failures.jsonl")
-    log = work / "serial.jsonl"
-    done = {}
-    if resume and log.is_file():
-        done = {r[0]: r for r in map(json.loads, log.read_text().splitlines())}
-    elif log.exists():
-        log.unlink()
-    names = [n for n in sorted(parallel) if n not in done]
-    stats = json.loads((work / "mutants" / "mutmut-stats.json").read_text())
-    order = list(stats["duration_by_test"])         # the order the whole files ran in
-    reach = stats["tests_by_mangled_function_name"]
-
-    def tests_of(name: str) -> list[str]:
-        if tests:
-            return tests
-        return sorted(reach.get(name.rsplit("__mutmut_", 1)[0], []),
-                      key=lambda t: order.index(t) if t in order else len(order))
-    # the unmutated code first ("" = no mutant): every test must pass, or the run means nothing
-    jobs = [["", tests or TESTS[module]], *([n, tests_of(n)] for n in names)]
-    (work / "serial-jobs.json").write_text(json.dumps(jobs), encoding="utf-8")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-c", SERIAL, str(work / "serial-jobs.json"),
-                             *extra_args(module)],
-                            cwd=work, env=env, stdout=subprocess.PIPE, text=True)
-    with open(log, "a", encoding="utf-8") as out:
-        for line in proc.stdout:
-            if not line.startswith("["):
-                continue
-            row = json.loads(line)
-            if row[0] == "":
-                if row[1] != 0:
-                    proc.kill()
-                    raise SystemExit(f"the unmutated code fails {row[2]}: {row[3]}")
-                continue
-            done[row[0]] = row
-            out.write(json.dumps(row) + "\n")
-            out.flush()
-    if proc.wait() != 0 or set(done) != set(parallel):
-        raise SystemExit(f"serial run of {module} stopped after {len(done)} of "
-                         f"{len(parallel)} mutants (--resume continues it)")
-    codes = {n: r[1] for n, r in done.items()}
-    killed = sorted(n for n, c in codes.items() if c not in (0, 5))
-    still = sorted(n for n, c in codes.items() if c in (0, 5))        # 5: no test reaches it
-    par_killed = {n for n, c in parallel.items() if c in KILLED}
-    disagree = {"killed in parallel, survive serially": sorted(par_killed & set(still)),
-                "survived in parallel, killed serially": sorted(
-                    n for n in killed if parallel[n] is not None and parallel[n] not in KILLED)}
-    diffs = {}
-    if still:
-        out = subprocess.run([sys.executable, "-c", DIFFS], cwd=work, env=env, text=True,
-                             input=json.dumps(still), capture_output=True)
-        diffs = dict(json.loads(line) for line in out.stdout.splitlines())
-    return {"module": module, "mode": "serial", "mutants": len(codes), "killed": len(killed),
-            "survived": len(still), "skipped": 0, "not_run": 0,
-            "no_tests": sum(codes[n] == 5 for n in still),
-            "score": len(killed) / len(codes) if codes else float("nan"),
-            "seconds": time.perf_counter() - t0, "resumed": len(done) - len(names),
-            "disagree": disagree, "parallel_codes": parallel,
-            "killed_by": {n: done[n][2] for n in killed},
-            "survivors": {n: {"status": "no tests" if codes[n] == 5 else "survived",
-                              "diff": diffs.get(n, [])} for n in still}}
-
-
 def main(argv=None) -> int:
     global OUT
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -410,6 +301,11 @@ def main(argv=None) -> int:
     ap.add_argument("--mutants", nargs="+", metavar="PATTERN",
                     help="a run of only these mutants (names or patterns such as "
                          "'*x_rescore__*'); the others are counted as not run")
+    ap.add_argument("--shard", default="1/1", metavar="K/N",
+                    help="with --serial: every N-th mutant from the K-th (two shards at "
+                         "once use both cores; then --serial --resume summarizes)")
+    ap.add_argument("--of-serial", action="store_true",
+                    help="with --recheck: the last --serial run's survivors")
     ap.add_argument("--resume", action="store_true",
                     help="with --serial: continue a stopped serial run")
     ap.add_argument("--tests", nargs="+",
@@ -439,13 +335,18 @@ def main(argv=None) -> int:
         print(f"{'rechecking' if args.recheck else 'serial' if args.serial else 'mutating'} "
               f"{module} ...", flush=True)
         if args.serial:
-            r = serial(module, args.tests, args.resume, args.full_examples)
+            from mutate_serial import serial
+            r = serial(sys.modules[__name__], module, args.tests, args.resume,
+                       args.full_examples, tuple(map(int, args.shard.split("/"))))
+            if r is None:
+                print(f"  shard {args.shard} done; --serial --resume summarizes")
+                return 0
             (OUT / slug(module) / "serial.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
             for what, names in r["disagree"].items():
                 print(f"  {what}: {len(names)} {' '.join(names)}", flush=True)
         elif args.recheck:
-            r = recheck(module, args.tests, args.sample, args.full_examples)
+            r = recheck(module, args.tests, args.sample, args.full_examples, args.of_serial)
         else:
             r = run(module, args.children, args.tests, args.tests_at, args.budget,
                     args.full_examples, args.mutants)
@@ -455,7 +356,8 @@ def main(argv=None) -> int:
                                                             encoding="utf-8")
         print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
               f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s"
-              + (f"; {r['not_run']} mutants not run (budget or --mutants)" if r.get("not_run") else ""),
+              + (f"; {r['not_run']} mutants not run (budget or --mutants)"
+                 if r.get("not_run") else ""),
               flush=True)
         if r.get("sampled"):
             print(f"  sample of the mutants not run: {r['sample_killed']}/{r['sampled']} "
