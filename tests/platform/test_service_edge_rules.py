@@ -1,11 +1,12 @@
 """More rules of ``submissions/service.py``, for mutants that survived the serial
 mutation run (``bench/mutate.py --serial``, docs/mutation-survivors.md): a
 demoted primary keeps what landed meanwhile, the upload folder is made with its
-parents, every validation limit is the server's setting, another team's code
-runs do not count, a baseline is not quota-limited under the lock either, a
-crash's log names the stored file, and a rescore reads each run's dataset and
-task with the run. The world and the validator stand-in are the other service
-rule files' (``rules_world.py``, ``test_service_rules.py``).
+parents, a file of exactly the size limit is stored whole, every validation
+limit is the server's setting, another team's code runs do not count, a
+baseline is not quota-limited under the lock either, a crash's log names the
+stored file, and a rescore reads each run's dataset and task with the run. The
+world and the validator stand-in are the other service rule files'
+(``rules_world.py``, ``test_service_rules.py``).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from shareval.platform.submissions import isolate, service
 from shareval.platform.submissions.models import Submission
 
+from .conftest import Upload
 from .rules_world import H, T0, rw, run, scored  # noqa: F401  (rw: fixture)
 from .test_service_rules import refusal, submit, val  # noqa: F401  (val: fixture)
 
@@ -55,6 +57,15 @@ def test_the_upload_folder_is_made_with_its_parents(rw, val, settings, tmp_path)
     settings.UPLOAD_DIR = tmp_path / "new" / "data" / "uploads"
     sub = submit(rw)
     assert (settings.UPLOAD_DIR / sub.stored_name).read_text() == "item\tlabel\ni00\tpos\n"
+
+
+def test_a_file_of_exactly_the_size_limit_is_stored_whole(rw, val, settings):
+    body = "item\tlabel\ni00\tpos\n"
+    settings.MAX_UPLOAD_BYTES = len(body)
+    sub = submit(rw, upload=Upload("run.tsv", body))
+    assert sub.size == len(body)
+    assert (settings.UPLOAD_DIR / sub.stored_name).read_text() == body
+    assert val.calls[-1]["data"] == body.encode()
 
 
 def test_the_unpacked_size_limit_is_the_servers_setting(rw, val, settings):
