@@ -2,9 +2,11 @@
 mutation run (``bench/mutate.py --serial``, docs/mutation-survivors.md): a
 demoted primary keeps what landed meanwhile, the upload folder is made with its
 parents, a file of exactly the size limit is stored whole, every validation
-limit is the server's setting, another team's code runs do not count, a
-baseline is not quota-limited under the lock either, a crash's log names the
-stored file, and a rescore reads each run's dataset and task with the run. The
+limit is the server's setting, only the team's code runs on the dataset count,
+a full quota refuses before validation, a baseline is not quota-limited under
+the lock either, a crash's log names the stored file, an upload without a name
+is called "upload", a refusal reads as its message, and a rescore reads each
+run's dataset and task with the run. The
 world and the validator stand-in are the other service rule files'
 (``rules_world.py``, ``test_service_rules.py``).
 """
@@ -119,3 +121,36 @@ def test_rescore_reads_each_runs_dataset_and_task_with_the_run(rw):
              if 'FROM "competitions_dataset"' in q["sql"]
              or 'FROM "competitions_competitiontask"' in q["sql"]]
     assert alone == []
+
+
+def test_only_the_teams_code_runs_on_the_dataset_count(rw, val):
+    from shareval.platform.coderuns.models import CodeRun, CodeSubmission
+    w = rw
+    ds = w["ds"]["dev"]
+    ds.concurrent = 1
+    ds.save()
+    code = CodeSubmission.objects.create(team=w["teams"]["Team A"], dataset=w["ds"]["eval"],
+                                         original_name="c.tar.gz", stored_name="c")
+    CodeRun.objects.create(code_submission=code, stage=CodeRun.FINAL, state=CodeRun.QUEUED)
+    assert submit(w).state == Submission.QUEUED             # its run on eval: not on dev
+
+
+def test_a_full_quota_refuses_before_validation(rw, val):
+    w = rw
+    for k in range(5):
+        scored(w, "Team A", "eval", 0.5, T0 - (k + 1) * H)
+    e = refusal(submit, w, ds="eval")
+    assert e.status == 429 and e.message.startswith("quota reached: 5 of ")
+    assert val.calls == []                                  # the validator was not asked
+
+
+def test_an_upload_without_a_name_is_called_upload(rw, val):
+    class Nameless:
+        def chunks(self):
+            yield b"item\tlabel\ni00\tpos\n"
+    assert submit(rw, upload=Nameless()).original_name == "upload"
+
+
+def test_a_refusal_reads_as_its_message():
+    e = service.SubmissionError(429, "quota reached", ["p"])
+    assert (str(e), e.args) == ("quota reached", ("quota reached",))
