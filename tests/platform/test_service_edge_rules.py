@@ -154,3 +154,27 @@ def test_an_upload_without_a_name_is_called_upload(rw, val):
 def test_a_refusal_reads_as_its_message():
     e = service.SubmissionError(429, "quota reached", ["p"])
     assert (str(e), e.args) == ("quota reached", ("quota reached",))
+
+
+def test_a_validation_under_a_lower_inherited_cpu_limit_still_runs(tmp_path):
+    """A server run under a hard CPU limit below the validation's own (systemd's
+    LimitCPU; mutmut's limit per mutant) cannot raise it: the child keeps the lower
+    one instead of crashing on every upload."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    import shareval
+    sub = tmp_path / "run.tsv"
+    sub.write_text("item\tlabel\ni00\tpos\n")
+    code = ("import json, resource, sys\n"
+            "resource.setrlimit(resource.RLIMIT_CPU, (100, 101))\n"
+            "from shareval.platform.submissions import isolate\n"
+            "v = isolate.validate('classification', sys.argv[1], None, isolate.Limits())\n"
+            "print(json.dumps([v.problems, v.crash, v.limit]))\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(shareval.__file__).parents[1]))
+    out = subprocess.run([sys.executable, "-c", code, str(sub)], env=env, text=True,
+                         capture_output=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1]) == [[], "", ""]
