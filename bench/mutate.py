@@ -186,10 +186,8 @@ def run(module: str, children: int, tests: list[str] | None = None,
     ``mutants`` (names or fnmatch patterns), only those are run."""
     work = prepare(module, tests, tests_at)
     env = profile_env(full_examples)
-    # mutmut puts mutants/src first in its own processes; the tests' child processes
-    # (the validator of an upload) need it too, or they import whatever shareval the
-    # interpreter has installed
-    env["PYTHONPATH"] = str(work / "mutants" / "src")
+    env.pop("PYTHONPATH", None)    # mutmut puts mutants/src first (tests/conftest.py
+    #                                 passes it on to the tests' child processes)
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
     env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "failures.jsonl")   # tests/conftest.py
     t0 = time.perf_counter()

@@ -11,6 +11,14 @@ from hypothesis import settings
 from shareval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The tests' child processes (an upload's validator, CLI runs) import the shareval the
+# tests import: under mutmut that is the mutated copy, which mutmut puts first on
+# sys.path but not in the environment (the validator imported the installed one).
+_SRC = str(Path(__import__("shareval").__file__).resolve().parents[1])
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != _SRC:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [_SRC, *filter(None, [os.environ.get("PYTHONPATH")])])
 SHARED_DATA = Path(os.environ.get("SHAREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 # Mutation runs (bench/mutate.py sets SHAREVAL_HYPOTHESIS_PROFILE=mutation): every
