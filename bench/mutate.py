@@ -5,6 +5,12 @@
     python bench/mutate.py --list               # the modules and their tests
     python bench/mutate.py --module metrics/detection.py --recheck [--tests FILE ...]
                                                 # last run's survivors against today's tests
+    python bench/mutate.py --module platform/submissions/service.py --serial [--resume]
+                                                # every mutant of the last run, one at a time
+    python bench/mutate.py --module platform/submissions/service.py --recheck --of-serial
+                                                # its survivors against today's tests
+    python bench/mutate.py --module platform/submissions/service.py --mutants '*x_rescore__*'
+                                                # a parallel run of some mutants only
     python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
                                                 # a "before" run: the tests of a commit
     python bench/mutate.py --module platform/competitions/access.py --tests FILE ...
@@ -27,7 +33,14 @@ TESTS, or ``--tests``), one mutant at a time in one warm process, selecting
 each mutant through mutmut's ``MUTANT_UNDER_TEST``: minutes instead of a full
 run, to check that new tests kill what they were written for.
 
-Both set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
+``--serial`` runs every mutant of the module's last run (not only its survivors)
+in that loop, each against the module's tests that reach its function: the
+score with nothing shared between mutants run side by side and no timeout that
+depends on the load, compared mutant by mutant with the parallel run's verdicts
+(out/mutate/<module>/serial.json). It needs a run's mutants first (a normal
+run; ``--budget 120`` is enough to make them).
+
+All set SHAREVAL_HYPOTHESIS_PROFILE=mutation: tests/conftest.py then caps every
 property test at 30 derandomized examples (deterministic tests unchanged), so
 a score is a lower bound of what the full example counts would kill.
 ``--full-examples`` runs the property tests at their own counts (hours for
@@ -104,6 +117,7 @@ TESTS: dict[str, list[str]] = {
     # in PostgreSQL mode only: SQLite has no row locks, so a --recheck there is needed)
     "platform/submissions/service.py": ["tests/platform/test_service_rules.py",
                                         "tests/platform/test_service_refusal_rules.py",
+                                        "tests/platform/test_service_edge_rules.py",
                                         "tests/platform/test_locks.py"],
 }
 
@@ -171,16 +185,20 @@ def profile_env(full_examples: bool) -> dict:
 
 def run(module: str, children: int, tests: list[str] | None = None,
         tests_at: str | None = None, budget: float | None = None,
-        full_examples: bool = False) -> dict:
+        full_examples: bool = False, mutants: list[str] | None = None) -> dict:
     """A full mutmut run; with ``budget`` (seconds) it is stopped then, and the
-    mutants not run yet are reported as such (left out of the score)."""
+    mutants not run yet are reported as such (left out of the score); with
+    ``mutants`` (names or fnmatch patterns), only those are run."""
     work = prepare(module, tests, tests_at)
     env = profile_env(full_examples)
-    env.pop("PYTHONPATH", None)           # mutmut puts mutants/src first itself
+    env.pop("PYTHONPATH", None)    # mutmut puts mutants/src first (tests/conftest.py
+    #                                 passes it on to the tests' child processes)
     env.setdefault("SHAREVAL_SHARED_DATA", str(ROOT.parent / "shared" / "data"))
+    env["SHAREVAL_MUTATION_FAILLOG"] = str(work / "failures.jsonl")   # tests/conftest.py
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children",
-                             str(children)], cwd=work, env=env, stdout=subprocess.PIPE,
+                             str(children), *(mutants or [])], cwd=work, env=env,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
     try:
         log, _ = proc.communicate(timeout=budget)
@@ -240,12 +258,13 @@ for name in names:
 
 
 def recheck(module: str, tests: list[str] | None, sample: int = 0,
-            full_examples: bool = False) -> dict:
+            full_examples: bool = False, of_serial: bool = False) -> dict:
     """The last run's survivors of ``module`` against the current tests; with
     ``sample``, also that many mutants (seeded draw) of those a stopped run did not
-    reach, whose kill rate estimates the rest (reported apart, not in the score)."""
+    reach, whose kill rate estimates the rest (reported apart, not in the score);
+    ``of_serial``: the survivors of the last ``--serial`` run instead."""
     work = OUT / slug(module)
-    result = json.loads((work / "result.json").read_text())
+    result = json.loads((work / ("serial.json" if of_serial else "result.json")).read_text())
     shutil.rmtree(work / "tests")
     shutil.copytree(ROOT / "tests", work / "tests",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis"))
@@ -281,6 +300,20 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true", help="print modules and their tests")
     ap.add_argument("--recheck", action="store_true",
                     help="only the last run's survivors, against the current tests")
+    ap.add_argument("--serial", action="store_true",
+                    help="every mutant of the last run, one at a time (the true score: "
+                         "nothing shared with a mutant running beside it), compared with "
+                         "the parallel run's verdicts")
+    ap.add_argument("--mutants", nargs="+", metavar="PATTERN",
+                    help="a run of only these mutants (names or patterns such as "
+                         "'*x_rescore__*'); the others are counted as not run")
+    ap.add_argument("--shard", default="1/1", metavar="K/N",
+                    help="with --serial: every N-th mutant from the K-th (two shards at "
+                         "once use both cores; then --serial --resume summarizes)")
+    ap.add_argument("--of-serial", action="store_true",
+                    help="with --recheck: the last --serial run's survivors")
+    ap.add_argument("--resume", action="store_true",
+                    help="with --serial: continue a stopped serial run")
     ap.add_argument("--tests", nargs="+",
                     help="these tests instead of TESTS (e.g. a 'before' run without new tests)")
     ap.add_argument("--tests-at", metavar="COMMIT",
@@ -305,16 +338,32 @@ def main(argv=None) -> int:
         return 0
     results = []
     for module in args.module or list(TESTS):
-        print(f"{'rechecking' if args.recheck else 'mutating'} {module} ...", flush=True)
-        results.append(r := recheck(module, args.tests, args.sample, args.full_examples)
-                       if args.recheck else run(module, args.children, args.tests, args.tests_at,
-                                                args.budget, args.full_examples))
-        if not args.recheck:
+        print(f"{'rechecking' if args.recheck else 'serial' if args.serial else 'mutating'} "
+              f"{module} ...", flush=True)
+        if args.serial:
+            from mutate_serial import serial
+            r = serial(sys.modules[__name__], module, args.tests, args.resume,
+                       args.full_examples, tuple(map(int, args.shard.split("/"))))
+            if r is None:
+                print(f"  shard {args.shard} done; --serial --resume summarizes")
+                return 0
+            (OUT / slug(module) / "serial.json").write_text(json.dumps(r, indent=1),
+                                                            encoding="utf-8")
+            for what, names in r["disagree"].items():
+                print(f"  {what}: {len(names)} {' '.join(names)}", flush=True)
+        elif args.recheck:
+            r = recheck(module, args.tests, args.sample, args.full_examples, args.of_serial)
+        else:
+            r = run(module, args.children, args.tests, args.tests_at, args.budget,
+                    args.full_examples, args.mutants)
+        results.append(r)
+        if not args.recheck and not args.serial:
             (OUT / slug(module) / "result.json").write_text(json.dumps(r, indent=1),
                                                             encoding="utf-8")
         print(f"  {r['killed']}/{r['mutants'] - r['skipped']} killed "
               f"({100 * r['score']:.1f}%) in {r['seconds']:.0f} s"
-              + (f"; {r['not_run']} mutants not run (budget)" if r.get("not_run") else ""),
+              + (f"; {r['not_run']} mutants not run (budget or --mutants)"
+                 if r.get("not_run") else ""),
               flush=True)
         if r.get("sampled"):
             print(f"  sample of the mutants not run: {r['sample_killed']}/{r['sampled']} "
@@ -326,8 +375,9 @@ def main(argv=None) -> int:
         print(f"{r['module']:40s} {r['mutants']:7d} {r['killed']:6d} {r['survived']:5d} "
               f"{r['no_tests']:8d} {100 * r['score']:5.1f}% {r['seconds']:5.0f}s")
     total = sum(r["seconds"] for r in results)
-    if args.recheck:
-        print(f"total time {total:.0f} s, survivors rechecked one at a time")
+    if args.recheck or args.serial:
+        print(f"total time {total:.0f} s, "
+              f"{'survivors rechecked' if args.recheck else 'every mutant'} one at a time")
     else:
         print(f"total time {total:.0f} s with {args.children} parallel mutants")
     for r in results:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,14 @@ from hypothesis import settings
 from shareval.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# The tests' child processes (an upload's validator, CLI runs) import the shareval the
+# tests import: under mutmut that is the mutated copy, which mutmut puts first on
+# sys.path but not in the environment (the validator imported the installed one).
+_SRC = str(Path(__import__("shareval").__file__).resolve().parents[1])
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != _SRC:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [_SRC, *filter(None, [os.environ.get("PYTHONPATH")])])
 SHARED_DATA = Path(os.environ.get("SHAREVAL_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 # Mutation runs (bench/mutate.py sets SHAREVAL_HYPOTHESIS_PROFILE=mutation): every
@@ -36,6 +45,21 @@ def pytest_collection_modifyitems(items):
                 own, max_examples=MUTATION_EXAMPLES, derandomize=True, database=None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def own_data_folder():
+    """A test process forked from one that had loaded the Django settings (mutmut
+    forks each mutant's pytest from its fork server) works in data folders of its
+    own, removed at the end of its session (shareval.platform.test_settings)."""
+    from django.conf import settings as django_settings
+
+    from shareval.platform import test_settings
+    home = test_settings.own_home()
+    yield
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+        shutil.rmtree(django_settings.CODERUN_DIR, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not (SHARED_DATA / "rcc" / "train" / "data_set_citations.json").is_file():
@@ -56,3 +80,21 @@ def cli(capsys):
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path
+
+
+# Mutation runs: with SHAREVAL_MUTATION_FAILLOG set (bench/mutate.py sets it), every
+# failing test phase is appended to that file as one JSON line with the mutant under
+# test, the process and the error's last lines, so a kill can be traced to the test
+# and the reason (mutmut sends its forked children's output to /dev/null).
+FAILLOG = os.environ.get("SHAREVAL_MUTATION_FAILLOG")
+
+
+def pytest_runtest_logreport(report):
+    if not FAILLOG or not report.failed:
+        return
+    import json
+    text = getattr(report, "longreprtext", "") or str(report.longrepr)
+    line = {"mutant": os.environ.get("MUTANT_UNDER_TEST", ""), "test": report.nodeid,
+            "when": report.when, "pid": os.getpid(), "error": text.splitlines()[-12:]}
+    with open(FAILLOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(line) + "\n")

@@ -102,9 +102,22 @@ def _limit_self(memory_mb: int, cpu_seconds: int) -> None:
     address space than they use, so the limit is what validation may add."""
     import resource
     mem = _address_space() + memory_mb * 2 ** 20
-    resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 5))
+    _lower(resource.RLIMIT_AS, mem, mem)
+    _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
     os.nice(5)
+
+
+def _lower(which: int, soft: int, hard: int) -> None:
+    """Set a limit, never above the hard limit the server itself runs under: raising
+    one needs a privilege (CAP_SYS_RESOURCE) the server may lack, and every
+    validation then crashed (under systemd's LimitCPU, or mutmut's CPU limit per
+    mutant, which turned every mutant reaching a real validation into a kill)."""
+    import resource
+    inherited = resource.getrlimit(which)[1]
+    if inherited != resource.RLIM_INFINITY:
+        hard = min(hard, inherited)
+        soft = min(soft, hard)
+    resource.setrlimit(which, (soft, hard))
 
 
 MAX_RATIO, RATIO_FLOOR = 200, 256 * 2 ** 20
