@@ -236,16 +236,10 @@ class VariableIndex:
             if "chars_fields" in self.fused else None
         self.centred = svident_dense.centred(encoder, self.lang)
         if self.centred:
-            self.dense_encoders = svident_dense.encoders(encoder, self.lang)
             self.vectors = svident_dense.passage_vectors(
                 encoder, self.lang, [svident_dense.passage_text(v) for v in variables])
         else:
-            self.dense_encoders = {encoder: 1.0}
-            self.vectors = self._embed(texts, "passage")
-
-    def _embed(self, texts: list[str], kind: str) -> np.ndarray:
-        from .embed import e5, embed
-        return e5(texts, kind) if self.encoder == "e5" else embed(texts)
+            self.vectors = svident_dense.encode(encoder, texts, "passage")
 
     def bm25_scores(self, sentences: list[str]) -> np.ndarray:
         return self.bm25.scores(sentences)
@@ -259,11 +253,8 @@ class VariableIndex:
         elif self.centred:
             q = svident_dense.query_vectors(self.encoder, self.lang, sentences)
         else:
-            q = self._embed(sentences, "query")
+            q = svident_dense.encode(self.encoder, sentences, "query")
         return q @ self.vectors.T
-
-    def chars_scores(self, sentences: list[str]) -> np.ndarray:
-        return self.chars.scores(sentences)
 
     def scores(self, sentences: list[str], method: str = "fusion", vectors=None) -> np.ndarray:
         if method == "bm25":
