@@ -245,18 +245,6 @@ def summarize(module: str, work: Path, seconds: float, env: dict | None = None,
                               "diff": diffs.get(k, [])} for k in survived}}
 
 
-RECHECK = r"""
-import contextlib, io, json, os, sys
-import pytest
-names, tests = json.loads(sys.argv[1]), sys.argv[2:]
-for name in names:
-    os.environ["MUTANT_UNDER_TEST"] = name
-    with contextlib.redirect_stdout(io.StringIO()):
-        code = pytest.main(["-q", "-x", "-p", "no:cacheprovider", *tests])
-    print(json.dumps([name, int(code)]), flush=True)
-"""
-
-
 def recheck(module: str, tests: list[str] | None, sample: int = 0,
             full_examples: bool = False, of_serial: bool = False) -> dict:
     """The last run's survivors of ``module`` against the current tests; with
@@ -273,10 +261,14 @@ def recheck(module: str, tests: list[str] | None, sample: int = 0,
                                            min(sample, len(result.get("not_run_names", [])))))
     names = sorted(result["survivors"]) + drawn
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", RECHECK, json.dumps(names), *extra_args(module),
-                           *(tests or TESTS[module])],
+    from mutate_serial import SERIAL           # the same one-mutant-at-a-time loop
+    jobs_file = work / "recheck-jobs.json"
+    jobs_file.write_text(json.dumps([[n, tests or TESTS[module]] for n in names]),
+                         encoding="utf-8")
+    proc = subprocess.run([sys.executable, "-c", SERIAL, str(jobs_file), *extra_args(module)],
                           cwd=work, env=env, capture_output=True, text=True)
-    codes = dict(json.loads(line) for line in proc.stdout.splitlines() if line.startswith("["))
+    rows = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("[")]
+    codes = {row[0]: row[1] for row in rows}
     if set(codes) != set(names):
         raise SystemExit(f"recheck of {module} failed:\n{proc.stderr[-2000:]}")
     sampled = {"sampled": len(drawn), "sample_killed": sum(codes[n] != 0 for n in drawn),
