@@ -61,7 +61,7 @@ def _cited(m, text, catalog):
 
 
 def test_a_dataset_named_only_in_the_reference_list_is_not_reported(catalog, model):
-    text = rcc.normalize(BODY + REFERENCES)
+    text = rcc.prepare_text(BODY + REFERENCES)
     before, X, cands = _without_rule(model, text, catalog)
     share = {catalog.ids[c.entry]: X[i, rcc.FEATURES.index("ref_share")]
              for i, c in enumerate(cands)}
@@ -76,7 +76,7 @@ def test_a_dataset_named_only_in_the_reference_list_is_not_reported(catalog, mod
 
 
 def test_a_dataset_named_in_the_body_and_the_reference_list_is_kept(catalog, model):
-    text = rcc.normalize(USES_HRS + BODY + REFERENCES)
+    text = rcc.prepare_text(USES_HRS + BODY + REFERENCES)
     before, X, cands = _without_rule(model, text, catalog)
     i = [catalog.ids[c.entry] for c in cands].index(HRS)
     assert 0.0 < X[i, rcc.FEATURES.index("ref_share")] < 1.0
@@ -88,7 +88,7 @@ def test_a_dataset_named_in_the_body_and_the_reference_list_is_kept(catalog, mod
 
 def test_a_text_without_a_reference_list_is_scored_as_without_the_rule(catalog, model):
     # the Health and Retirement Study named as in an entry, but in the body
-    text = rcc.normalize(BODY + "\n".join(HRS_ENTRIES[:2]) + "\n" + USES_HRS)
+    text = rcc.prepare_text(BODY + "\n".join(HRS_ENTRIES[:2]) + "\n" + USES_HRS)
     for m in (model, rcc.RccModel.load()):
         before, X, _ = _without_rule(m, text, catalog)
         assert not rcc.reference_only(X).any()

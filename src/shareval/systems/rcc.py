@@ -38,11 +38,11 @@ from .rcc_features import (FEATURES, MAX_DF, NEAR, NO_YEARS, STAGE2, WORD, Candi
 from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
 from .rcc_trees import Trees
-from .text import STOPWORDS, normalize
+from .text import STOPWORDS, drop_digit_lines, normalize
 
 __all__ = ["FEATURES", "MAX_DF", "MODEL_PATH", "NEAR", "NO_YEARS", "STAGE2", "Candidate",
            "Catalog", "RccModel", "Trees", "candidates", "cited_mentions", "cosines",
-           "features", "find_citations", "model", "normalize", "reference_only",
+           "features", "find_citations", "model", "normalize", "prepare_text", "reference_only",
            "stage2_features", "title_span"]
 
 MODEL_PATH = Path(__file__).with_name("models") / "rcc_citations.json"
@@ -148,6 +148,13 @@ def model() -> RccModel:
     return _MODEL
 
 
+def prepare_text(raw: str) -> str:
+    """What the RCC system reads of a publication: the lines the training texts would
+    keep (``drop_digit_lines``; raw PDF text keeps its reference entries and tables,
+    the training JSON lost them), normalized (``text.normalize``)."""
+    return normalize(drop_digit_lines(raw))
+
+
 def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: float | None = None,
                    use_embeddings: bool = True, rcc_model: RccModel | None = None,
                    mention_threshold: float | None = None) -> tuple[list[dict], list[dict]]:
@@ -159,7 +166,7 @@ def find_citations(text: str, catalog: Catalog, publication_id="0", threshold: f
     mentions (0 outputs every candidate form with its score; see ``rcc_mentions``).
     """
     m = rcc_model or model()
-    text = normalize(text)
+    text = prepare_text(text)
     embed = None
     if use_embeddings:
         from .embed import embed

@@ -9,6 +9,7 @@ from pathlib import Path
 
 _HYPHEN_BREAK = re.compile(r"(\w)-\s*\n\s*(\w)|(\w)- (?=[a-z])")
 _TOKEN = re.compile(r"[^\W_]+")
+_DIGIT = re.compile(r"\d")
 YEAR = re.compile(r"\b(1[89]\d\d|20\d\d)\b")
 MAX_N = 6      # longest word n-gram of a catalog index (rcc, rcc_patterns)
 
@@ -22,6 +23,15 @@ def normalize(text: str) -> str:
     """NFKC, ligatures resolved, words split across lines ("con- ducted") joined."""
     text = unicodedata.normalize("NFKC", text)
     return _HYPHEN_BREAK.sub(lambda m: (m.group(1) or m.group(3)) + (m.group(2) or ""), text)
+
+
+def drop_digit_lines(text: str, share: float = 0.1) -> str:
+    """``text`` without the lines of which more than ``share`` of the characters are
+    digits. The RCC training texts were made this way from the competition's PDF
+    conversion (tables, reference entries with years and pages, page numbers gone), so
+    the RCC system applies it to what it reads and sees the form it was trained on."""
+    return "\n".join(line for line in text.split("\n")
+                     if len(_DIGIT.findall(line)) <= share * len(line))
 
 
 def tokens(text: str) -> list[str]:

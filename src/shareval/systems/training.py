@@ -36,7 +36,7 @@ def rcc_held_out(publication_id) -> bool:
 
 def _rcc_job(args):
     text_path, gold = args
-    text = rcc.normalize(read_document(Path(text_path)))
+    text = rcc.prepare_text(read_document(Path(text_path)))
     cands, X = rcc.features(text, _CATALOG)
     return (text, cands, X, np.array([_CATALOG.ids[c.entry] in gold for c in cands], bool))
 
