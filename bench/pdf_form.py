@@ -1,6 +1,6 @@
 """A simulation of PDF-to-text output, made from the processed JSON texts.
 
-    python bench/pdf_form.py --data ../shared/data OUT [--count 200] [--width 80]
+    python bench/pdf_form.py --data ../shared/data OUT [--count 200] [--width 80] [--keep-lines]
                              [--references]
 
 The shared data holds no PDFs and no PDF-to-text files for its publications, so
@@ -11,6 +11,12 @@ each page after the first opening with a running header (the title and the
 authors' line, alternating) and closing with a page number. It writes
 ``OUT/<id>.txt`` for the first ``--count`` held-out publications (in id order);
 ``bench/quality.py --raw OUT`` then scores them in both forms.
+
+``--keep-lines`` keeps the JSON text's own line breaks, which are the lines of the
+competition's conversion that the JSON kept, instead of re-wrapping the words (a
+rule that reads lines, such as dropping digit-heavy ones, sees other lines in a
+re-wrapped text than in the conversion). Only the page furniture and the reference
+entries are added; there is then no hyphenation.
 
 ``--references`` also appends a made-up reference list, since a real conversion
 keeps every entry while the JSON texts lost most of them (lines with many digits
@@ -143,15 +149,24 @@ def _wrap(words: list[str], width: int) -> list[str]:
     return lines
 
 
-def render(text: str, width: int = 80, references: list[str] | None = None) -> str:
+def render(text: str, width: int = 80, references: list[str] | None = None,
+           keep_lines: bool = False) -> str:
     """``text`` laid out as pages of ``pdftotext`` output (see the module docstring),
     followed by a "References" heading and ``references`` (one entry per paragraph)
-    when given; headings then stay on lines of their own."""
+    when given; headings then stay on lines of their own. ``keep_lines`` keeps the
+    text's own lines (the conversion's lines that the JSON kept) instead of re-wrapping
+    them; only the reference entries are wrapped."""
     source = [ln.strip() for ln in text.splitlines() if ln.strip()]
     long = [ln for ln in source if len(ln.split()) >= 3] or source or [""]
     title = long[min(1, len(long) - 1)][:60]        # the first line is often "Abstract ..."
     authors = long[0].split()[0] + " et al."
-    if references is None:
+    if keep_lines:
+        body = list(source)
+        if references is not None:
+            body += ["", "References"]
+            for entry in references:
+                body += _wrap(entry.split(), width)
+    elif references is None:
         body = _wrap(" ".join(source).split(), width)
     else:
         body, block = [], []
@@ -182,6 +197,8 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=80)
     ap.add_argument("--references", action="store_true",
                     help="append a made-up reference list (see the module docstring)")
+    ap.add_argument("--keep-lines", action="store_true",
+                    help="keep the JSON text's own lines instead of re-wrapping them")
     args = ap.parse_args()
     sim = Simulator(args.data) if args.references else None
     texts = args.data / "rcc" / "train" / "texts"
@@ -191,7 +208,7 @@ def main() -> None:
     for p in held:
         text = read_document(p)
         refs = sim.references(p.stem, text) if sim else None
-        (args.out / f"{p.stem}.txt").write_text(render(text, args.width, refs),
+        (args.out / f"{p.stem}.txt").write_text(render(text, args.width, refs, args.keep_lines),
                                                 encoding="utf-8")
     print(f"{len(held)} publications written to {args.out}")
 
