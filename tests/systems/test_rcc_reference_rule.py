@@ -1,6 +1,7 @@
 """RCC does not report a dataset whose name is found only in the text's reference list
 (``rcc.reference_only``, applied in ``RccModel.score``): a PDF-to-text form keeps every
-reference entry, and entries name data the paper only cites."""
+reference entry, and entries name data the paper only cites. Nor one named only in a
+line that is more than a tenth digits (a table row), which ``rcc.prepare_text`` drops."""
 import dataclasses
 
 import numpy as np
@@ -94,3 +95,15 @@ def test_a_text_without_a_reference_list_is_scored_as_without_the_rule(catalog, 
         assert not rcc.reference_only(X).any()
         assert _scores(m, text, catalog) == before
     assert _without_rule(model, text, catalog)[0][HRS] > TINY
+
+
+def test_a_dataset_named_only_in_a_table_row_is_not_reported(catalog, model):
+    # rcc.prepare_text drops lines with more than a tenth digits, as the training texts
+    table = "Health and Retirement Study 1998 2000 2002 2004 2006 12.5 13.1 14.2 15.0\n"
+    assert sum(map(str.isdigit, table)) > 0.1 * len(table.rstrip("\n"))
+    # the same words in prose are reported, and would be in the table row without the drop
+    prose = "The Health and Retirement Study gave us the wealth of older households.\n"
+    assert HRS in _cited(model, BODY + prose, catalog)
+    assert _scores(model, rcc.normalize(BODY + table), catalog)[HRS] > TINY
+    cited = _cited(model, BODY + table, catalog)
+    assert HRS not in cited and PSID in cited
