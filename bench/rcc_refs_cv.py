@@ -64,7 +64,7 @@ def _job(args):
     raw = read_document(Path(path))
     out = []
     for text in (raw, render(raw, 80, _SIM.references(Path(path).stem, raw))):
-        cands, X = rcc.features(rcc.normalize(text), _CATALOG)
+        cands, X = rcc.features(rcc.prepare_text(text), _CATALOG)
         out.append((X, np.array([_CATALOG.ids[c.entry] in gold for c in cands], bool)))
     return out
 
