@@ -162,10 +162,6 @@ def render(text: str, width: int = 80, references: list[str] | None = None,
     authors = long[0].split()[0] + " et al."
     if keep_lines:
         body = list(source)
-        if references is not None:
-            body += ["", "References"]
-            for entry in references:
-                body += _wrap(entry.split(), width)
     elif references is None:
         body = _wrap(" ".join(source).split(), width)
     else:
@@ -176,7 +172,9 @@ def render(text: str, width: int = 80, references: list[str] | None = None,
                 block = []
             else:
                 block.append(ln)
-        body += [*_wrap(" ".join(block).split(), width), "", "References"]
+        body += _wrap(" ".join(block).split(), width)
+    if references is not None:
+        body += ["", "References"]
         for entry in references:
             body += _wrap(entry.split(), width)
     pages = []
