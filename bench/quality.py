@@ -108,10 +108,9 @@ def rcc_quality(data: Path, model_path: Path | None, tmp: Path, embeddings: bool
              f"{bootstrap_interval('rcc-mentions', ref, msub)}")]
 
 
-def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) -> list[tuple]:
-    rows = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
-    held = training.svident_held_out(rows)
-    test = [r for r in rows if r["doc_id"] in held]
+def detection_score(test: list[dict], predicted, tmp: Path):
+    """shareval's ``svident-detection`` score of 0/1 ``predicted`` for the ``test`` rows
+    (of ``train.tsv``), through a reference and a submission file written in ``tmp``."""
     ref = tmp / "sv_ref.tsv"
     with ref.open("w", newline="") as f:
         w = csv.writer(f, delimiter="\t", quoting=csv.QUOTE_NONE, escapechar="\\")
@@ -120,11 +119,18 @@ def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) ->
         for r in test:
             w.writerow([r["sentence"].replace("\t", " "), r["is_variable"], r["variable"],
                         r["research_data"], r["doc_id"], r["uuid"], r["lang"]])
+    sub = tmp / "sv_detection.json"
+    sub.write_text(json.dumps({r["uuid"]: int(x) for r, x in zip(test, predicted)}))
+    return tasks.get("svident-detection").score(ref, sub)
+
+
+def svident_detection_quality(data: Path, model_path: Path | None, tmp: Path) -> list[tuple]:
+    rows = training.read_svident_train(data / "sv-ident" / "train" / "train.tsv")
+    held = training.svident_held_out(rows)
+    test = [r for r in rows if r["doc_id"] in held]
     model = svident.DetectionModel.load(model_path) if model_path else svident.detection_model()
     p = model.probabilities([r["sentence"] for r in test])
-    sub = tmp / "sv_detection.json"
-    sub.write_text(json.dumps({r["uuid"]: int(x >= model.threshold) for r, x in zip(test, p)}))
-    res = tasks.get("svident-detection").score(ref, sub)
+    res = detection_score(test, p >= model.threshold, tmp)
     langs = res.breakdowns["per_language"]
     return [("SV-Ident detection", f"{len(held)} held-out documents, {len(test)} sentences",
              "F1-macro (documents, then languages)", res.metrics["f1_macro"],

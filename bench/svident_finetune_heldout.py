@@ -19,28 +19,26 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 import torch
-from sklearn.metrics import f1_score
 
 sys.path.insert(0, str(Path(__file__).parent))
 from svident_calib import top_share  # noqa: E402
 from svident_finetune import frozen_states, train_fold  # noqa: E402
+from quality import detection_score  # noqa: E402
 
 from shareval.systems import e5_numpy, svident, training  # noqa: E402
 
 
-def f1_macro(y, pred, lang, doc) -> dict:
-    per = {}
-    for la in ("en", "de"):
-        docs = sorted(set(doc[lang == la]))
-        per[la] = float(np.mean([f1_score(y[doc == d], pred[doc == d], average="macro",
-                                          zero_division=0) for d in docs]))
-    return {k: round(v, 4) for k, v in {"all": float(np.mean(list(per.values()))),
-                                         **per}.items()}
+def score(test: list[dict], predicted, tmp: Path) -> dict:
+    """F1-macro by shareval's ``svident-detection`` scorer, overall and per language."""
+    res = detection_score(test, predicted, tmp)
+    return {"all": round(res.metrics["f1_macro"], 4),
+            **{k: round(v["f1_macro"], 4) for k, v in res.breakdowns["per_language"].items()}}
 
 
 def main() -> None:
@@ -55,7 +53,6 @@ def main() -> None:
     rows = training.read_svident_train(args.data / "sv-ident" / "train" / "train.tsv")
     held = training.svident_held_out(rows)
     y = np.array([int(r["is_variable"]) for r in rows], dtype=np.float32)
-    lang = np.array([r["lang"] for r in rows])
     doc = np.array([r["doc_id"] for r in rows])
     test = np.flatnonzero(np.isin(doc, sorted(held)))
     train = np.flatnonzero(~np.isin(doc, sorted(held)))
@@ -68,12 +65,14 @@ def main() -> None:
     p = shipped.probabilities([rows[i]["sentence"] for i in test])
     logodds = np.log(p) - np.log1p(-p)
     q = float(y[train].mean())
-    yt, lt, dt = y[test].astype(int), lang[test], doc[test]
-    print(json.dumps({
-        "held_out_documents": len(held), "sentences": len(test), "q": round(q, 4),
-        "shipped": f1_macro(yt, (p >= shipped.threshold).astype(int), lt, dt),
-        "mix_calib": f1_macro(yt, top_share(finetuned + logodds, dt, q), lt, dt),
-        "epoch_seconds": epoch_s, "seconds": round(time.time() - t0)}))
+    test_rows = [rows[i] for i in test]
+    with tempfile.TemporaryDirectory() as tmp:
+        print(json.dumps({
+            "held_out_documents": len(held), "sentences": len(test), "q": round(q, 4),
+            "shipped": score(test_rows, p >= shipped.threshold, Path(tmp)),
+            "mix_calib": score(test_rows, top_share(finetuned + logodds, doc[test], q),
+                               Path(tmp)),
+            "epoch_seconds": epoch_s, "seconds": round(time.time() - t0)}))
 
 
 if __name__ == "__main__":
