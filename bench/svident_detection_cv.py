@@ -1,6 +1,7 @@
 """Cross-validation of SV-Ident detection variants on the training split only.
 
     PYTHONPATH=src python bench/svident_detection_cv.py [--data ../shared/data] VARIANT...
+    PYTHONPATH=src python bench/svident_detection_cv.py --learning-curve
 
 The documents of ``sv-ident/train`` that ``training.svident_held_out`` does not hold
 out are dealt, per language in id order, to five folds; each fold is scored by a
@@ -11,10 +12,16 @@ language chosen, for each fold, on the other four folds' out-of-fold scores (gri
 -2..2, step 0.2). ``--centered A`` also scores the shipped recipe's out-of-fold
 log-odds minus A times the median of their document's (a document-context variant).
 The record of the round that used it: docs/systems-experiments-round4.md.
+
+``--learning-curve``: the shipped recipe trained on n = 1..4 of the four other folds
+(every such subset) for each fold; printed per n, the mean over folds and subsets of
+the fold's F1-macro. Whether the curve still rises at n = 4 decides whether the shipped
+model should be trained on all documents (docs/systems-experiments-round7-detection.md).
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import time
 from collections import Counter
@@ -121,13 +128,41 @@ def centered(d: Data, oof: np.ndarray, a: float) -> np.ndarray:
     return out
 
 
+def learning_curve(d: Data) -> None:
+    X = features(d, {})
+    for n in range(1, 5):
+        t0, scores, docs = time.time(), [], []
+        for k in range(5):
+            for subset in itertools.combinations([f for f in range(5) if f != k], n):
+                a, b = np.isin(d.fold, subset), d.fold == k
+                docs.append(len(set(d.doc[a])))
+                clf = LogisticRegression(C=4.0, max_iter=5000,
+                                         class_weight="balanced").fit(X[a], d.y[a])
+                s = X[b] @ clf.coef_.ravel() + clf.intercept_[0] + svident.NEIGHBOR_WEIGHT \
+                    * svident.neighbor_margin(d.V[b], d.V[a], d.y[a])
+                pred = np.zeros(len(d.y), int)
+                pred[b] = s >= 0
+                scores.append(d.f1(b, pred))
+        print(json.dumps({"training_folds": n, "documents": round(float(np.mean(docs)), 1),
+                          "runs": len(scores), **{key: round(float(np.mean(
+                              [s[key] for s in scores])), 4) for key in ("all", "en", "de")},
+                          "seconds": round(time.time() - t0)}), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("variants", nargs="+", choices=sorted(VARIANTS))
+    ap.add_argument("variants", nargs="*", help=", ".join(sorted(VARIANTS)))
+    ap.add_argument("--learning-curve", action="store_true")
     ap.add_argument("--data", type=Path, default=Path("../shared/data"))
     ap.add_argument("--centered", type=float, nargs="*", default=[])
     args = ap.parse_args()
+    if not args.variants and not args.learning_curve:
+        ap.error("name a variant or --learning-curve")
+    if set(args.variants) - set(VARIANTS):
+        ap.error(f"unknown variant(s): {', '.join(sorted(set(args.variants) - set(VARIANTS)))}")
     d = Data(args.data)
+    if args.learning_curve:
+        learning_curve(d)
     everywhere = np.ones(len(d.y), bool)
     for name in args.variants:
         t0 = time.time()

@@ -2,10 +2,12 @@
 
 Two tasks (SV-Ident detection, RCC dataset citations), a development phase with
 a public leaderboard and weekly quotas, and a blind evaluation phase. The
-hidden references are only the parts of the shared training data that the
-shipped reference models were *not* trained on (``systems/training.py``'s
-declared held-out splits), so a reference system's score on the demo boards is
-a held-out score; the baselines are real, simple systems computed here (a
+hidden references are only the declared held-out parts of the shared training
+data (``systems/training.py``), which the shipped RCC model was *not* trained on,
+so its score on the demo boards is a held-out score. The shipped SV-Ident
+detection model is trained on every document; the same recipe trained without the
+held-out ones (``train-system svident --split train``) is the one to put on the
+SV-Ident boards. The baselines are real, simple systems computed here (a
 keyword rule for SV-Ident, the 3 most cited training datasets for RCC),
 scored by the worker before the server opens.
 """
@@ -27,11 +29,14 @@ from .demo_judging import add_rcc_content, set_up_judging, team_runs
 
 KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measured|agree|"
                       r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
-SPLITS = ("Built by `make demo` from ../shared/data, using only data the shipped reference "
-          "systems were not trained on (their declared held-out splits, docs/systems.md). "
-          "SV-Ident: the held-out training documents (per language, every fourth in id "
-          "order), per language alternately development and evaluation. RCC development: "
-          "the held-out publications, those whose id is divisible by 5. The other training "
+SPLITS = ("Built by `make demo` from ../shared/data, using only the declared held-out "
+          "splits of the training data (docs/systems.md), which the reference systems as "
+          "measured there were not trained on. SV-Ident: the held-out training documents "
+          "(per language, every fourth in id order), per language alternately development "
+          "and evaluation; the shipped detection model is trained on all documents, so "
+          "train it on the others first (`shareval train-system svident --split train "
+          "--out F`, then `shareval run svident ... --model F`). RCC development: the "
+          "held-out publications, those whose id is divisible by 5. The other training "
           "documents and publications, which the reference models learned from, are in no "
           "phase.")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),

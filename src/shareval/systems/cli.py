@@ -48,6 +48,11 @@ def add_parsers(sub) -> None:
     train.add_argument("--pack", help="material: the development reference pack (queries.tsv, "
                                       "clir/, optional domainid/)")
     train.add_argument("--beta", type=float, help="material: override the pack's beta")
+    train.add_argument("--split", choices=("train", "all"),
+                       help="rcc, svident: train on the training part of the declared split "
+                            "(bench/quality.py measures the model on the held-out part) or on "
+                            "all of the training data; default: as the shipped model was "
+                            "trained (rcc: train, svident: all)")
     train.add_argument("--out", help="model file (default: the shipped model)")
 
 
@@ -92,6 +97,9 @@ def _command(args, console) -> int:
         from . import training
         data = Path(args.data)
         if args.system == "material":
+            if args.split:
+                raise RequestError("train-system material has no --split: it tunes on the "
+                                   "--pack it is given")
             if not args.input or not args.pack:
                 raise RequestError("train-system material needs --input DEV_IN and --pack "
                                    "DEV_PACK")
@@ -99,11 +107,13 @@ def _command(args, console) -> int:
                                     log=console.print)
         elif args.system == "rcc":
             training.train_rcc(data / "rcc", args.out or training.rcc.MODEL_PATH,
-                               log=console.print)
+                               log=console.print,
+                               split=args.split or training.SHIPPED_SPLIT["rcc"])
         else:
             from . import svident_dense
             train_tsv = data / "sv-ident" / "train" / "train.tsv"
-            training.train_svident_detection(train_tsv, args.out, log=console.print)
+            training.train_svident_detection(train_tsv, args.out, log=console.print,
+                                             split=args.split or training.SHIPPED_SPLIT["svident"])
             # the dense retriever's centring means, beside the detection model
             svident_dense.train_means(train_tsv, Path(args.out).with_name("svident_dense.npz")
                                       if args.out else None, log=console.print)

