@@ -231,6 +231,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .systems.cli import add_parsers as add_system_parsers
     add_system_parsers(sub)
 
+    from .runcode import add_parser as add_run_code_parser
+    add_run_code_parser(sub)
+
     from .platform.commands import add_server_parser
     add_server_parser(sub)
     return p
@@ -318,6 +321,9 @@ def _dispatch(args, console) -> int:
         return submit_command(args, console)
     if args.command in ("systems", "run", "serve-system", "train-system"):
         from .systems.cli import command
+        return command(args, console)
+    if args.command == "run-code":
+        from .runcode import command
         return command(args, console)
     if args.command == "server":
         from .platform.commands import run_server_command

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import secrets
 import tarfile
 import threading
 import time
@@ -76,8 +77,14 @@ pathlib.Path(sys.argv[2], "labels.tsv").write_text(
 """
 
 
+# on every command line of this module's runs (bwrap's shows the command too), so
+# that the processes of this module's runs are told from any other run's
+TOKEN = secrets.token_hex(6)
+
+
 def bundle(program: str, extra_manifest: dict | None = None) -> bytes:
-    manifest = {"command": "python main.py {input} {output}", **(extra_manifest or {})}
+    manifest = {"command": f"python main.py {{input}} {{output}} {TOKEN}",
+                **(extra_manifest or {})}
     return tgz({"shareval-system.yaml": yaml.safe_dump(manifest), "main.py": program})
 
 
@@ -265,29 +272,28 @@ def test_bombs_stop_at_their_limit_while_others_stay_served(live, name):
     assert other["state"] == "ok", other
     assert latencies and max(latencies) < 3.0, latencies
     wait_run(st, tokens["bob"], fine["id"], "final")     # nothing else runs now
-    assert _leftovers(st.env["SHAREVAL_CODERUN_DIR"]) == []
+    assert _leftovers() == []
 
 
-def _leftovers(workspace: str, marker: str = "python\0main.py\0/input\0/output\0",
-               wait: float = 5.0) -> list[str]:
-    """Processes of this stack's sandboxes still running after ``wait`` seconds (the
-    kernel kills a namespace's processes when its init exits; under load that takes
-    a moment): ``bwrap`` processes naming this stack's workspace, and processes whose
-    command line is ``marker`` (the bundles' command). None may outlive its run."""
+def _leftovers(marker: str = TOKEN, wait: float = 5.0) -> list[str]:
+    """Processes still running after ``wait`` seconds (the kernel kills a
+    namespace's processes when its init exits; under load that takes a moment)
+    whose command line holds ``marker``: by default this module's bundles'
+    command (on their own command line and on their ``bwrap``'s). None may
+    outlive its run."""
     end = time.monotonic() + wait
+    me = str(os.getpid())
     while True:
         out = []
         for p in os.listdir("/proc"):
-            if not p.isdigit():
+            if not p.isdigit() or p == me:
                 continue
             try:
                 state = open(f"/proc/{p}/stat").read().rpartition(")")[2].split()[0]
                 cmd = open(f"/proc/{p}/cmdline", "rb").read().decode(errors="replace")
             except (OSError, IndexError):
                 continue
-            if state != "Z" and ((cmd.startswith(bwrap.bwrap_path() or "bwrap") and
-                                  workspace in cmd) or cmd == marker or
-                                 (marker in cmd and "bwrap" not in cmd)):
+            if state != "Z" and marker in cmd.split("\0"):
                 out.append(cmd)
         if not out or time.monotonic() > end:
             return out
@@ -296,15 +302,16 @@ def _leftovers(workspace: str, marker: str = "python\0main.py\0/input\0/output\0
 
 def test_no_process_survives_its_run(live):
     st, tokens, home = live
-    program = """
+    n = 100_000 + secrets.randbelow(800_000)      # told from any other test's sleeps
+    program = f"""
 import subprocess
-subprocess.Popen(["/bin/sh", "-c", "sleep 317 & sleep 318 &"], start_new_session=True)
-subprocess.Popen(["sleep", "319"])
+subprocess.Popen(["/bin/sh", "-c", "sleep {n} & sleep {n + 1} &"], start_new_session=True)
+subprocess.Popen(["sleep", "{n + 2}"])
 """ + SYSTEM
     run, _ = attack(st, tokens, program)
     assert run["state"] == "ok", run
-    for n in (317, 318, 319):
-        assert _leftovers(st.env["SHAREVAL_CODERUN_DIR"], f"sleep\0{n}\0") == []
+    for k in (n, n + 1, n + 2):
+        assert _leftovers(str(k)) == []
 
 
 def test_links_in_the_output_are_not_followed(live):

@@ -149,20 +149,19 @@ SMALL_JOB_BYTES = int(float(os.environ.get("SHAREVAL_SMALL_JOB_KB", "1024")) * 2
 # operator can kill a worker mid-job and watch the job be re-queued.
 SCORING_DELAY = float(os.environ.get("SHAREVAL_SCORING_DELAY", "0"))
 
-# Code submissions (coderuns, docs/code-submissions.md): the sandbox's workspace,
-# the user runs drop to when the worker is root ("pool": a fresh unused uid per
-# run, 1000001-1999999; or a user name), the Celery queue of code runs,
-# in-process code workers (embedded mode), and whether the environment build
-# may use the network ("auto": when pip's index is reached over http(s)).
-CODERUN_DIR = Path(os.environ.get("SHAREVAL_CODERUN_DIR", str(HOME / "coderuns"))).resolve()
+# Code submissions (coderuns, docs/code-submissions.md): the sandbox's workspace
+# (as root outside the server's home, which the runs' uids cannot enter and whose
+# path the sandbox would see among its mounts), the user runs drop to when the
+# worker is root ("pool": a fresh unused uid per run, 1000001-1999999; or a user
+# name), the Celery queue of code runs, in-process code workers (embedded mode).
+_SANDBOX_HOME = "/var/lib/shareval-sandbox" if os.geteuid() == 0 else str(HOME / "coderuns")
+CODERUN_DIR = Path(os.environ.get("SHAREVAL_CODERUN_DIR", _SANDBOX_HOME)).resolve()
 CODERUN_USER = os.environ.get("SHAREVAL_CODERUN_USER", "pool")
 CODERUN_QUEUE = os.environ.get("SHAREVAL_CODERUN_QUEUE", SCORING_QUEUE + "-coderuns")
 # organizers' scoring programs (tasks/program.py) run in the same workspace
 os.environ.setdefault("SHAREVAL_CODERUN_DIR", str(CODERUN_DIR))
 os.environ.setdefault("SHAREVAL_CODERUN_USER", CODERUN_USER)
 CODERUN_WORKERS = int(os.environ.get("SHAREVAL_CODERUN_WORKERS", "1"))
-CODERUN_PIP_NETWORK = os.environ.get("SHAREVAL_CODERUN_PIP_NETWORK", "auto")
-CODERUN_WHEELS_ONLY = os.environ.get("SHAREVAL_CODERUN_WHEELS_ONLY", "1") != "0"
 
 MAX_UPLOAD_BYTES = int(float(os.environ.get("SHAREVAL_MAX_UPLOAD_MB", "200")) * 2**20)
 # Validation runs in a child process with these limits (submissions/isolate.py);

@@ -4,7 +4,8 @@ unpacking an upload with the same hostile-archive checks as every submission.
 Manifest::
 
     command: python -m mysystem {input} {output}   # required; run without a shell
-    requirements: requirements.txt                  # optional (default: that file if present)
+    requirements: requirements.txt                  # optional (default: that file if present;
+                                                    # names of the index only: requirements.py)
     limits:                                         # optional requests, capped by the dataset
       wall_seconds: 600
       memory_mb: 2048
@@ -28,9 +29,12 @@ import yaml
 from shareval.formats.archive import NESTED, Limits as ArchiveLimits, iter_tgz
 from shareval.formats.errors import Problems
 
+from .requirements import parse as parse_requirements
+
 MANIFEST = "shareval-system.yaml"
 INPUT, OUTPUT = "/input", "/output"
-LIMIT_KEYS = ("wall_seconds", "cpu_seconds", "memory_mb", "processes", "output_mb", "tmp_mb")
+LIMIT_KEYS = ("wall_seconds", "cpu_seconds", "memory_mb", "processes", "output_mb", "tmp_mb",
+              "shm_mb", "output_files")
 
 
 @dataclass
@@ -81,11 +85,8 @@ def read_manifest(files: dict[str, bytes], problems: Problems, name: str = MANIF
             requirements = files[req_name].decode("utf-8", "replace")
     elif "requirements.txt" in files:
         requirements = files["requirements.txt"].decode("utf-8", "replace")
-    for line in requirements.splitlines():
-        s = line.strip()
-        if s.startswith("-") and not s.startswith(("-r ", "--requirement")):
-            problems.add(req_name or "requirements.txt", None, "requirements",
-                         f"pip options are not allowed here: {s[:80]!r}")
+    if requirements:
+        parse_requirements(requirements, req_name or "requirements.txt", problems)
     limits = doc.get("limits") or {}
     if not isinstance(limits, dict):
         problems.add(name, None, "limits", "expected a mapping")

@@ -2,12 +2,16 @@
 
 What the sandboxed process sees (``command``):
 
-- a fresh root (tmpfs) holding only: ``/usr`` read-only (with the merged-usr
-  links ``/bin``, ``/lib``, ``/lib64``, ``/sbin``), a handful of harmless
-  ``/etc`` files, the platform's Python prefix read-only, and the mounts the
-  caller names (code and input read-only, one writable output folder);
-- a fresh ``/proc`` of its own PID namespace, a minimal ``/dev``, a private
-  ``/tmp`` (tmpfs of a fixed size);
+- a fresh root (tmpfs, read-only once built) holding only: ``/usr`` read-only
+  (with the merged-usr links ``/bin``, ``/lib``, ``/lib64``, ``/sbin``), a
+  handful of harmless ``/etc`` files, the platform's Python prefix read-only,
+  and the mounts the caller names (code and input read-only, one writable
+  output folder);
+- a fresh ``/proc`` of its own PID namespace, a minimal read-only ``/dev``, and
+  two tmpfs of fixed size, the only writable places besides the output:
+  ``/tmp`` (``/var/tmp`` links to it) and ``/dev/shm``;
+- bwrap's own options passed through a file descriptor (``--args``): the
+  sandbox's init, whose ``/proc/1/cmdline`` it can read, shows no host path;
 - new user, PID, network, IPC, UTS and cgroup namespaces (``--unshare-all``):
   no network interface but its own loopback, no other process visible;
 - ``--die-with-parent``: killing the watching ``bwrap`` kills the namespace's
@@ -35,9 +39,6 @@ from pathlib import Path
 
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime", "/etc/nsswitch.conf",
              "/etc/alternatives")
-# the in-sandbox user's identity (only a name for the uid/gid inside)
-PASSWD = b"sandbox:x:1000:1000:sandbox:/tmp:/bin/sh\n"
-GROUP = b"sandbox:x:1000:\n"
 SANDBOX_UID = 1000
 
 
@@ -50,15 +51,16 @@ class Mount:
 
 @dataclass
 class Spec:
-    """One sandboxed command: what it sees and what it runs."""
+    """One sandboxed command: what it sees and what it runs. The only writable
+    places are the writable mounts and two tmpfs of fixed size: ``/tmp`` (also
+    ``/var/tmp``) and ``/dev/shm``; everything else is read-only."""
     argv: list[str]
     mounts: list[Mount] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     chdir: str = "/"
     tmp_mb: int = 256
-    network: bool = False           # only the environment build may share the network
+    shm_mb: int = 64
     python_mount: bool = True       # the platform's Python prefix (not for the probe)
-    extra_ro: list[str] = field(default_factory=list)   # host paths shown at the same place
 
 
 def python_prefix() -> Path:
@@ -78,8 +80,6 @@ def command(spec: Spec, python: Path | None = None, info_fd: int | None = None) 
             "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
             "--hostname", "sandbox",
             "--ro-bind", "/usr", "/usr"]
-    if spec.network:
-        argv.insert(2, "--share-net")
     for link in ("bin", "lib", "lib64", "sbin"):
         p = Path("/" + link)
         if p.is_symlink():
@@ -88,21 +88,20 @@ def command(spec: Spec, python: Path | None = None, info_fd: int | None = None) 
             argv += ["--ro-bind", str(p), str(p)]
     for f in ETC_FILES:
         argv += ["--ro-bind-try", f, f]
-    if spec.network:            # name resolution and certificates for the package index
-        for f in ("/etc/resolv.conf", "/etc/hosts", "/etc/ssl", "/etc/ca-certificates",
-                  "/etc/pip.conf", "/etc/xdg/pip"):
-            argv += ["--ro-bind-try", f, f]
+    # /dev is read-only but for its own sized /dev/shm (devices stay writable:
+    # a read-only mount does not stop writes to a device node)
     argv += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(spec.shm_mb * 2 ** 20), "--tmpfs", "/dev/shm",
+             "--remount-ro", "/dev",
              "--size", str(spec.tmp_mb * 2 ** 20), "--tmpfs", "/tmp",
-             "--dir", "/var/tmp"]
+             "--symlink", "/tmp", "/var/tmp"]
     prefix = python or python_prefix()
     if spec.python_mount and not str(prefix).startswith("/usr/"):
         argv += ["--ro-bind", str(prefix), str(python_prefix())]
-    for p in spec.extra_ro:
-        argv += ["--ro-bind-try", p, p]
     for m in spec.mounts:
         argv += ["--bind" if m.writable else "--ro-bind", str(m.source), m.dest]
-    argv += ["--chdir", spec.chdir, "--clearenv"]
+    # the root (a tmpfs bwrap makes, of no size) last: nothing more can be written there
+    argv += ["--remount-ro", "/", "--chdir", spec.chdir, "--clearenv"]
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8",
            "TMPDIR": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
@@ -112,6 +111,19 @@ def command(spec: Spec, python: Path | None = None, info_fd: int | None = None) 
     if info_fd is not None:
         argv += ["--info-fd", str(info_fd)]
     return argv + ["--", *spec.argv]
+
+
+def hidden_args(argv: list[str]) -> tuple[list[str], int]:
+    """``argv`` with its options passed through a file descriptor (``--args``), so
+    that the sandbox's init process, whose command line the sandbox can read in
+    ``/proc/1/cmdline``, shows ``bwrap --args N -- COMMAND`` and no host path.
+    Returns the short argv and the descriptor (the caller passes it on and
+    closes it)."""
+    cut = argv.index("--")
+    fd = os.memfd_create("bwrap-args", 0)
+    os.write(fd, b"".join(a.encode() + b"\0" for a in argv[1:cut]))
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [argv[0], "--args", str(fd), *argv[cut:]], fd
 
 
 # ---------------------------------------------------------------------------
@@ -177,10 +189,14 @@ def probe(user: tuple[int, int] | None, timeout: float = 10) -> str:
     if bwrap_path() is None:
         return ("bubblewrap (bwrap) is not installed on this server: code submissions "
                 "are refused (install the Debian package bubblewrap)")
-    spec = Spec(argv=["/bin/sh", "-c", "exit 0"], tmp_mb=1, python_mount=False)
+    spec = Spec(argv=["/bin/sh", "-c", "exit 0"], tmp_mb=1, shm_mb=1, python_mount=False)
     try:
-        r = subprocess.run(command(spec), capture_output=True, text=True, timeout=timeout, env={},
-                           preexec_fn=_drop(user) if user else None)
+        argv, fd = hidden_args(command(spec))
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env={},
+                               pass_fds=(fd,), preexec_fn=_drop(user) if user else None)
+        finally:
+            os.close(fd)
     except (OSError, subprocess.SubprocessError) as e:
         return f"bubblewrap could not start ({e}): code submissions are refused"
     if r.returncode != 0:

@@ -1,16 +1,19 @@
 """Environments for bundles: a venv of the platform's Python with the bundle's
-requirements, built once per requirements hash and shared read-only.
+requirements, built once per set of requirements and shared read-only.
 
-The build has two steps. The venv itself is made by the platform's Python on
-the host (``python -m venv --without-pip``: no participant input is involved).
-``pip install`` then runs **inside the sandbox**, with the new venv mounted
-writable at ``/env``, the platform's own pip mounted read-only, and by default
-``--only-binary :all:`` so that no package's build script runs. The build
-sandbox shares the host's network only when the configured package index is
-reached over http(s) (bubblewrap cannot restrict a network namespace to one
-host: the build then sees the host's network, but no participant code runs
-in it; wheels are only unpacked). A file:// index or find-links folder is
-mounted read-only instead, and the build has no network at all.
+The build has three steps, none of which runs a participant's code with a
+network or outside the sandbox:
+
+1. the venv itself is made by the platform's Python on the host (``python -m
+   venv --without-pip``: no participant input is involved);
+2. ``pip download --only-binary :all:`` fetches the wheels of the requirements
+   (read strictly, ``requirements.py``: names of the configured index only)
+   and their dependencies, on the host with the worker's pip configuration.
+   Only wheels: no source package is unpacked or built, so no package code runs
+   here, and the only addresses pip contacts are the index's;
+3. ``pip install --no-index --find-links /wheels`` runs **inside the
+   sandbox**, with no network at all, the new venv mounted writable at
+   ``/env`` and the downloaded wheels read-only.
 
 An environment is ready when its folder exists under its final name: builds
 go to a temporary folder renamed at the end, so a crash never leaves half an
@@ -18,11 +21,9 @@ environment in the cache.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
@@ -31,64 +32,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import bwrap
+from .requirements import normal_lines
 from .run import Limits, Result, run
 
 BUILD_LIMITS = Limits(wall_seconds=900, cpu_seconds=900, memory_mb=4096, processes=64,
-                      output_mb=8192, tmp_mb=1024)
+                      output_mb=8192, output_files=500_000, tmp_mb=1024)
+FORMAT = "wheels-offline/1"        # how environments are built (part of the cache key)
+# what the host's pip download may see of the worker's environment: its pip
+# configuration and proxy, never the server's secrets
+PASSED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "SSL_CERT_FILE", "SSL_CERT_DIR",
+              "REQUESTS_CA_BUNDLE", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy",
+              "https_proxy", "no_proxy")
 
 
-@dataclass
-class Index:
-    """Where pip finds packages, taken from the worker's own pip configuration."""
-    pip_args: list[str]
-    local_paths: list[str]
-    network: bool
-
-    @classmethod
-    def from_host(cls, only_binary: bool = True, extra_args: list[str] | None = None) -> "Index":
-        env = os.environ
-        cfg = _pip_config()
-        urls = []
-        for key in ("index-url", "extra-index-url", "find-links"):
-            for src in (env.get("PIP_" + key.replace("-", "_").upper(), ""),
-                        cfg.get(key, "")):
-                urls += src.split()
-        index_set = bool(env.get("PIP_INDEX_URL") or cfg.get("index-url"))
-        no_index = bool(env.get("PIP_NO_INDEX") or cfg.get("no-index"))
-        local = [u.removeprefix("file://") for u in urls
-                 if u.startswith("file://") or u.startswith("/")]
-        for key in ("constraint",):
-            for src in (env.get("PIP_CONSTRAINT", ""), cfg.get(key, "")):
-                local += [p for p in src.split() if p.startswith("/")]
-        network = not no_index and (not index_set or any(u.startswith(("http://", "https://"))
-                                                         for u in urls))
-        args = ["--only-binary", ":all:"] if only_binary else []
-        return cls(args + list(extra_args or []), sorted({str(Path(p).parent) if
-                                                          Path(p).is_file() else p
-                                                          for p in local}), network)
-
-
-@functools.lru_cache(maxsize=1)
-def _pip_config() -> dict[str, str]:
-    """pip's own configuration (read once per process: it costs a pip start-up)."""
-    try:
-        r = subprocess.run([sys.executable, "-m", "pip", "config", "list"], capture_output=True,
-                           text=True, timeout=30)
-    except (OSError, subprocess.SubprocessError):
-        return {}
-    out = {}
-    for line in r.stdout.splitlines():
-        key, _, value = line.partition("=")
-        name = key.split(".", 1)[-1]
-        if key.startswith(("global.", "install.")):
-            out[name] = value.strip().strip("'\"")
-    return out
-
-
-def env_key(requirements: str, index: Index) -> str:
+def env_key(lines: list[str]) -> str:
     h = hashlib.sha256()
-    for part in (sys.version, sys.base_prefix, " ".join(index.pip_args),
-                 requirements.strip()):
+    for part in (sys.version, sys.base_prefix, FORMAT, *lines):
         h.update(part.encode() + b"\0")
     return h.hexdigest()[:32]
 
@@ -108,37 +67,34 @@ class Built:
 
 
 def ensure_env(root: Path, requirements: str, *, user=None, python: Path | None = None,
-               index: Index | None = None, limits: Limits = BUILD_LIMITS) -> Built:
+               limits: Limits = BUILD_LIMITS) -> Built:
     """The environment for ``requirements`` under ``root/envs``, built if missing.
 
-    Raises EnvError with the build log if pip fails."""
+    Raises EnvError with the build log if the requirements are refused or pip
+    fails."""
     t0 = time.monotonic()
-    index = index or Index.from_host()
-    key = env_key(requirements, index)
+    try:
+        lines = normal_lines(requirements)
+    except ValueError as e:
+        raise EnvError("requirements.txt was refused", str(e)) from None
+    key = env_key(lines)
     final = Path(root) / "envs" / key
     if (final / "pyvenv.cfg").exists():
         return Built(final, True, time.monotonic() - t0, "")
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=final.parent))
+    wheels = Path(tempfile.mkdtemp(prefix=f".{key}-wheels-", dir=final.parent))
     try:
         base = Path(sys.base_prefix) / "bin" / f"python{sys.version_info[0]}.{sys.version_info[1]}"
         subprocess.run([str(base), "-m", "venv", "--without-pip", "--symlinks", str(tmp)],
                        check=True, capture_output=True, timeout=120)
         log, result = "", None
-        if requirements.strip():
-            (tmp / "requirements.txt").write_text(requirements)
+        if lines:
+            (tmp / "requirements.txt").write_text("\n".join(lines) + "\n")
+            download(tmp / "requirements.txt", wheels, limits)
             if user is not None:
                 _chown_tree(tmp, user)
-            spec = bwrap.Spec(
-                argv=["/env/bin/python", "/opt/pip/pip", "install", "--no-cache-dir",
-                      "--disable-pip-version-check", "--no-input", "--no-warn-script-location",
-                      *index.pip_args, "-r", "/env/requirements.txt"],
-                mounts=[bwrap.Mount(tmp, "/env", writable=True),
-                        bwrap.Mount(pip_dir(), "/opt/pip/pip")],
-                env={k: v for k, v in os.environ.items()
-                     if k.startswith("PIP_") and k != "PIP_REQUIRE_VIRTUALENV"},
-                network=index.network, extra_ro=index.local_paths, chdir="/env")
-            result = run(spec, limits, user=user, python=python, output=None)
+            result = install(tmp, wheels, user=user, python=python, limits=limits)
             log = result.stdout + result.stderr
             if result.state != "ok":
                 raise EnvError(f"installing requirements.txt failed ({result.message})", log)
@@ -151,6 +107,50 @@ def ensure_env(root: Path, requirements: str, *, user=None, python: Path | None 
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        shutil.rmtree(wheels, ignore_errors=True)
+
+
+def download(requirements: Path, wheels: Path, limits: Limits) -> None:
+    """The wheels of ``requirements`` and of their dependencies into ``wheels``
+    (host side, wheels only: nothing is built or run)."""
+    env = {k: v for k, v in os.environ.items() if k in PASSED_ENV or k.startswith("PIP_")}
+    env.pop("PIP_NO_BINARY", None)
+    cmd = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:",
+           "--no-input", "--disable-pip-version-check", "--progress-bar", "off",
+           "--dest", str(wheels), "-r", str(requirements)]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=wheels,
+                           timeout=limits.wall_seconds, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise EnvError(f"downloading the requirements took longer than "
+                       f"{limits.wall_seconds:g} s") from None
+    if r.returncode != 0:
+        raise EnvError("downloading the requirements failed (only packages with a wheel "
+                       "for this platform can be installed)", _pip_errors(r.stdout + r.stderr))
+    for dirpath, dirnames, filenames in os.walk(wheels):
+        os.chmod(dirpath, 0o755)
+        for n in filenames:
+            os.chmod(os.path.join(dirpath, n), 0o644)
+
+
+def _pip_errors(log: str) -> str:
+    """pip's log without the lines that show the server's configuration."""
+    return "\n".join(x for x in log.splitlines()
+                     if not x.startswith(("Looking in ", "WARNING: Location ")))
+
+
+def install(env: Path, wheels: Path, *, user, python: Path | None, limits: Limits) -> Result:
+    """``pip install`` of the downloaded wheels into ``env``, in the sandbox, offline."""
+    spec = bwrap.Spec(
+        argv=["/env/bin/python", "/opt/pip/pip", "install", "--isolated", "--no-index",
+              "--find-links", "/wheels", "--only-binary", ":all:", "--no-cache-dir",
+              "--disable-pip-version-check", "--no-input", "--no-warn-script-location",
+              "-r", "/env/requirements.txt"],
+        mounts=[bwrap.Mount(env, "/env", writable=True), bwrap.Mount(wheels, "/wheels"),
+                bwrap.Mount(pip_dir(), "/opt/pip/pip")],
+        chdir="/env")
+    return run(spec, limits, user=user, python=python, output=None)
 
 
 class EnvError(Exception):
@@ -166,33 +166,27 @@ def _chown_tree(path: Path, user) -> None:
             os.chown(os.path.join(dirpath, n), *user, follow_symlinks=False)
 
 
-def _python_cache(root: Path, user) -> Path:
-    """Where copies of the Python runtime go: one folder per machine and user
-    (``$TMPDIR/shareval-python-<uid>``, ~100 MB, shared by every workspace), if
-    it is a real folder of this user writable by no one else and the sandbox
-    user can pass through it; else the workspace. (``$TMPDIR`` from the
-    environment: the server points Python's own temporary folder into its
-    private data folder.)"""
-    shared = Path(os.environ.get("TMPDIR") or "/tmp") / f"shareval-python-{os.getuid()}"
+def _link_or_copy(src: str, dst: str) -> None:
+    """A hard link of a file everyone may read (no bytes copied), else a copy."""
     try:
-        shared.mkdir(mode=0o755, exist_ok=True)
-        st = os.lstat(shared)
-        if stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and \
-                not st.st_mode & 0o022 and bwrap.reachable(shared, user, enter=True):
-            return shared
+        if os.stat(src).st_mode & 0o004:
+            os.link(src, dst)
+            return
     except OSError:
         pass
-    return root / "python"
+    shutil.copy2(src, dst)
 
 
 def staged_python(root: Path, user) -> Path | None:
-    """A copy of the platform's Python prefix the sandbox user can read, when it
-    cannot read the original (a root-owned pyenv under /root); None if not needed."""
+    """A copy of the platform's Python prefix under the workspace that the
+    sandbox user can read, when it cannot read the original (a root-owned
+    pyenv under /root); None if not needed. Files are hard links where the
+    file system allows (the bytes are not copied)."""
     prefix = bwrap.python_prefix()
     probe = prefix / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "os.py"
     if bwrap.reachable(probe, user):
         return None
-    dest = _python_cache(Path(root), user) / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
+    dest = Path(root) / "python" / hashlib.sha256(f"{prefix}{sys.version}".encode()) \
         .hexdigest()[:16]
     if (dest / ".complete").exists():
         return dest
@@ -200,7 +194,8 @@ def staged_python(root: Path, user) -> Path | None:
     tmp = Path(tempfile.mkdtemp(prefix=".python-", dir=dest.parent))
     skip = shutil.ignore_patterns("site-packages", "test", "tests", "idlelib", "tkinter",
                                   "turtledemo", "__pycache__")
-    shutil.copytree(prefix, tmp / "p", symlinks=True, ignore=skip, dirs_exist_ok=True)
+    shutil.copytree(prefix, tmp / "p", symlinks=True, ignore=skip, dirs_exist_ok=True,
+                    copy_function=_link_or_copy)
     for dirpath, dirnames, filenames in os.walk(tmp):
         os.chmod(dirpath, 0o755)
     os.chmod(tmp, 0o755)

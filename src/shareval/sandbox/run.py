@@ -7,14 +7,24 @@ limit      how it is enforced                                      state
 ========== ======================================================= ==========
 wall time  a watchdog kills ``bwrap``; its namespace dies with it  ``time``
 CPU time   ``RLIMIT_CPU`` per process (SIGXCPU, then SIGKILL)      ``cpu``
-memory     ``RLIMIT_AS`` per process, and the watchdog kills the    ``memory``
-           run when its processes' resident memory adds up to more
+memory     the run's memory cgroup (``cgroup.py``) counts all it    ``memory``
+           holds, tmpfs and shared memory included, and the kernel
+           stops it there; ``RLIMIT_AS`` per process; the watchdog
+           kills the run when what it holds (without a cgroup:
+           resident memory plus the files in ``/tmp`` and
+           ``/dev/shm``) adds up to more
 processes  the watchdog kills the run when its PID namespace holds  ``processes``
-           that many; ``RLIMIT_NPROC`` (4x + 64: it counts every
-           run of the sandbox user) is the backstop between polls
+           that many; the pids cgroup (4x + 64 tasks, threads
+           included) and ``RLIMIT_NPROC`` are backstops
 output     ``RLIMIT_FSIZE`` per file (SIGXFSZ), and the watchdog    ``output``
-           kills the run when the output folder grows past it
+           kills the run when the output folder's apparent size
+           passes ``output_mb`` or it holds more than
+           ``output_files`` entries (files, folders, links)
 ========== ======================================================= ==========
+
+The writable places are the output folder and two tmpfs mounts of fixed size,
+``/tmp`` (``tmp_mb``, also ``/var/tmp``) and ``/dev/shm`` (``shm_mb``); each is
+at most ``memory_mb``, and what they hold counts as memory (above).
 
 Other states: ``ok`` (exit 0), ``failed`` (another exit status), ``error``
 (the sandbox itself could not start). The watchdog polls every
@@ -22,8 +32,9 @@ Other states: ``ok`` (exit 0), ``failed`` (another exit status), ``error``
 kernel already has, since the namespace's init died) and checks that nothing is.
 
 Resource use: wall time from the clock; CPU time and the largest single
-process's peak resident memory from ``wait4``; the peak of the processes'
-summed resident memory from the watchdog's samples (the larger one is kept).
+process's peak resident memory from ``wait4``; the peak of what the run held
+(the cgroup's anonymous and shared memory, or the processes' summed resident
+memory plus the tmpfs files) from the watchdog's samples (the larger is kept).
 """
 from __future__ import annotations
 
@@ -37,7 +48,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import bwrap
+from . import bwrap, cgroup
 
 POLL = 0.1
 TAIL = 64 * 1024               # bytes of stdout/stderr kept
@@ -51,6 +62,8 @@ class Limits:
     processes: int = 64
     output_mb: int = 1024
     tmp_mb: int = 256
+    shm_mb: int = 64
+    output_files: int = 10_000
     open_files: int = 1024
 
     @classmethod
@@ -66,6 +79,20 @@ class Limits:
         return Limits(**{k: min(v, getattr(ceiling, k)) for k, v in asdict(self).items()})
 
 
+# a run's limits unless the dataset says otherwise, and the most a manifest may
+# ask for (the server's coderuns and `shareval run-code` alike)
+DEFAULT_LIMITS = Limits()
+DEFAULT_MAX = Limits(wall_seconds=3600, cpu_seconds=3600, memory_mb=8192, processes=256,
+                     output_mb=4096, tmp_mb=1024, shm_mb=1024, output_files=100_000)
+
+
+def run_limits(defaults: dict | None, ceiling: dict | None, requested: dict | None) -> Limits:
+    """The defaults (over :data:`DEFAULT_LIMITS`), raised or lowered by a
+    manifest's requests up to the ceiling (over :data:`DEFAULT_MAX`)."""
+    base = Limits.from_dict(defaults, DEFAULT_LIMITS)
+    return Limits.from_dict(requested, base).capped(Limits.from_dict(ceiling, DEFAULT_MAX))
+
+
 @dataclass
 class Result:
     state: str
@@ -74,7 +101,8 @@ class Result:
     wall_seconds: float = 0.0
     cpu_seconds: float = 0.0
     peak_mb: float = 0.0
-    output_bytes: int = 0
+    output_bytes: int = 0       # apparent size of what the output folder holds
+    output_entries: int = 0
     stdout: str = ""
     stderr: str = ""
     survivors: int = 0          # processes found in the namespace after the run (must be 0)
@@ -90,7 +118,8 @@ MESSAGES = {
     "cpu": "stopped: used more than the CPU-time limit of {l.cpu_seconds} s",
     "memory": "stopped: needed more than the memory limit of {l.memory_mb} MB",
     "processes": "stopped: started more than the limit of {l.processes} processes",
-    "output": "stopped: wrote more than the output limit of {l.output_mb} MB",
+    "output": "stopped: wrote more than the output limit of {l.output_mb} MB "
+              "or {l.output_files} files and folders",
 }
 
 
@@ -105,20 +134,32 @@ def _own_processes() -> int:
     return n
 
 
-def _limit_child(limits: Limits, user: tuple[int, int] | None):
+def _backstop(limits: Limits) -> int:
+    """Tasks (threads included) a run may have at once, whatever the watchdog sees."""
+    return 4 * limits.processes + 64
+
+
+def _limit_child(limits: Limits, user: tuple[int, int] | None, procs_files: list[str] = ()):
     # RLIMIT_NPROC counts every process of the user: for the worker's own user
     # (no user given) that includes the server's, so the backstop goes on top
     base = 0 if user is not None else _own_processes()
+    me = b"0"           # cgroup.procs: "0" moves the writing process itself
 
     def pre():
         os.setsid()
+        for f in procs_files:       # before bwrap forks: its children are born inside
+            fd = os.open(f, os.O_WRONLY)
+            try:
+                os.write(fd, me)
+            finally:
+                os.close(fd)
         mem = limits.memory_mb * 2 ** 20
         for res, v in ((resource.RLIMIT_AS, mem),
                        (resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 2)),
                        # the watchdog stops the run at ``processes`` in its namespace;
                        # the rlimit counts all processes of the sandbox user (every
                        # concurrent run), so it is only the backstop, well above
-                       (resource.RLIMIT_NPROC, base + 4 * limits.processes + 64),
+                       (resource.RLIMIT_NPROC, base + _backstop(limits)),
                        (resource.RLIMIT_FSIZE, limits.output_mb * 2 ** 20),
                        (resource.RLIMIT_CORE, 0),
                        (resource.RLIMIT_NOFILE, limits.open_files)):
@@ -176,9 +217,12 @@ def _cpu(pid: int) -> float:
         return 0.0
 
 
-def tree_bytes(root: Path) -> int:
-    """Bytes under ``root`` (links not followed, counted as their own size)."""
-    total, stack = 0, [str(root)]
+def output_usage(root: Path, max_entries: int | None = None) -> tuple[int, int]:
+    """(apparent bytes, entries) under ``root``: every file counts its size as
+    ``ls`` shows it (a sparse file's holes too, a folder its own size), every
+    file, folder and link counts one entry; links are never followed. Stops
+    counting past ``max_entries``."""
+    total, entries, stack = 0, 0, [str(root)]
     while stack:
         try:
             it = os.scandir(stack.pop())
@@ -186,20 +230,38 @@ def tree_bytes(root: Path) -> int:
             continue
         with it:
             for e in it:
+                entries += 1
                 try:
+                    st = e.stat(follow_symlinks=False)
+                    total += st.st_size
                     if e.is_dir(follow_symlinks=False):
                         stack.append(e.path)
-                    else:
-                        total += e.stat(follow_symlinks=False).st_blocks * 512
                 except OSError:
                     pass
+                if max_entries is not None and entries > max_entries:
+                    return total, entries
+    return total, entries
+
+
+def _tmpfs_bytes(child: int) -> int:
+    """Bytes (and inodes, at 1 KiB each: the kernel keeps them in memory) held
+    by the sandbox's tmpfs mounts, seen through its init's root."""
+    total = 0
+    for where in ("tmp", "dev/shm"):
+        try:
+            st = os.statvfs(f"/proc/{child}/root/{where}")
+        except OSError:
+            continue
+        total += (st.f_blocks - st.f_bfree) * st.f_frsize + (st.f_files - st.f_ffree) * 1024
     return total
 
 
 class _Watch(threading.Thread):
-    def __init__(self, proc, limits: Limits, output: Path | None, info_r: int):
+    def __init__(self, proc, limits: Limits, output: Path | None, info_r: int,
+                 cg: cgroup.RunCgroup | None):
         super().__init__(daemon=True)
         self.proc, self.limits, self.output, self.info_r = proc, limits, output, info_r
+        self.cg = cg
         self.reason, self.peak_mb, self.ns = "", 0.0, None
         self.cpu: dict[int, float] = {}     # last CPU time seen per process
         self.done = threading.Event()
@@ -217,6 +279,13 @@ class _Watch(threading.Thread):
         except (OSError, ValueError, KeyError):
             return None
 
+    def held_mb(self, child: int, pids: list[int]) -> float:
+        """What the run holds now: the cgroup's count, else resident memory plus
+        the tmpfs files."""
+        if self.cg is not None:
+            return max(self.cg.held_bytes() / 2 ** 20, _rss_mb(pids))
+        return _rss_mb(pids) + _tmpfs_bytes(child) / 2 ** 20
+
     def run(self):
         child = self._child_pid()
         self.ns = _pid_ns(child) if child else None
@@ -227,7 +296,7 @@ class _Watch(threading.Thread):
                 return
             if self.ns:
                 pids = _members(self.ns)
-                self.peak_mb = max(self.peak_mb, _rss_mb(pids))
+                self.peak_mb = max(self.peak_mb, self.held_mb(child, pids))
                 for p in pids:
                     self.cpu[p] = _cpu(p)
                 if sum(self.cpu.values()) > lim.cpu_seconds + 2:
@@ -236,10 +305,10 @@ class _Watch(threading.Thread):
                 if len(pids) >= lim.processes:
                     self.kill("processes")
                     return
-                if self.peak_mb > lim.memory_mb:
+                if self.peak_mb > lim.memory_mb or (self.cg and self.cg.oom_kills()):
                     self.kill("memory")
                     return
-            if self.output is not None and tree_bytes(self.output) > lim.output_mb * 2 ** 20:
+            if self.output is not None and _over_output(self.output, lim):
                 self.kill("output")
                 return
 
@@ -251,26 +320,43 @@ class _Watch(threading.Thread):
             pass
 
 
+def _over_output(output: Path, lim: Limits) -> bool:
+    size, entries = output_usage(output, lim.output_files)
+    return size > lim.output_mb * 2 ** 20 or entries > lim.output_files
+
+
 def run(spec: bwrap.Spec, limits: Limits, *, user: tuple[int, int] | None = None,
         output: Path | None = None, python: Path | None = None) -> Result:
     """Run ``spec`` in the sandbox under ``limits``; ``output``: the host folder
     mounted writable (watched for size). Never raises for what the command does."""
-    spec.tmp_mb = limits.tmp_mb
+    spec.tmp_mb = min(limits.tmp_mb, limits.memory_mb)
+    spec.shm_mb = min(limits.shm_mb, limits.memory_mb)
+    cg = cgroup.create(limits.memory_mb * 2 ** 20, _backstop(limits))
+    try:
+        return _run(spec, limits, user, output, python, cg)
+    finally:
+        if cg is not None:
+            cg.remove()
+
+
+def _run(spec, limits, user, output, python, cg) -> Result:
     info_r, info_w = os.pipe()
-    argv = bwrap.command(spec, python=python, info_fd=info_w)
+    argv, args_fd = bwrap.hidden_args(bwrap.command(spec, python=python, info_fd=info_w))
     t0 = time.monotonic()
     try:
         # bwrap itself gets no environment: it is the namespace's init, and a
         # sandboxed process could read its /proc/1/environ (the worker's secrets)
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, pass_fds=(info_w,), env={},
-                                preexec_fn=_limit_child(limits, user))
+                                stderr=subprocess.PIPE, pass_fds=(info_w, args_fd), env={},
+                                preexec_fn=_limit_child(limits, user,
+                                                        cg.procs_files() if cg else []))
     except OSError as e:
         os.close(info_r)
-        os.close(info_w)
         return Result("error", f"the sandbox could not start: {e}")
-    os.close(info_w)
-    watch = _Watch(proc, limits, output, info_r)
+    finally:
+        os.close(info_w)
+        os.close(args_fd)
+    watch = _Watch(proc, limits, output, info_r, cg)
     watch.start()
     out, err = {}, {}
     readers = [threading.Thread(target=_tail, args=(proc.stdout, out), daemon=True),
@@ -288,11 +374,14 @@ def run(spec: bwrap.Spec, limits: Limits, *, user: tuple[int, int] | None = None
     survivors = _reap(watch.ns)
     stdout, stderr = out.get("text", ""), err.get("text", "")
     code = proc.returncode
-    state = watch.reason or _state(code, stderr, output, limits, usage)
+    oom = cg is not None and cg.oom_kills() > 0
+    state = watch.reason or ("memory" if oom else _state(code, stderr, output, limits, usage))
+    if oom:             # the kernel stopped it between two samples: its peak is the one
+        watch.peak_mb = max(watch.peak_mb, cg.peak_bytes() / 2 ** 20)
     cpu = max(usage.ru_utime + usage.ru_stime, sum(watch.cpu.values()))
-    res = Result(state, "", code, wall, cpu,
-                 max(watch.peak_mb, usage.ru_maxrss / 1024),
-                 tree_bytes(output) if output is not None else 0, stdout, stderr, survivors)
+    size, entries = output_usage(output) if output is not None else (0, 0)
+    res = Result(state, "", code, wall, cpu, max(watch.peak_mb, usage.ru_maxrss / 1024),
+                 size, entries, stdout, stderr, survivors)
     if state == "error":
         res.message = "the sandbox could not start: " + stderr.strip()[-500:]
     else:
@@ -323,7 +412,7 @@ def _state(code: int, stderr: str, output, limits: Limits, usage) -> str:
         return "cpu"
     if code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ) or "File too large" in stderr:
         return "output"
-    if output is not None and tree_bytes(output) >= limits.output_mb * 2 ** 20:
+    if output is not None and _over_output(output, limits):
         return "output"
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr or "bad_alloc" in stderr:
         return "memory"

@@ -4,15 +4,15 @@ and the output collected without following anything the run wrote as a link.
 Layout under the workspace root (``SHAREVAL_CODERUN_DIR``)::
 
     envs/<requirements hash>/       shared environments (read-only in runs)
-    inputs/<digest>-<random>/       staged copies of hidden inputs, only when
-                                    the sandbox user cannot read the originals
+    inputs/<digest>-<random>/       copies of the hidden inputs (made once)
+    python/<hash>/                  the platform's Python, when the sandbox user
+                                    cannot read the original (a pyenv under /root)
     runs/<random>/code/             the unpacked bundle (read-only in the run)
     runs/<random>/output/           the only writable folder
 
-A copy of the platform's Python, made only when the sandbox user cannot read
-the original (a pyenv under /root), is shared by all workspaces of the
-machine: ``$TMPDIR/shareval-python-<uid>/<hash>/`` (``envs._python_cache``),
-or under the workspace root if that folder is not usable.
+Everything a run mounts lies under the workspace root, never in the server's
+own folders: the kernel shows the source path of every mount in the
+sandbox's ``/proc/self/mountinfo``, so those paths show only this layout.
 
 When the worker is root, the runs run as the sandbox user (``nobody`` by
 default), so the root is made traversable (0711) but not listable, and each
@@ -68,12 +68,10 @@ class Workspace:
         """Who runs the next run: a fresh pool uid, the configured user, or None."""
         return bwrap.pool_user() if self.pool else self.user
 
-    def readable(self, path: Path, key: str) -> Path:
-        """``path`` itself if the sandbox user can read it, else a staged copy."""
+    def stage(self, path: Path, key: str) -> Path:
+        """A copy of ``path`` (file or folder) under ``inputs/``, readable by the
+        sandbox user, made once per ``key`` (the content's digest)."""
         path = Path(path)
-        if bwrap.reachable(path, self.user) and all(
-                bwrap.reachable(p, self.user) for p in path.rglob("*") if p.is_file()):
-            return path
         leaf = "data" if path.is_dir() else f"data/{path.name}"
         dest = next((p for p in (self.root / "inputs").glob(f"{key}-*")
                      if (p / ".complete").exists()), None)
@@ -81,27 +79,29 @@ class Workspace:
             return dest / leaf
         dest = self.root / "inputs" / f"{key}-{secrets.token_hex(12)}"
         dest.mkdir(mode=0o711)
-        if path.is_dir():
-            shutil.copytree(path, dest / "data")
-        else:
-            (dest / "data").mkdir()
-            shutil.copyfile(path, dest / leaf)
-        for dirpath, dirnames, filenames in os.walk(dest / "data"):
-            os.chmod(dirpath, 0o755)
-            for n in filenames:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        try:
+            if path.is_dir():
+                shutil.copytree(path, dest / "data", symlinks=True)
+            else:
+                (dest / "data").mkdir()
+                shutil.copyfile(path, dest / leaf)
+            for dirpath, dirnames, filenames in os.walk(dest / "data"):
+                os.chmod(dirpath, 0o755)
+                for n in filenames:
+                    os.chmod(os.path.join(dirpath, n), 0o644, follow_symlinks=False)
+        except BaseException:
+            shutil.rmtree(dest, ignore_errors=True)
+            raise
         (dest / ".complete").touch()
         return dest / leaf
 
     def execute(self, code: Path, manifest: Manifest, input_dir: Path, limits: Limits,
-                *, env_limits: Limits | None = None, extra: list[bwrap.Mount] = (),
-                index: envs.Index | None = None) -> Report:
+                *, env_limits: Limits | None = None, extra: list[bwrap.Mount] = ()) -> Report:
         """Build (or reuse) the environment and run the bundle in ``code``."""
         user = self.run_user()
         try:
             built = envs.ensure_env(self.root, manifest.requirements, user=user,
-                                    python=self.python, index=index,
-                                    limits=env_limits or envs.BUILD_LIMITS)
+                                    python=self.python, limits=env_limits or envs.BUILD_LIMITS)
         except envs.EnvError as e:
             return Report(Result("env", e.message, stderr=e.log[-20000:]), env_cached=False,
                           env_log=e.log)
@@ -154,6 +154,8 @@ def collect(out: Path, dest_stem: Path) -> Collected:
             rel = p.relative_to(out).as_posix()
             if stat.S_ISLNK(st.st_mode):
                 notes.append(f"{rel}: a link; ignored (links in the output are not followed)")
+            elif stat.S_ISREG(st.st_mode) and _has_holes(p):
+                notes.append(f"{rel}: a sparse file (it has holes); ignored")
             elif stat.S_ISREG(st.st_mode):
                 regular.append((rel, p))
             elif not stat.S_ISDIR(st.st_mode):
@@ -175,6 +177,23 @@ def collect(out: Path, dest_stem: Path) -> Collected:
                 info.size = os.fstat(f.fileno()).st_size
                 tar.addfile(info, f)
     return Collected(dest, notes)
+
+
+def _has_holes(p: Path) -> bool:
+    """Whether the file has holes (written with seeks or ``truncate``): its
+    zeros are never read, so a run cannot make the server read gigabytes of
+    them for a few blocks of disk."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        return size > 0 and os.lseek(fd, 0, os.SEEK_HOLE) < size
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _copy_nofollow(src: Path, dest: Path) -> None:

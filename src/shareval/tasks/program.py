@@ -94,7 +94,7 @@ class ProgramTask(Task):
         ws = Workspace(workspace_root(), user)
         code = ws.prepare_code(files)
         try:
-            ref = ws.readable(Path(reference), "scorer-ref-" + _digest(Path(reference)))
+            ref = ws.stage(Path(reference), "scorer-ref-" + _digest(Path(reference)))
             # the submission is copied into this run's folder: never its own folder
             # (the server's uploads) mounted
             sub_dir = code.parent / "submission"

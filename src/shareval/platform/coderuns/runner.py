@@ -17,7 +17,6 @@ from django.utils import timezone
 
 from shareval.formats.archive import Limits as ArchiveLimits
 from shareval.formats.errors import InvalidInput, Problems
-from shareval.sandbox import envs
 from shareval.sandbox.bundle import Manifest, unpack
 from shareval.sandbox.run import Limits
 from shareval.sandbox.workspace import Workspace
@@ -32,13 +31,6 @@ from .service import sandbox_problem, sandbox_user
 
 log = logging.getLogger("shareval.coderuns")
 LOG_CHARS = 60_000
-
-
-def _index() -> envs.Index:
-    idx = envs.Index.from_host(only_binary=settings.CODERUN_WHEELS_ONLY)
-    if settings.CODERUN_PIP_NETWORK in ("on", "off"):
-        idx.network = settings.CODERUN_PIP_NETWORK == "on"
-    return idx
 
 
 def execute(run: CodeRun) -> None:
@@ -59,11 +51,11 @@ def execute(run: CodeRun) -> None:
     try:
         rel = cd.sample_input_path if run.stage == CodeRun.TEST else cd.input_path
         digest = cd.sample_digest if run.stage == CodeRun.TEST else cd.input_digest
-        input_dir = ws.readable(Path(settings.PRIVATE_DIR) / rel, digest[:32] or "input")
+        input_dir = ws.stage(Path(settings.PRIVATE_DIR) / rel, digest[:32] or "input")
         m = cs.manifest
         manifest = Manifest(list(m["command"]), m.get("requirements", ""), m.get("limits", {}))
         limits = Limits.from_dict(run.limits)
-        rep = ws.execute(code, manifest, input_dir, limits, index=_index())
+        rep = ws.execute(code, manifest, input_dir, limits)
         r = rep.result
         text = ""
         if rep.env_log and not rep.env_cached:

@@ -21,16 +21,11 @@ from shareval.formats.archive import Limits as ArchiveLimits
 from shareval.formats.errors import Problems
 from shareval.sandbox import bwrap
 from shareval.sandbox.bundle import read_manifest, unpack
-from shareval.sandbox.run import Limits
+from shareval.sandbox.run import Limits, run_limits as _limits
 
 from ..submissions import service as subs
 from ..submissions.models import Submission
 from .models import CodeDataset, CodeRun, CodeSubmission
-
-DEFAULT_LIMITS = Limits(wall_seconds=600, cpu_seconds=600, memory_mb=4096, processes=64,
-                        output_mb=1024, tmp_mb=256)
-DEFAULT_MAX = Limits(wall_seconds=3600, cpu_seconds=3600, memory_mb=8192, processes=256,
-                     output_mb=4096, tmp_mb=1024)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,9 +64,7 @@ def accepts_files(dataset) -> bool:
 def run_limits(cd: CodeDataset, requested: dict | None) -> Limits:
     """The dataset's defaults, raised or lowered by the manifest's requests up to
     the dataset's maximum."""
-    base = Limits.from_dict(cd.limits, DEFAULT_LIMITS)
-    ceiling = Limits.from_dict(cd.max_limits, DEFAULT_MAX)
-    return Limits.from_dict(requested, base).capped(ceiling)
+    return _limits(cd.limits, cd.max_limits, requested)
 
 
 def _quota_full(team, dataset, now):
