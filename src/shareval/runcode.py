@@ -39,9 +39,10 @@ def command(args, console) -> int:
     except ValueError as e:
         sys.stderr.write(f"shareval: {e}\n")
         return EXIT_REFUSED
+    check = (lambda path: _check_output(args, path)) if args.task else None
     try:
         local = run_bundle(Path(args.bundle), Path(args.input), Path(args.output), limits,
-                           Path(args.workspace) if args.workspace else None)
+                           Path(args.workspace) if args.workspace else None, check)
     except InvalidInput as e:
         sys.stderr.write(e.render() + "\n")
         sys.stderr.write(f"{e.total} problem(s) found; the bundle was refused, nothing ran.\n")
@@ -49,8 +50,9 @@ def command(args, console) -> int:
     rep, r = local.report, local.report.result
     state, message = r.state, r.message
     scored = None
-    if state == "ok" and args.task:
-        state, message, scored = _check_output(args, local, message)
+    if local.checked:
+        state, note, scored = local.checked
+        message = message + note
     console.print(f"state: {state} ({message})")
     if rep.env_cached:
         console.print("environment: ready (cached)")
@@ -78,20 +80,19 @@ def command(args, console) -> int:
     return 0 if state == "ok" else EXIT_OTHER
 
 
-def _check_output(args, local, message):
-    """The test run's check: the output validated (and scored) as the task's submission."""
+def _check_output(args, path: Path):
+    """The test run's check: the output validated (and scored) as the task's
+    submission. Returns (state, what to add to the message, metrics or None)."""
     from . import tasks
     task = tasks.get(args.task)
-    path = local.report.output.path
     try:
         task.validate(str(path), args.reference)
         if args.reference:
-            return "ok", message + "; output valid", task.score(args.reference,
-                                                                str(path)).metrics
+            return "ok", "; output valid", task.score(args.reference, str(path)).metrics
     except InvalidInput as e:
         text = e.render().replace(str(path), "output")
-        return "invalid", "the output did not pass validation:\n" + text, None
-    return "ok", message + "; output valid", None
+        return "invalid", "; the output did not pass validation:\n" + text, None
+    return "ok", "; output valid", None
 
 
 def _limits_text(lim) -> str:

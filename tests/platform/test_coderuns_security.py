@@ -223,6 +223,102 @@ print("RESULT " + json.dumps(seen))
     assert not any(found.values()), {k: v for k, v in found.items() if v}
 
 
+def test_writable_places_are_sized_and_what_they_hold_is_memory(live):
+    """The probe wrote 1.8 GB to /var/tmp, /big-b and /dev/shm with memory_mb 512
+    and the run ended ok: now the root is read-only, /tmp (also /var/tmp) and
+    /dev/shm have their sizes (256 and 64 MB by default), and together they
+    count as memory."""
+    st, tokens, home = live
+    program = """
+import json, os
+MB = b"\\0" * (1 << 20)
+wrote = {}
+for path in ("/var/tmp/a", "/big-b", "/etc/c", "/dev/d", "/dev/shm/e", "/tmp/f"):
+    n = 0
+    try:        # files of 10 MB: RLIMIT_FSIZE (output_mb, 20 MB here) stops one file
+        for i in range(70):
+            with open(f"{path}{i}", "wb") as f:
+                for _ in range(10):
+                    f.write(MB); f.flush(); n += 1
+    except OSError:
+        pass
+    wrote[path] = n
+print("RESULT " + json.dumps(wrote))
+""" + SYSTEM
+    run, wrote = attack(st, tokens, program)
+    assert run["state"] == "ok", run
+    assert wrote["/big-b"] == wrote["/etc/c"] == wrote["/dev/d"] == 0, wrote
+    assert wrote["/var/tmp/a"] + wrote["/tmp/f"] <= 256 and wrote["/dev/shm/e"] <= 64, wrote
+    # the same files under a lower memory limit (LIMITS: 512 MB) than they add up to
+    program += "\nimport time; time.sleep(2)\n"
+    out = submit(st, tokens["alice"], bundle(program, {"limits": {"tmp_mb": 400,
+                                                                   "shm_mb": 200}}))
+    run = wait_run(st, tokens["alice"], out["id"])
+    assert run["state"] == "memory", (run["message"], run["log"][-1500:])
+
+
+def test_requirements_can_never_make_the_server_fetch_an_address(live):
+    """Each bundle is refused at upload, every problem naming requirements.txt:LINE,
+    and the listener gets no request: neither the upload nor an environment build
+    ever fetched it."""
+    import http.server
+    from shareval.client import _multipart, request
+    st, tokens, home = live
+    hits = []
+
+    class Listener(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *a):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Listener)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}"
+    lines = [f"evilpkg @ {url}/evilpkg-1.0.tar.gz", f"-r {url}/api/competitions/",
+             f"--index-url {url}/simple", f"six --index-url={url}/simple",
+             f"-e git+{url}/x.git#egg=x", f"--find-links {url}/links", f"{url}/e.whl",
+             "six==${SHAREVAL_SECRET_KEY}"]
+    try:
+        for line in lines:
+            data = tgz({"shareval-system.yaml": yaml.safe_dump(
+                {"command": "python main.py {input} {output}"}),
+                "main.py": SYSTEM, "requirements.txt": f"six\n{line}\n"})
+            p = Path(st.home) / "evil.tgz"
+            p.write_bytes(data)
+            body, ctype = _multipart({"competition": "codecomp", "phase": "dev",
+                                      "task": "dev-code"}, "file", p)
+            code, out = request(st.url, "POST", "/api/code/", tokens["alice"], body, ctype, 60)
+            assert code == 400, (line, code, out)
+            problems = out.get("problems") or []
+            assert len(problems) == 1 and problems[0].startswith(
+                "requirements.txt:2: requirement: "), (line, out)
+        time.sleep(1)
+    finally:
+        srv.shutdown()
+    assert hits == []
+
+
+def test_the_sandbox_sees_no_path_of_the_server(live):
+    """/proc/self/mountinfo shows each mount's source path, /proc/1/cmdline
+    bwrap's command line: neither names the server's home (its private data,
+    uploads, database) nor anything outside the sandbox's workspace."""
+    st, tokens, home = live
+    program = """
+import json
+print("RESULT " + json.dumps({"mountinfo": open("/proc/self/mountinfo").read(),
+                              "init": open("/proc/1/cmdline").read()}))
+""" + SYSTEM
+    run, seen = attack(st, tokens, program)
+    assert run["state"] == "ok", run
+    assert seen["mountinfo"] and seen["init"]
+    for text in seen.values():
+        assert str(home) not in text and str(st.home) not in text, text
+    assert st.env["SHAREVAL_CODERUN_DIR"] not in seen["init"], seen["init"]
+
+
 def _host_home_entries() -> list[Path]:
     """A few entries of the host's home folder (the sandbox shows, under /root,
     only the Python runtime's mount point when the platform's Python lives there)."""

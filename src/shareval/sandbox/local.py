@@ -40,7 +40,7 @@ class LocalRun:
     report: Report
     limits: Limits
     output_files: list[str] = field(default_factory=list)   # copied to the output folder
-    submission: str = ""        # what the server would score: one file, or a .tgz of them
+    checked: object = None      # what ``check`` said of the collected output
 
 
 def parse_limits(text: str) -> dict:
@@ -101,9 +101,11 @@ def _digest(folder: Path) -> str:
 
 
 def run_bundle(bundle: Path, input_dir: Path, output_dir: Path, limits: dict | None = None,
-               root: Path | None = None) -> LocalRun:
+               root: Path | None = None, check=None) -> LocalRun:
     """Check, build and run ``bundle`` on ``input_dir``; its output files are
-    copied to ``output_dir``. Raises InvalidInput for a refused bundle."""
+    copied to ``output_dir``, and ``check`` (if given) is called with the
+    collected output, the file the server would score (one file, or a .tgz of
+    several). Raises InvalidInput for a refused bundle."""
     files, manifest = read_bundle(bundle)
     input_dir, output_dir = Path(input_dir), Path(output_dir)
     if not input_dir.is_dir():
@@ -121,8 +123,8 @@ def run_bundle(bundle: Path, input_dir: Path, output_dir: Path, limits: dict | N
         out = LocalRun(rep, lim)
         if rep.result.state == "ok" and rep.output and rep.output.path:
             out.output_files = _copy_out(code.parent / "output", output_dir)
-            out.submission = str(output_dir / out.output_files[0]) \
-                if len(out.output_files) == 1 else ""
+            if check is not None:
+                out.checked = check(rep.output.path)
         return out
     finally:
         Workspace.remove(code.parent)
