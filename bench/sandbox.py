@@ -129,8 +129,14 @@ def main() -> int:
     o = overhead(ws, args.repeat)
     e = env_build(base / "envs-cold", user, "\n".join(args.requirements.split()))
     t = throughput(ws, args.runs, args.workers)
-    print(f"sandbox benchmark ({os.cpu_count()} cores, as "
-          f"{'root -> a pool uid per run' if user else 'uid ' + str(os.getuid())}, "
+    try:
+        from shareval.sandbox import cgroup
+        cg = "a memory cgroup per run" if cgroup.parents() else "no cgroup"
+    except ImportError:                     # a version of shareval without cgroups
+        cg = "no cgroup"
+    load = os.getloadavg()[0]
+    print(f"sandbox benchmark ({os.cpu_count()} cores, load {load:.1f}, as "
+          f"{'root -> a pool uid per run' if user else 'uid ' + str(os.getuid())}, {cg}, "
           f"bubblewrap {subprocess.run(['bwrap', '--version'], capture_output=True, text=True).stdout.split()[-1]})\n")
     print("| measure | value | target |\n|---|---|---|")
     print(f"| bare subprocess `python -c pass`, median (p90) | {o['bare_ms']:.0f} ms "

@@ -5,8 +5,9 @@ written after either. The scoring files are ``shareval demo``'s (perturbed
 copies of ../shared/data's gold, or of a synthetic sample without it); the
 rest is made here: a research-methods pair, a submission with three problems
 (``bad.json``) and one with a syntax error (``broken.json``), a small
-synthetic MATERIAL reference pack with system outputs and system inputs, and
-a few RCC publications for ``shareval run rcc``. Real data is only read, and
+synthetic MATERIAL reference pack with system outputs and system inputs, a
+few RCC publications for ``shareval run rcc``, and a small code bundle with
+its input and gold labels for ``shareval run-code``. Real data is only read, and
 copied into ``out/demo`` (which git ignores), never into the package.
 """
 from __future__ import annotations
@@ -49,6 +50,7 @@ def write_examples(out: str | Path, data: str | None = None) -> Path:
     _bad_submissions(out, root / "sv-ident" / "train" / "train.tsv")
     _demo_competition_run(out, root / "sv-ident" / "train" / "train.tsv")
     _material(out)
+    _code_bundle(out)
     texts = root / "rcc" / "train" / "texts"
     if texts.is_dir():
         pubs = out / "rcc-pubs"
@@ -56,6 +58,30 @@ def write_examples(out: str | Path, data: str | None = None) -> Path:
         for p in sorted(texts.iterdir())[:3]:
             shutil.copyfile(p, pubs / p.name)
     return out
+
+
+CODE_MAIN = """\
+# A tiny system: labels each item by its number (even: pos, odd: neg).
+import pathlib, sys
+items = pathlib.Path(sys.argv[1], "items.txt").read_text().split()
+print(f"labelling {len(items)} items")
+rows = "".join(f"{i}\\t{'pos' if int(i[1:]) % 2 == 0 else 'neg'}\\n" for i in items)
+pathlib.Path(sys.argv[2], "labels.tsv").write_text("item\\tlabel\\n" + rows)
+"""
+
+
+def _code_bundle(out: Path) -> None:
+    """code-system/ (a bundle), code-input/ (what it reads), code-gold.tsv."""
+    system, inp = out / "code-system", out / "code-input"
+    system.mkdir(exist_ok=True)
+    inp.mkdir(exist_ok=True)
+    (system / "shareval-system.yaml").write_text(
+        "command: python main.py {input} {output}\nlimits: {wall_seconds: 60}\n")
+    (system / "main.py").write_text(CODE_MAIN)
+    items = [f"i{k:02d}" for k in range(12)]
+    (inp / "items.txt").write_text("".join(i + "\n" for i in items))
+    gold = "".join(f"{i}\t{'pos' if k % 3 else 'neg'}\n" for k, i in enumerate(items))
+    (out / "code-gold.tsv").write_text("item\tlabel\n" + gold)
 
 
 def _fields_methods(out: Path) -> None:

@@ -148,3 +148,24 @@ def test_the_sandbox_sees_no_path_of_the_host_but_its_own_workspace(sandboxed, w
     init = seen["init"]
     assert "--args" in init and not any(str(workspace.root) in a for a in init), init
     assert init[init.index("--") + 1:][:2] == ["python", "main.py"], init
+
+
+def test_an_input_anyone_may_read_is_still_copied_into_the_workspace(workspace):
+    """Mounted from where it lies, its path (a server's private folder) would show
+    in the sandbox's mountinfo."""
+    import os
+    import secrets
+    from pathlib import Path
+    outside = Path(f"/tmp/shareval-readable-input-{secrets.token_hex(4)}")
+    outside.mkdir(mode=0o755)
+    try:
+        os.chmod(outside, 0o755)
+        (outside / "items.txt").write_text("i01\n")
+        os.chmod(outside / "items.txt", 0o644)
+        staged = workspace.stage(outside, "digest-of-the-input")
+        assert staged.is_relative_to(workspace.root / "inputs")
+        assert (staged / "items.txt").read_text() == "i01\n"
+        assert workspace.stage(outside, "digest-of-the-input") == staged     # made once
+    finally:
+        import shutil
+        shutil.rmtree(outside, ignore_errors=True)
