@@ -169,3 +169,19 @@ def test_an_input_anyone_may_read_is_still_copied_into_the_workspace(workspace):
     finally:
         import shutil
         shutil.rmtree(outside, ignore_errors=True)
+
+
+THREADS = """
+import os, threading, time
+def wait():
+    time.sleep(5)
+ts = [threading.Thread(target=wait) for _ in range(400)]
+for t in ts:
+    t.start()           # a thread is a task: the pids cgroup refuses past its limit
+"""
+
+
+@pytest.mark.skipif(not HAS_CGROUP, reason=NO_CGROUP_WHY)
+def test_tasks_past_the_pids_limit_end_the_run_as_processes(sandboxed):
+    rep, _ = sandboxed(THREADS, {"processes": 16})       # 4 x 16 + 64 = 128 tasks
+    assert rep.result.state == "processes", rep.result

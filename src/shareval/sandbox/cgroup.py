@@ -136,6 +136,16 @@ class RunCgroup:
         """How many forks the pids limit refused."""
         return self._stat(self.pids, "pids.events").get("max", 0)
 
+    def kill(self) -> None:
+        """SIGKILL every process in the cgroup."""
+        import signal
+        for d in {self.memory, *([self.pids] if self.pids else [])}:
+            for pid in self._read(d, "cgroup.procs").split():
+                try:
+                    os.kill(int(pid), signal.SIGKILL)
+                except (OSError, ValueError):
+                    pass
+
     def remove(self, wait: float = 2.0) -> bool:
         """Remove the folders (once the run's processes are gone); False if one stays."""
         deadline, ok = time.monotonic() + wait, True
@@ -198,7 +208,8 @@ def create(memory_bytes: int, processes: int) -> RunCgroup | None:
 
 
 def _sweep(where: dict[str, Path]) -> None:
-    """Remove run cgroups a dead worker left behind (its pid is in the name)."""
+    """Remove the run cgroups of a worker that is gone (its pid is in the name),
+    killing what still runs in them first: nothing outlives its worker."""
     for parent in set(where.values()):
         try:
             names = [n for n in os.listdir(parent) if n.startswith(PREFIX)]
@@ -207,7 +218,6 @@ def _sweep(where: dict[str, Path]) -> None:
         for n in names:
             pid = n[len(PREFIX):].split("-", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and not os.path.exists(f"/proc/{pid}"):
-                try:
-                    (parent / n).rmdir()
-                except OSError:
-                    pass
+                stale = RunCgroup(parent / n, None, False)
+                stale.kill()
+                stale.remove(wait=0.5)

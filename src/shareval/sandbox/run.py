@@ -38,6 +38,8 @@ memory plus the tmpfs files) from the watchdog's samples (the larger is kept).
 """
 from __future__ import annotations
 
+import ctypes
+import functools
 import json
 import os
 import resource
@@ -134,6 +136,14 @@ def _own_processes() -> int:
     return n
 
 
+PR_SET_PDEATHSIG = 1
+
+
+@functools.lru_cache(maxsize=1)
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
 def _backstop(limits: Limits) -> int:
     """Tasks (threads included) a run may have at once, whatever the watchdog sees."""
     return 4 * limits.processes + 64
@@ -144,9 +154,13 @@ def _limit_child(limits: Limits, user: tuple[int, int] | None, procs_files: list
     # (no user given) that includes the server's, so the backstop goes on top
     base = 0 if user is not None else _own_processes()
     me = b"0"           # cgroup.procs: "0" moves the writing process itself
+    _libc()             # loaded before the fork (no dlopen in the child)
 
     def pre():
         os.setsid()
+        # bwrap dies with the thread that started it (and the sandbox with bwrap:
+        # --die-with-parent), so a worker killed mid-run leaves no run behind
+        _libc().prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         for f in procs_files:       # before bwrap forks: its children are born inside
             fd = os.open(f, os.O_WRONLY)
             try:
@@ -159,7 +173,8 @@ def _limit_child(limits: Limits, user: tuple[int, int] | None, procs_files: list
                        # the watchdog stops the run at ``processes`` in its namespace;
                        # the rlimit counts all processes of the sandbox user (every
                        # concurrent run), so it is only the backstop, well above
-                       (resource.RLIMIT_NPROC, base + _backstop(limits)),
+                       # a few over the pids cgroup's, which counts this run alone
+                       (resource.RLIMIT_NPROC, base + _backstop(limits) + 8),
                        (resource.RLIMIT_FSIZE, limits.output_mb * 2 ** 20),
                        (resource.RLIMIT_CORE, 0),
                        (resource.RLIMIT_NOFILE, limits.open_files)):
@@ -376,6 +391,8 @@ def _run(spec, limits, user, output, python, cg) -> Result:
     code = proc.returncode
     oom = cg is not None and cg.oom_kills() > 0
     state = watch.reason or ("memory" if oom else _state(code, stderr, output, limits, usage))
+    if state == "failed" and cg is not None and cg.pids_refused():
+        state = "processes"             # it failed after the kernel refused it a process
     if oom:             # the kernel stopped it between two samples: its peak is the one
         watch.peak_mb = max(watch.peak_mb, cg.peak_bytes() / 2 ** 20)
     cpu = max(usage.ru_utime + usage.ru_stime, sum(watch.cpu.values()))
@@ -416,7 +433,8 @@ def _state(code: int, stderr: str, output, limits: Limits, usage) -> str:
         return "output"
     if "MemoryError" in stderr or "Cannot allocate memory" in stderr or "bad_alloc" in stderr:
         return "memory"
-    if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr:
+    if "Resource temporarily unavailable" in stderr or "BlockingIOError" in stderr or \
+            "can't start new thread" in stderr:
         return "processes"
     return "failed"
 
