@@ -23,6 +23,9 @@ urlpatterns = [
     path("accounts/tokens/<int:pk>/revoke/", accounts_views.revoke_token, name="revoke-token"),
     # access24: profile (mail opt-out) and password reset by e-mail
     path("accounts/profile/", accounts_views.profile, name="profile"),
+    path("accounts/profile/verify/", accounts_views.send_verification, name="send-verification"),
+    path("accounts/verify/<uidb64>/<token>/", accounts_views.verify_address,
+         name="verify-address"),
     path("accounts/password-reset/", auth_views.PasswordResetView.as_view(
         template_name="shareval/password_reset.html",
         email_template_name="shareval/password_reset_email.txt",

@@ -5,8 +5,8 @@ Visibility (``Competition.visibility``):
 - public: listed and readable by anyone;
 - unlisted: not listed; readable with the secret link (``/c/<slug>/?key=…``,
   remembered in the session) and by everyone who registered or is in a team;
-- private: not listed to others; readable only by invited users (username,
-  e-mail address or e-mail domain) and by those who registered or are in a team.
+- private: not listed to others; readable only by invited users (username, or a
+  verified e-mail address or its domain) and by those who registered or are in a team.
 
 Organizers and superusers see everything. A competition a person may not see
 answers 404 everywhere (pages, API, files), exactly like a missing one, so its
@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import secrets
 
-from django.db.models import Q
+from django.db.models import Exists, Q
 from django.http import Http404
 from django.utils import timezone
+
+from shareval.platform.accounts.addresses import normalized
+from shareval.platform.accounts.models import VerifiedAddress
 
 from .access_models import (LICENCE, TERMS, Agreement, Download, Invitation, Page, PhaseLimit,
                             Registration)
@@ -44,15 +47,22 @@ def ensure_secret(comp: Competition) -> str:
     return comp.secret
 
 
+def invitations_of(user):
+    """The invitations that name ``user``: by username, or by their e-mail address
+    or its domain once that address is verified (``accounts.addresses``)."""
+    q = Q(kind=Invitation.USER, value=user.get_username().lower())
+    email = normalized(user.email)
+    if email:
+        verified = Exists(VerifiedAddress.objects.filter(user=user.pk, address=email))
+        q |= (Q(kind=Invitation.EMAIL, value=email)
+              | Q(kind=Invitation.DOMAIN, value=email.rsplit("@", 1)[-1])) & verified
+    return Invitation.objects.filter(q)
+
+
 def invited(user, comp: Competition) -> bool:
     if not user.is_authenticated:
         return False
-    email = (user.email or "").strip().lower()
-    q = Q(kind=Invitation.USER, value=user.get_username().lower())
-    if email:
-        q |= Q(kind=Invitation.EMAIL, value=email)
-        q |= Q(kind=Invitation.DOMAIN, value=email.rsplit("@", 1)[-1])
-    return comp.invitations.filter(q).exists()
+    return invitations_of(user).filter(competition=comp).exists()
 
 
 def _involved(user, comp: Competition) -> bool:
@@ -108,12 +118,7 @@ def listed(user):
         return qs
     q = Q(visibility=Competition.PUBLIC)
     if user.is_authenticated:
-        email = (user.email or "").strip().lower()
-        inv = Q(invitations__kind=Invitation.USER, invitations__value=user.get_username().lower())
-        if email:
-            inv |= Q(invitations__kind=Invitation.EMAIL, invitations__value=email)
-            inv |= Q(invitations__kind=Invitation.DOMAIN,
-                     invitations__value=email.rsplit("@", 1)[-1])
+        inv = Q(pk__in=invitations_of(user).values("competition"))
         q |= Q(organizers=user) | (Q(visibility=Competition.PRIVATE) & inv)
         q |= Q(pk__in=Registration.objects.filter(user=user).exclude(
             status=Registration.REJECTED).values("competition"))
