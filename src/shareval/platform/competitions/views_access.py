@@ -24,10 +24,7 @@ from .models import Competition, Phase, Team
 
 
 def _organizer_comp(request, c) -> Competition:
-    comp = get_object_or_404(Competition, slug=c)
-    if not comp.is_organizer(request.user):
-        raise Http404("no such page")
-    return comp
+    return eligibility.organized(request, c)
 
 
 def register(request, c):
