@@ -173,3 +173,12 @@ def demo(tmp_path, shared_data):
     s.start()
     yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
     s.stop()
+
+
+@pytest.fixture(autouse=True)
+def background_jobs_stay_in_their_test():
+    """Jobs a test queued for after the response (password-reset mail, run by
+    ``background.run_pending()`` in the test) never run in the next test."""
+    yield
+    from shareval.platform.accounts import background
+    background.clear()

@@ -11,6 +11,8 @@ import yaml
 from django.contrib.auth import get_user_model
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.accounts.addresses import mark_verified
+from shareval.platform.accounts.models import VerifiedAddress
 from shareval.platform.competitions import eligibility, teams
 from shareval.platform.competitions.access_models import (Agreement, Catalog, Download,
                                                           PhaseLimit, Registration)
@@ -51,6 +53,9 @@ def secret(db, tmp_path):
              for n, e in (("uma", "uma@uni.example"), ("olga", "olga@elsewhere.example"),
                           ("erin", ""), ("ugo", "ugo@uni.example"),
                           ("ute", "ute@uni.example"))}
+    for u in users.values():            # as if each had opened the link mailed to them
+        if u.email:
+            mark_verified(u, VerifiedAddress.LINK)
     comp, _ = load_bundle(restricted_bundle(tmp_path / "b"), org)
     return {"comp": comp, "org": org, "users": users, "root": tmp_path / "b"}
 

@@ -17,6 +17,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.accounts.addresses import mark_verified
+from shareval.platform.accounts.models import VerifiedAddress
 from shareval.platform.competitions import eligibility
 from shareval.platform.competitions.access_models import (Agreement, Announcement, Download,
                                                           Invitation, PhaseLimit, Registration)
@@ -112,7 +114,8 @@ def test_access_rows_pages_and_data_bytes_survive_the_archive(secret, client,  #
     assert rows() == want
     assert get_user_model().objects.get(username="uma").email == "uma@uni.example"
     assert not get_user_model().objects.filter(username="olga").exists()   # named nowhere
-    get_user_model().objects.create_user("olga", email="olga@elsewhere.example")
+    olga = get_user_model().objects.create_user("olga", email="olga@elsewhere.example")
+    mark_verified(olga, VerifiedAddress.LINK)               # as she was before
     for who in sorted(urls, key=lambda w: w != "org"):     # the log first: others add to it
         as_user(client, who)
         assert [page(client, p) for p in urls[who]] == before[who], who

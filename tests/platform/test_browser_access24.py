@@ -1,5 +1,6 @@
 """Issue 24 walk-through in a browser: a private competition with terms, approval
-and a data licence; a participant asks, is approved, accepts the licence,
+and a data licence; a participant of the invited domain verifies her address
+(the invitation counts only then), asks, is approved, accepts the licence,
 downloads the data (logged), submits and gets the "scored" mail (file backend);
 the finalist-only phase refuses the team; outsiders get a 404.
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import email
 import os
+import re
 import tarfile
 from pathlib import Path
 
@@ -106,8 +108,31 @@ def test_private_competition_walk_through(stack, tmp_path):
         pia.fill("#id_email", "pia@uni.example")
         pia.fill("#id_password1", "Pia-pass-4711x")
         pia.fill("#id_password2", "Pia-pass-4711x")
+        shot(pia, "02b-participant-registers-an-account")
         pia.click("input[type=submit]")
         pia.wait_for_url(stack.url + "/")
+        # a typed address proves nothing: the invitation by domain waits for the link
+        assert "rcc-private" not in pia.content()
+        assert "A link to verify pia@uni.example is on its way" in pia.content()
+        shot(pia, "03a-registered-address-not-verified-yet")
+        assert pia.goto(stack.url + "/c/rcc-private/").status == 404
+        assert "pia@uni.example is not verified yet" in pia.inner_text("#verify-hint")
+        shot(pia, "03b-private-competition-404-says-verify")
+        pia.click("#profile-link")
+        pia.wait_for_selector("#address-unverified")
+        shot(pia, "03c-profile-address-not-verified")
+        verify = [m for m in mails(mail_dir) if "Verify your e-mail" in m["Subject"]]
+        assert [m["To"] for m in verify] == ["pia@uni.example"]
+        link = re.search(r"https?://\S+/accounts/verify/\S+/", verify[0].get_payload())[0]
+        pia.goto(link)
+        shot(pia, "03d-verification-page")
+        pia.click("#verify-submit")
+        pia.wait_for_selector("#address-verified")
+        shot(pia, "03e-address-verified")
+        assert pia.goto(link).status == 404                     # the link works once
+        assert "already used" in pia.inner_text("#verify-invalid")
+        shot(pia, "03f-verification-link-used")
+        pia.goto(stack.url + "/")
         assert "rcc-private" in pia.content()         # listed for the invited domain
         pia.goto(stack.url + "/c/rcc-private/")
         shot(pia, "03-participant-sees-the-private-competition")

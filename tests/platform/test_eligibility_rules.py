@@ -11,6 +11,8 @@ import pytest
 from django.contrib.auth.models import AnonymousUser
 from django.http import Http404
 
+from shareval.platform.accounts.addresses import mark_verified
+from shareval.platform.accounts.models import VerifiedAddress
 from shareval.platform.competitions import eligibility as el
 from shareval.platform.competitions.access_models import (Agreement, Download, Invitation,
                                                           Page, PhaseLimit, Registration)
@@ -27,6 +29,8 @@ def w(rw):
     rw["frank"] = User.objects.create_user("frank", email="frank@lab.example.org",
                                            password="f-pass-1")
     rw["root"] = User.objects.create_user("root", password="r-pass-1", is_superuser=True)
+    for u in (rw["eve"], rw["frank"]):          # as if they had opened the mailed link
+        mark_verified(u, VerifiedAddress.LINK)
     return rw
 
 
@@ -302,8 +306,31 @@ def test_the_domain_is_what_follows_the_last_at_sign(w):
     address = '"gina@home"@lab.example.org'
     validate_email(address)
     gina = get_user_model().objects.create_user("gina", email=address, password="g-pass-1")
+    mark_verified(gina, VerifiedAddress.LINK)
     Invitation.objects.create(competition=comp, kind=Invitation.DOMAIN, value="lab.example.org")
     assert el.invited(gina, comp) and list(el.listed(gina)) == [comp]
+
+
+@pytest.mark.parametrize("kind, value", [(Invitation.EMAIL, "hal@lab.example.org"),
+                                         (Invitation.DOMAIN, "lab.example.org")])
+def test_an_address_counts_only_while_it_is_the_verified_one(w, kind, value):
+    from django.contrib.auth import get_user_model
+    comp = w["comp"]
+    visibility(comp, Competition.PRIVATE)
+    Invitation.objects.create(competition=comp, kind=kind, value=value)
+    hal = get_user_model().objects.create_user("hal", email="Hal@Lab.example.org",
+                                               password="h-pass-1")
+    seen = lambda: (el.invited(hal, comp), el.can_see(hal, comp),  # noqa: E731
+                    list(el.listed(hal)) == [comp])
+    assert seen() == (False, False, False)                       # typed, never verified
+    mark_verified(hal, VerifiedAddress.LINK)
+    assert seen() == (True, True, True)
+    hal.email = "hal@elsewhere.example"                          # changed: unverified again
+    hal.save()
+    assert seen() == (False, False, False)
+    hal.email = "hal@lab.example.org"                            # back to the verified one
+    hal.save()
+    assert seen() == (True, True, True)
 
 
 def test_secret_links_of_several_competitions_are_all_remembered(w, rf):

@@ -59,8 +59,10 @@ def answers(stack, tokens) -> dict:
                       ("uma", "/api/competitions/secret/team/")):
         out[(who, path)] = stack.api("GET", path, tokens[who])
     code, regs = stack.api("GET", "/api/competitions/secret/registrations/", tokens["org"])
-    out["registrations"] = (code, sorted(({k: v for k, v in r.items() if k != "id"}
+    out["registrations"] = (code, sorted(({k: v for k, v in r.items()
+                                           if k not in ("id", "email_verified")}
                                           for r in regs), key=lambda r: r["user"]))
+    out["verified"] = sorted(r["user"] for r in regs if r["email_verified"])
     out["anonymous"] = stack.api("GET", "/api/competitions/secret/")[0]
     return out
 
@@ -93,6 +95,8 @@ def test_the_access_records_load_into_a_fresh_server(stacks, tmp_path):
     b.start()
     tokens_b = {u: b.cli("server", "token", u).stdout.strip() for u in ("org", "uma", "ute")}
     after = answers(b, tokens_b)
+    # an archive is a file, not a proof: imported addresses start unverified
+    assert (before.pop("verified"), after.pop("verified")) == (["uma", "ute"], [])
     assert after == before
     assert download(b, "/c/secret/data/texts.txt", tokens_b["uma"]) == (200, data)
     assert download(b, "/c/secret/data/texts.txt", tokens_b["ute"])[0] == 403

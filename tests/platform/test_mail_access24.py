@@ -9,6 +9,7 @@ import pytest
 from django.core import mail as outbox
 from django.utils import timezone
 
+from shareval.platform.accounts import background
 from shareval.platform.competitions import eligibility
 from shareval.platform.competitions.access_models import Page, Registration
 from shareval.platform.notifications import mail
@@ -132,6 +133,8 @@ def test_password_reset_by_mail(addressed, client):
     outbox.outbox.clear()
     r = client.post("/accounts/password-reset/", {"email": "bob@lab.example"})
     assert r.status_code == 302 and r["Location"].endswith("/accounts/password-reset/sent/")
+    assert outbox.outbox == []                          # mailed after the response
+    assert background.run_pending() == 1
     assert recipients(outbox.outbox) == to("bob")
     link = re.search(r"https?://[^/\s]+(/accounts/reset/\S+)", outbox.outbox[0].body).group(1)
     r = client.get(link)

@@ -71,6 +71,8 @@ RULES = {
     # access24: profile, password reset, registration, pages, data, organizer access
     "profile": (USERS, USERS), "password_reset": (ALL, ALL), "password_reset_done": (ALL, set()),
     "password_reset_confirm": (ALL, ALL), "password_reset_complete": (ALL, set()),
+    # a verification link with a wrong token is refused for everyone (404)
+    "send-verification": (set(), USERS), "verify-address": (set(), set()),
     "register-competition": (ALL, USERS), "page": (ALL, set()), "data": (ALL, USERS),
     "data-file": (ALL, set()), "organize-access": (ORG, set()),
     "decide-registration": (set(), ORG), "invite": (set(), ORG), "announce": (set(), ORG),

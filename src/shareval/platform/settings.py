@@ -21,6 +21,8 @@ SHAREVAL_EMAIL          console (default: mail printed on the server's output),
 SHAREVAL_MAIL_FROM     the sender address (default shareval@localhost)
 SHAREVAL_SITE_URL      the server's address in mailed links (default http://127.0.0.1:8000)
 SHAREVAL_INVITATION_DAYS how long a mailed invitation link works (default 14)
+SHAREVAL_MAIL_REQUESTS_PER_ADDRESS, _PER_CLIENT  password-reset and verification mails
+                       per address (default 3) and per client (default 10) in an hour
 SHAREVAL_BOARD_CACHE   0: build leaderboard rows on every request instead of
                        caching them until a run, score or team changes (default 1)
 SHAREVAL_BOARD_WARM    0: after a dataset-wide change (release, task, board options,
@@ -217,6 +219,9 @@ else:
 DEFAULT_FROM_EMAIL = os.environ.get("SHAREVAL_MAIL_FROM", "shareval@localhost")
 SITE_URL = os.environ.get("SHAREVAL_SITE_URL", "http://127.0.0.1:8000")
 INVITATION_DAYS = int(os.environ.get("SHAREVAL_INVITATION_DAYS", "14"))
+# Password-reset and verification mails asked for per address and per client in an hour.
+MAIL_REQUESTS_PER_ADDRESS = int(os.environ.get("SHAREVAL_MAIL_REQUESTS_PER_ADDRESS", "3"))
+MAIL_REQUESTS_PER_CLIENT = int(os.environ.get("SHAREVAL_MAIL_REQUESTS_PER_CLIENT", "10"))
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"

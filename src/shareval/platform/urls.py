@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .accounts import api as accounts_api, views as accounts_views
+from .accounts import api as accounts_api, password_reset, views as accounts_views
 from .coderuns import api as code_api, views as code_views
 from .competitions import (api as comp_api, records_views, views as comp_views, views_access,
                            views_settings)
@@ -23,10 +23,10 @@ urlpatterns = [
     path("accounts/tokens/<int:pk>/revoke/", accounts_views.revoke_token, name="revoke-token"),
     # access24: profile (mail opt-out) and password reset by e-mail
     path("accounts/profile/", accounts_views.profile, name="profile"),
-    path("accounts/password-reset/", auth_views.PasswordResetView.as_view(
-        template_name="shareval/password_reset.html",
-        email_template_name="shareval/password_reset_email.txt",
-        subject_template_name="shareval/password_reset_subject.txt"), name="password_reset"),
+    path("accounts/profile/verify/", accounts_views.send_verification, name="send-verification"),
+    path("accounts/verify/<uidb64>/<token>/", accounts_views.verify_address,
+         name="verify-address"),
+    path("accounts/password-reset/", password_reset.ResetView.as_view(), name="password_reset"),
     path("accounts/password-reset/sent/", auth_views.PasswordResetDoneView.as_view(
         template_name="shareval/password_reset_done.html"), name="password_reset_done"),
     path("accounts/reset/<uidb64>/<token>/", auth_views.PasswordResetConfirmView.as_view(

@@ -1,4 +1,5 @@
-"""API tokens: many per user, stored only as a SHA-256 digest, revocable."""
+"""API tokens (many per user, stored only as a SHA-256 digest, revocable), verified
+e-mail addresses and the log of mail requests that rate-limits them."""
 from __future__ import annotations
 
 import hashlib
@@ -66,3 +67,35 @@ class ApiToken(models.Model):
 
     def __str__(self):
         return f"{self.name} ({self.hint}…)"
+
+
+class VerifiedAddress(models.Model):
+    """The address a user proved to receive mail at. It counts only while it is
+    still the account's address (``addresses.verified_email``): a changed address
+    is unverified again without this row being touched, whoever changed it."""
+    LINK, INVITATION, COMMAND_LINE = "link", "invitation", "command line"
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE,
+                                related_name="verified_address")
+    address = models.CharField(max_length=254, help_text="lower case")
+    verified = models.DateTimeField(default=timezone.now)
+    how = models.CharField(max_length=12, choices=[(LINK, "a link mailed to it"),
+                                                   (INVITATION, "a mailed invitation link"),
+                                                   (COMMAND_LINE, "set on the command line")])
+
+    def __str__(self):
+        return f"{self.address} ({self.how})"
+
+
+class MailRequest(models.Model):
+    """One request for a password-reset or verification mail, kept for an hour to
+    rate-limit them per address and per client. The address is stored only as a
+    keyed hash (``mail_limits.address_key``): unknown addresses are asked for too."""
+    RESET, VERIFY = "reset", "verify"
+    purpose = models.CharField(max_length=8, choices=[(RESET, RESET), (VERIFY, VERIFY)])
+    address_key = models.CharField(max_length=64)
+    client = models.GenericIPAddressField(null=True, blank=True)
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["purpose", "address_key"], name="mail_request_address"),
+                   models.Index(fields=["purpose", "client"], name="mail_request_client")]

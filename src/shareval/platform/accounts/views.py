@@ -1,4 +1,4 @@
-"""Registration and the API-token page."""
+"""Registration, the profile (e-mail address and its verification) and the API-token page."""
 from __future__ import annotations
 
 from django import forms
@@ -9,18 +9,24 @@ from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from .models import ApiToken
+from . import addresses, mail_limits
+from .models import ApiToken, VerifiedAddress
 
 
 class RegisterForm(UserCreationForm):
-    email = forms.EmailField(required=False)
+    email = forms.EmailField(required=False, label="E-mail address",
+                             help_text="optional; for password reset and notices. It gets a "
+                                       "link to verify it: invitations to competitions by "
+                                       "address or domain count once it is verified.")
 
     class Meta(UserCreationForm.Meta):
         fields = ("username", "email")
 
 
 class ProfileForm(forms.Form):
-    email = forms.EmailField(required=False, help_text="for password reset and notices")
+    email = forms.EmailField(required=False, label="E-mail address",
+                             help_text="for password reset and notices; a new address gets a "
+                                       "link to verify it")
     opt_out = forms.BooleanField(required=False, label="No non-essential mail",
                                  help_text="run results, released results, deadline reminders "
                                            "and announcements; decisions on your registration "
@@ -29,19 +35,66 @@ class ProfileForm(forms.Form):
 
 @login_required
 def profile(request):
-    """access24: the e-mail address and the opt-out of non-essential mail."""
+    """The e-mail address (and whether it is verified) and the opt-out of
+    non-essential mail. A new address is unverified and gets a verification link."""
     from shareval.platform.notifications.models import MailPreference
     pref, _ = MailPreference.objects.get_or_create(user=request.user)
     form = ProfileForm(request.POST or None,
                        initial={"email": request.user.email, "opt_out": pref.opt_out})
     if request.method == "POST" and form.is_valid():
+        changed = addresses.normalized(form.cleaned_data["email"]) != \
+            addresses.normalized(request.user.email)
         request.user.email = form.cleaned_data["email"]
         request.user.save(update_fields=["email"])
         pref.opt_out = form.cleaned_data["opt_out"]
         pref.save(update_fields=["opt_out"])
         messages.success(request, "Profile saved.")
+        if changed:
+            offer_verification(request, request.user)
         return redirect("profile")
-    return render(request, "shareval/profile.html", {"form": form})
+    return render(request, "shareval/profile.html", {
+        "form": form, "verified": addresses.verified_email(request.user),
+        "lifetime": addresses.lifetime()})
+
+
+def offer_verification(request, user) -> None:
+    """Mail a verification link to the user's (unverified) address and say so."""
+    if not user.email or addresses.verified_email(user):
+        return
+    if addresses.send_link(user, mail_limits.client_address(request)):
+        messages.info(request, f"A link to verify {user.email} is on its way: open it to "
+                               f"confirm the address is yours. Invitations by e-mail address "
+                               f"or domain count only once it is verified.")
+    else:
+        messages.error(request, f"No verification mail sent: too many were asked for "
+                                f"{user.email} or from your network in the last hour. Try "
+                                f"again later from your profile page.")
+
+
+@login_required
+@require_POST
+def send_verification(request):
+    if not request.user.email:
+        messages.error(request, "Give an e-mail address first.")
+    elif addresses.verified_email(request.user):
+        messages.info(request, f"{request.user.email} is already verified.")
+    else:
+        offer_verification(request, request.user)
+    return redirect("profile")
+
+
+def verify_address(request, uidb64, token):
+    """The link mailed to an address. Opening it shows a button (mail scanners
+    that fetch links do not press it); pressing it verifies the address."""
+    user = addresses.user_of_link(uidb64, token)
+    if user is None:
+        return render(request, "shareval/verify_address.html",
+                      {"lifetime": addresses.lifetime()}, status=404)
+    if request.method == "POST":
+        addresses.mark_verified(user, VerifiedAddress.LINK)
+        messages.success(request, f"{user.email} is verified for the account {user.username}.")
+        return redirect("profile" if request.user == user else "home")
+    return render(request, "shareval/verify_address.html", {"account": user})
 
 
 def register(request):
@@ -51,6 +104,7 @@ def register(request):
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.username}. Join or create a team on a "
                                   f"competition's page.")
+        offer_verification(request, user)
         return redirect("home")
     return render(request, "shareval/register.html", {"form": form})
 

@@ -57,9 +57,12 @@ class CompetitionDetail(APIView):
         return Response(competition_summary(eligibility.visible(request, c), request.user))
 
 
-def get_dataset(c, p, d) -> Dataset:
+def get_dataset(request, c, p, d) -> Dataset:
+    """A dataset of a competition the requester may see (else 404, the same for a
+    hidden competition and a missing one)."""
+    comp = eligibility.visible(request, c)
     return get_object_or_404(Dataset.objects.select_related("phase__competition", "task"),
-                             phase__competition__slug=c, phase__slug=p, slug=d)
+                             phase__competition=comp, phase__slug=p, slug=d)
 
 
 def leaderboard_payload(ds: Dataset, user, part: str | None = None,
@@ -120,8 +123,7 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
 
 class Leaderboard(APIView):
     def get(self, request, c, p, d):
-        ds = get_dataset(c, p, d)
-        eligibility.visible_or_404(request, ds.phase.competition)
+        ds = get_dataset(request, c, p, d)
         if not access.can_view_leaderboard(request.user, ds):
             raise Http404("no such leaderboard")   # hidden boards look like missing ones
         return Response(leaderboard_payload(ds, request.user, request.query_params.get("part")))
@@ -129,10 +131,7 @@ class Leaderboard(APIView):
 
 class _OrganizerView(APIView):
     def competition(self, request, c) -> Competition:
-        comp = get_object_or_404(Competition, slug=c)
-        if not comp.is_organizer(request.user):
-            raise Http404("no such competition page")
-        return comp
+        return eligibility.organized(request, c)
 
 
 class Release(_OrganizerView):

@@ -25,6 +25,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from shareval.platform.accounts import addresses
 from shareval.platform.notifications import mail
 
 from . import eligibility, teams
@@ -45,10 +46,12 @@ class Registrations(_OrganizerView):
     def get(self, request, c):
         comp = self.competition(request, c)
         return Response([{"id": r.pk, "user": r.user.username, "email": r.user.email,
+                          "email_verified": bool(addresses.verified_email(r.user)),
                           "status": r.status, "created": _when(r.created),
                           "decided": _when(r.decided),
                           "decided_by": r.decided_by.username if r.decided_by else None}
-                         for r in comp.registrations.select_related("user", "decided_by")])
+                         for r in comp.registrations.select_related("user__verified_address",
+                                                                     "decided_by")])
 
 
 class RegistrationDecision(_OrganizerView):

@@ -5,12 +5,13 @@ Visibility (``Competition.visibility``):
 - public: listed and readable by anyone;
 - unlisted: not listed; readable with the secret link (``/c/<slug>/?key=…``,
   remembered in the session) and by everyone who registered or is in a team;
-- private: not listed to others; readable only by invited users (username,
-  e-mail address or e-mail domain) and by those who registered or are in a team.
+- private: not listed to others; readable only by invited users (username, or a
+  verified e-mail address or its domain) and by those who registered or are in a team.
 
 Organizers and superusers see everything. A competition a person may not see
-answers 404 everywhere (pages, API, files), exactly like a missing one, so its
-existence does not leak.
+answers 404 everywhere (pages, API, files), exactly like a missing one, after
+the same queries (:func:`find_visible`, :func:`organized`), so neither the
+answer nor its timing tells that it exists.
 
 Taking part (forming or joining a team, submitting) needs, on top of seeing:
 an approved registration when the competition has ``registration_approval``,
@@ -22,9 +23,12 @@ from __future__ import annotations
 
 import secrets
 
-from django.db.models import Q
+from django.db.models import Exists, Q
 from django.http import Http404
 from django.utils import timezone
+
+from shareval.platform.accounts.addresses import normalized
+from shareval.platform.accounts.models import VerifiedAddress
 
 from .access_models import (LICENCE, TERMS, Agreement, Download, Invitation, Page, PhaseLimit,
                             Registration)
@@ -44,36 +48,64 @@ def ensure_secret(comp: Competition) -> str:
     return comp.secret
 
 
+def invitations_of(user):
+    """The invitations that name ``user``: by username, or by their e-mail address
+    or its domain once that address is verified (``accounts.addresses``)."""
+    q = Q(kind=Invitation.USER, value=user.get_username().lower())
+    email = normalized(user.email)
+    if email:
+        verified = Exists(VerifiedAddress.objects.filter(user=user.pk, address=email))
+        q |= (Q(kind=Invitation.EMAIL, value=email)
+              | Q(kind=Invitation.DOMAIN, value=email.rsplit("@", 1)[-1])) & verified
+    return Invitation.objects.filter(q)
+
+
 def invited(user, comp: Competition) -> bool:
     if not user.is_authenticated:
         return False
-    email = (user.email or "").strip().lower()
-    q = Q(kind=Invitation.USER, value=user.get_username().lower())
-    if email:
-        q |= Q(kind=Invitation.EMAIL, value=email)
-        q |= Q(kind=Invitation.DOMAIN, value=email.rsplit("@", 1)[-1])
-    return comp.invitations.filter(q).exists()
+    return invitations_of(user).filter(competition=comp).exists()
 
 
-def _involved(user, comp: Competition) -> bool:
-    """Registered (any status but rejected) or in a team of the competition."""
-    if not user.is_authenticated:
-        return False
-    return (Registration.objects.filter(competition=comp, user=user)
-            .exclude(status=Registration.REJECTED).exists()
-            or Membership.objects.filter(team__competition=comp, user=user).exists())
+class Reach:
+    """The hidden competitions ``user`` may reach, whichever one is asked about:
+    those they organize, registered for (not rejected) or are in a team of
+    (``involved``), and those they are invited to (``invited``, which counts for
+    private ones only). Four small queries for a signed-in person, none for
+    others: the same work for any competition, existing or not."""
+
+    def __init__(self, user):
+        self.everything = user.is_authenticated and user.is_superuser
+        self.involved: set[int] = set()
+        self.invited: set[int] = set()
+        if user.is_authenticated and not self.everything:
+            through = Competition.organizers.through.objects
+            self.involved.update(through.filter(user=user.pk)
+                                 .values_list("competition", flat=True))
+            self.involved.update(Registration.objects.filter(user=user.pk)
+                                 .exclude(status=Registration.REJECTED)
+                                 .values_list("competition", flat=True))
+            self.involved.update(Membership.objects.filter(user=user.pk)
+                                 .values_list("team__competition", flat=True))
+            self.invited.update(invitations_of(user).values_list("competition", flat=True))
+
+    def sees(self, comp: Competition, keys=(), key: str | None = None) -> bool:
+        """``keys``: unlisted competitions opened with their secret link in this
+        session; ``key``: the secret key this request carries."""
+        if comp.visibility == Competition.PUBLIC or self.everything or comp.pk in self.involved:
+            return True
+        if comp.visibility == Competition.UNLISTED:
+            return comp.pk in keys or bool(key and comp.secret and
+                                           secrets.compare_digest(key, comp.secret))
+        return comp.pk in self.invited
 
 
 def can_see(request_or_user, comp: Competition) -> bool:
     request = request_or_user if hasattr(request_or_user, "user") else None
     user = request.user if request is not None else request_or_user
-    if comp.visibility == Competition.PUBLIC or comp.is_organizer(user):
+    if comp.visibility == Competition.PUBLIC:
         return True
-    if comp.visibility == Competition.UNLISTED:
-        if request is not None and comp.pk in request.session.get(SESSION_KEYS, []):
-            return True
-        return _involved(user, comp)
-    return invited(user, comp) or _involved(user, comp)
+    keys = request.session.get(SESSION_KEYS, []) if request is not None else ()
+    return Reach(user).sees(comp, keys)
 
 
 def remember_key(request, comp: Competition) -> None:
@@ -86,39 +118,52 @@ def remember_key(request, comp: Competition) -> None:
             request.session[SESSION_KEYS] = keys + [comp.pk]
 
 
-def visible_or_404(request, comp: Competition) -> Competition:
-    if not can_see(request, comp):
-        raise Http404("no such competition")
+def find_visible(request, slug: str) -> Competition | None:
+    """The competition ``slug`` if the requester may see it, else None. A public one
+    is there for everyone; otherwise the same queries run whether the slug is a
+    hidden competition or none at all, so neither the answer nor its timing
+    tells them apart."""
+    comp = Competition.objects.filter(slug=slug).first()
+    if comp is not None and comp.visibility == Competition.PUBLIC:
+        return comp
+    # all of it before looking at whether comp exists
+    reach, keys, key = Reach(request.user), request.session.get(SESSION_KEYS, []), \
+        request.GET.get("key")
+    if comp is None or not reach.sees(comp, keys, key):
+        return None
+    remember_key(request, comp)
     return comp
 
 
 def visible(request, slug: str) -> Competition:
-    comp = Competition.objects.filter(slug=slug).first()
+    comp = find_visible(request, slug)
     if comp is None:
         raise Http404("no such competition")
-    remember_key(request, comp)
-    return visible_or_404(request, comp)
+    return comp
+
+
+def organized(request, slug: str) -> Competition:
+    """The competition ``slug`` if the requester organizes it, else 404, with the
+    same queries for a competition they do not organize and a missing one."""
+    user = request.user
+    if not user.is_authenticated:
+        raise Http404("no such page")
+    comp = Competition.objects.filter(slug=slug).first()
+    mine = user.is_superuser or user.organized_competitions.filter(slug=slug).exists()
+    if comp is None or not mine:
+        raise Http404("no such page")
+    return comp
 
 
 def listed(user):
-    """Competitions shown in lists (home page, API): public ones, and to a signed-in
-    person also those they organize, are invited to or take part in."""
-    qs = Competition.objects.all()
-    if user.is_authenticated and user.is_superuser:
-        return qs
-    q = Q(visibility=Competition.PUBLIC)
-    if user.is_authenticated:
-        email = (user.email or "").strip().lower()
-        inv = Q(invitations__kind=Invitation.USER, invitations__value=user.get_username().lower())
-        if email:
-            inv |= Q(invitations__kind=Invitation.EMAIL, invitations__value=email)
-            inv |= Q(invitations__kind=Invitation.DOMAIN,
-                     invitations__value=email.rsplit("@", 1)[-1])
-        q |= Q(organizers=user) | (Q(visibility=Competition.PRIVATE) & inv)
-        q |= Q(pk__in=Registration.objects.filter(user=user).exclude(
-            status=Registration.REJECTED).values("competition"))
-        q |= Q(pk__in=Membership.objects.filter(user=user).values("team__competition"))
-    return qs.filter(q).distinct()
+    """Competitions shown in lists (home page, API): those ``user`` may see, but
+    unlisted ones only to their organizers and participants (not by secret link)."""
+    reach = Reach(user)
+    if reach.everything:
+        return Competition.objects.all()
+    return Competition.objects.filter(
+        Q(visibility=Competition.PUBLIC) | Q(pk__in=reach.involved)
+        | Q(visibility=Competition.PRIVATE, pk__in=reach.invited))
 
 
 # ---------------------------------------------------------------------------

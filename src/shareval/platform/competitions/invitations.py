@@ -6,7 +6,8 @@ for the competition, approved (the organizer chose them), with the terms
 accepted when the competition has them. Only the token's SHA-256 is stored; the
 link expires after ``SHAREVAL_INVITATION_DAYS`` days (default 14); inviting the
 address again sends a new link and voids the old one. A wrong, used or expired
-token gets a message saying which.
+token gets a message saying which. Using the link verifies the account's address
+when it is the invited one: the link was mailed there.
 """
 from __future__ import annotations
 
@@ -17,6 +18,9 @@ import secrets
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+
+from shareval.platform.accounts import addresses
+from shareval.platform.accounts.models import VerifiedAddress
 
 from . import eligibility
 from .access_models import TERMS, Invitation, Registration
@@ -94,4 +98,6 @@ def use(slug: str, token: str, user, terms_version: int | None = None) -> Regist
         if not user.email:
             user.email = inv.value
             user.save(update_fields=["email"])
+        if addresses.normalized(user.email) == inv.value:   # the link was mailed to it
+            addresses.mark_verified(user, VerifiedAddress.INVITATION)
     return reg

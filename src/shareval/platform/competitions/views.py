@@ -105,8 +105,7 @@ def team(request, c):
 
 
 def leaderboard(request, c, p, d):
-    ds = get_dataset(c, p, d)
-    eligibility.visible_or_404(request, ds.phase.competition)
+    ds = get_dataset(request, c, p, d)
     if not access.can_view_leaderboard(request.user, ds):
         raise Http404("no such leaderboard")
     key: list = []
@@ -125,8 +124,8 @@ def leaderboard(request, c, p, d):
 
 def public_file(request, c, p, d, name):
     token_user(request)           # org24: scripts fetch released files as data files
-    ds = get_dataset(c, p, d)
-    comp = eligibility.visible_or_404(request, ds.phase.competition)
+    ds = get_dataset(request, c, p, d)
+    comp = ds.phase.competition
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
     why = eligibility.download_refusal(request.user, comp)       # access24
     if why:
@@ -161,10 +160,7 @@ def new_competition(request):
 
 
 def _organizer_comp(request, c) -> Competition:
-    comp = get_object_or_404(Competition, slug=c)
-    if not comp.is_organizer(request.user):
-        raise Http404("no such page")
-    return comp
+    return eligibility.organized(request, c)
 
 
 TEAMS_PAGE, RECENT_RUNS = 50, 100

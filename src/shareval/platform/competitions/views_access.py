@@ -14,7 +14,7 @@ from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from shareval.platform.accounts.views import RegisterForm
+from shareval.platform.accounts.views import RegisterForm, offer_verification
 from shareval.platform.notifications import mail
 
 from . import eligibility, invitations
@@ -24,10 +24,7 @@ from .models import Competition, Phase, Team
 
 
 def _organizer_comp(request, c) -> Competition:
-    comp = get_object_or_404(Competition, slug=c)
-    if not comp.is_organizer(request.user):
-        raise Http404("no such page")
-    return comp
+    return eligibility.organized(request, c)
 
 
 def register(request, c):
@@ -138,7 +135,8 @@ def organize_access(request, c):
     phases = [(ph, ph.pk in limits, limits.get(ph.pk, set())) for ph in comp.phases.all()]
     return render(request, "shareval/organize_access.html", {
         "comp": comp, "link": link, "invitations": comp.invitations.all(),
-        "registrations": comp.registrations.select_related("user", "decided_by"),
+        "registrations": comp.registrations.select_related("user__verified_address",
+                                                            "decided_by"),
         "agreements": Agreement.objects.filter(competition=comp).select_related("user")[:500],
         "downloads": Download.objects.filter(competition=comp).select_related("user")[:500],
         "announcements": comp.announcements.all(), "pages": comp.pages.all(),
@@ -266,6 +264,7 @@ def join(request, c, token):
                 login(request, user, backend="django.contrib.auth.backends.ModelBackend")
             messages.success(request, f"You are registered for {comp.title}: form or join "
                                       f"a team.")
+            offer_verification(request, user)      # when another address was typed
             return redirect("competition", c=comp.slug)
     return render(request, "shareval/join.html", {"comp": comp, "inv": inv, "form": form,
                                                   "terms": terms})

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.competitions import eligibility
 from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
@@ -21,10 +22,7 @@ from .models import Assignment, Campaign, Item
 
 
 def _comp(request, c) -> Competition:
-    comp = get_object_or_404(Competition, slug=c)
-    if not comp.is_organizer(request.user):
-        raise Http404("no such page")
-    return comp
+    return eligibility.organized(request, c)
 
 
 def _campaign(comp, j) -> Campaign:

@@ -85,9 +85,7 @@ def upload_request(request, what: str):
     Shared by uploaded runs and code bundles: a hidden competition looks missing.
     """
     data = request.data
-    comp = Competition.objects.filter(slug=data.get("competition", "")).first()
-    if comp is not None and not eligibility.can_see(request, comp):
-        comp = None
+    comp = eligibility.find_visible(request, str(data.get("competition", "")))
     if comp is None:
         return None, None, Response({"error": f"no competition {data.get('competition')!r}"},
                                     status=status.HTTP_404_NOT_FOUND)
