@@ -517,6 +517,9 @@ def test_ties_option_is_checked_in_score_compare_and_the_cli(tmp_path, cli):
         TASK.score(ref, sub, ties="random")
     assert str(e.value.problems[0]) == "<arguments>: ties: must be one of official, id, " \
                                        "not 'random'"
+    with pytest.raises(InvalidInput) as e:               # before any file is read
+        TASK.score(tmp_path / "missing.tsv", tmp_path / "missing.json", ties="random")
+    assert [p.field for p in e.value.problems] == ["ties"]
     with pytest.raises(InvalidInput):
         TASK.unit_stats(ref, sub, ties="random")
     assert TASK.unit_stats(ref, sub).stats[0, 0] == 1.0

@@ -130,16 +130,16 @@ class Task:
         return list(getattr(sub, "warnings", []))
 
     def score(self, reference, submission, **options) -> Result:
-        ref = self.reference(reference)
-        sub = self.submission(submission, ref)
         opts = {o.name: options.get(o.name, o.default) for o in self.options}
         unknown = set(options) - set(opts)
         if unknown:
             raise TypeError(f"{self.name}: unknown options {sorted(unknown)}")
         bad = [Problem("<arguments>", None, o.name, why) for o in self.options
                if (why := o.problem(opts[o.name])) is not None]
-        if bad:
+        if bad:                        # before reading files that may take long to read
             raise InvalidInput(bad)
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
         result = self._score(ref, sub, **opts)
         result.warnings = list(getattr(sub, "warnings", [])) + result.warnings
         return result
