@@ -173,7 +173,7 @@ class SvIdentDisambiguation(_SvTask):
                                                                       "score_precision")},
         "ranking": RANKING_RULES["official"],
         "ties": "official",
-        "ranking_rules": RANKING_RULES,
+        **{f"ties_{name}": rule for name, rule in RANKING_RULES.items()},
         "score_precision": "double",
         "averaging": AVERAGING,
         "reference_layout": REFERENCE_LAYOUT,
