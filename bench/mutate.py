@@ -78,7 +78,8 @@ TESTS: dict[str, list[str]] = {
                               "tests/assessment/test_weights.py"],
     "metrics/ranking.py": ["tests/metrics/test_ranking.py", "tests/metrics/test_ranking_rules.py",
                            "tests/metrics/test_ranking_rel_level.py",
-                           "tests/metrics/test_ranking_oracle.py"],
+                           "tests/metrics/test_ranking_oracle.py",
+                           "tests/tasks/test_svident_ties.py"],
     "metrics/significance.py": ["tests/metrics/test_significance.py"],
     "tasks/base.py": ["tests/tasks/test_base.py", "tests/tasks/test_classification.py",
                       "tests/tasks/test_trec.py"],
@@ -93,7 +94,8 @@ TESTS: dict[str, list[str]] = {
     "tasks/rcc.py": ["tests/tasks/test_rcc.py", "tests/tasks/test_rcc_rules.py",
                      "tests/tasks/test_rcc_results.py", "tests/tasks/test_rcc_mentions_kaggle.py"],
     "tasks/svident.py": ["tests/tasks/test_svident.py", "tests/tasks/test_svident_rules.py",
-                         "tests/tasks/test_svident_official.py"],
+                         "tests/tasks/test_svident_official.py",
+                         "tests/tasks/test_svident_ties.py"],
     "tasks/trec.py": ["tests/tasks/test_trec.py", "tests/tasks/test_trec_rules.py"],
     # the registry (register, find, names, get); test_registry.py re-imports the task
     # modules into an empty registry, so register's mutants take effect there too

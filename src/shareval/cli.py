@@ -28,6 +28,7 @@ def _task_options(parser: argparse.ArgumentParser, task) -> None:
             parser.add_argument(flag, dest=o.name, action="store_true", help=o.help)
         else:
             parser.add_argument(flag, dest=o.name, type=o.type, default=o.default,
+                                choices=o.choices or None,
                                 help=f"{o.help} (default: {o.default})")
 
 

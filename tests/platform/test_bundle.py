@@ -35,6 +35,24 @@ def test_bundle_problems_are_all_listed_with_lines(tmp_path):
     assert all(p.line for p in e.value.problems), text      # each names its line
 
 
+def test_an_option_value_outside_its_choices_is_a_bundle_problem(tmp_path):
+    """A task option declared with choices (svident-disambiguation's ties) is checked
+    when the bundle loads, with its line, not when the first run is scored."""
+    root = make_bundle(tmp_path / "b")
+    b = yaml.safe_load((root / "bundle.yaml").read_text())
+    b["tasks"].append({"slug": "sv2", "task": "svident-disambiguation",
+                       "options": {"ties": "random"}})
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
+    with pytest.raises(InvalidInput) as e:
+        read_bundle(root)
+    bad = [p for p in e.value.problems if p.field.endswith("options.ties")]
+    assert len(bad) == 1 and bad[0].line, e.value.render()
+    assert bad[0].message == "must be one of official, id, not 'random'"
+    b["tasks"][-1]["options"] = {"ties": "id"}
+    (root / "bundle.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
+    read_bundle(root)                          # an allowed value: the bundle loads
+
+
 def test_reference_is_checked_when_loading(tmp_path):
     root = make_bundle(tmp_path / "b")
     (root / "gold-dev.tsv").write_text("item\tlabel\na\tx\na\ty\n")

@@ -7,7 +7,10 @@ document), so a run of ten million lines is a handful of numpy passes:
   (trec_eval's ``strcmp`` order); the rank column of a run is ignored.
   Scores are compared in single precision by default, as trec_eval 9.x and
   pytrec_eval store them (``float sim``); ``score_precision="double"``
-  compares them as doubles, as trec_eval 10.0 does (usnistgov/trec_eval#34);
+  compares them as doubles, as trec_eval 10.0 does (usnistgov/trec_eval#34).
+  ``ties="reversed_argsort"`` ranks each query as ranx 0.2.8 does instead (SV-Ident's
+  official scorer): the reverse of numba's ``np.argsort`` of the scores in the order
+  the run lists them (see ``argsort_order``), so ties follow the run's order;
 * a document is relevant when its judgment is >= ``rel_level`` (default 1);
 * AP and AP@k divide by the number of relevant documents R of the query
   (not by min(k, R)), as trec_eval's ``map``/``map_cut`` and ranx do;
@@ -33,6 +36,9 @@ from .classification import safe_div
 MEASURE_PATTERN = re.compile(r"^(map|p|recall|ndcg|mrr|r_precision)(?:@(\d+))?$")
 MEASURES_WITH_CUTOFF = {"p", "recall"}
 SCORE_PRECISIONS = ("float", "double")
+# how equal scores are ordered: by document id descending (trec_eval), or by the
+# reversed argsort of the scores in run order (ranx 0.2.8, SV-Ident's official scorer)
+TIE_RULES = ("doc_id", "reversed_argsort")
 DEFAULT_MEASURES = ("map", "map@10", "p@5", "p@10", "recall@10", "recall@100",
                     "r_precision", "ndcg@10", "mrr")
 
@@ -110,6 +116,34 @@ def rank_order(q, score, doc, tiebreak: Callable[[], np.ndarray]) -> np.ndarray 
     return order
 
 
+def reversed_argsort_order(q: np.ndarray, score: np.ndarray) -> np.ndarray | None:
+    """Permutation ranking each query as ranx 0.2.8 does, or None when already ranked.
+
+    Each query's rows are taken in the order the run lists them (grouped by a stable
+    sort when a query's rows are apart) and ordered by ``np.argsort(scores)[::-1]``
+    as numba compiles it, on the scores as float64 (``argsort_order``). Without a tie
+    that is score descending, so numba is only imported when some query has a tie.
+    """
+    if q.size < 2:
+        return None
+    order = None
+    if np.count_nonzero(q[1:] != q[:-1]) + 1 != np.count_nonzero(np.bincount(q)):
+        order = np.argsort(q, kind="stable")
+        q, score = q[order], score[order]
+    same_q = q[1:] == q[:-1]
+    if not np.any(same_q & (score[1:] >= score[:-1])):
+        return order                                  # strictly decreasing: ranked
+    by_score = np.lexsort((-score, q))
+    s = score[by_score]
+    if not np.any((q[by_score][1:] == q[by_score][:-1]) & (s[1:] == s[:-1])):
+        local = by_score                              # no tie: the order is unique
+    else:
+        from .argsort_order import reversed_argsort_groups
+        local = reversed_argsort_groups(np.ascontiguousarray(score, dtype=np.float64),
+                                        _run_starts(q))
+    return local if order is None else order[local]
+
+
 def _run_starts(keys: np.ndarray) -> np.ndarray:
     """Index of the first row of each run of equal keys (``keys`` non-empty)."""
     change = np.empty(keys.size, dtype=bool)
@@ -178,8 +212,13 @@ def _depth_needed(parsed, num_rel: np.ndarray) -> int | None:
 
 
 def evaluate_encoded(e: Encoded, measures, rel_level: int = 1,
-                     score_precision: str = "float") -> dict[str, np.ndarray]:
+                     score_precision: str = "float", ties: str = "doc_id"
+                     ) -> dict[str, np.ndarray]:
     """One array of per-query values (indexed by query code) per measure.
+
+    ``ties`` (``TIE_RULES``) orders equal scores: ``doc_id`` by document id
+    descending (trec_eval), ``reversed_argsort`` as ranx 0.2.8 (``rank_order``,
+    ``reversed_argsort_order``).
 
     Also returns ``num_rel`` and ``num_ret`` under those names. When every
     measure has a cutoff, rows ranked below the deepest cutoff are dropped
@@ -190,10 +229,15 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1,
     if score_precision not in SCORE_PRECISIONS:
         raise ValueError(f"score_precision must be one of {SCORE_PRECISIONS}, "
                          f"not {score_precision!r}")
+    if ties not in TIE_RULES:
+        raise ValueError(f"ties must be one of {TIE_RULES}, not {ties!r}")
     nq = e.n_queries
     num_rel = np.bincount(e.qrels_q, weights=(e.qrels_rel >= rel_level), minlength=nq)
     score = e.run_score.astype(np.float32) if score_precision == "float" else e.run_score
-    order = rank_order(e.run_q, score, e.run_doc, e.doc_tiebreak)
+    if ties == "doc_id":
+        order = rank_order(e.run_q, score, e.run_doc, e.doc_tiebreak)
+    else:
+        order = reversed_argsort_order(e.run_q, score)
     del score
     q = e.run_q if order is None else e.run_q[order]
     pos = _group_positions(q)
@@ -306,8 +350,11 @@ def encode_mappings(qrels: dict, run: dict) -> tuple[Encoded, list]:
 
 
 def evaluate(qrels: dict, run: dict, measures=DEFAULT_MEASURES, rel_level: int = 1,
-             score_precision: str = "float") -> dict[str, dict]:
-    """Per-query values ``{measure: {qid: value}}`` for every query of either mapping."""
+             score_precision: str = "float", ties: str = "doc_id") -> dict[str, dict]:
+    """Per-query values ``{measure: {qid: value}}`` for every query of either mapping.
+
+    Each query's documents are in the run mapping's order, which
+    ``ties="reversed_argsort"`` reads."""
     enc, qids = encode_mappings(qrels, run)
-    values = evaluate_encoded(enc, measures, rel_level, score_precision)
+    values = evaluate_encoded(enc, measures, rel_level, score_precision, ties)
     return {m: dict(zip(qids, values[m].tolist())) for m in list(measures) + ["num_rel", "num_ret"]}

@@ -56,6 +56,14 @@ class Option:
     help: str
     flag: bool = False           # a boolean switch without a value
     multiple: bool = False       # may be given several times / comma-separated
+    choices: tuple = ()          # the allowed values, when only a few are (checked by
+    #                              the CLI, the bundle loader and Task.score alike)
+
+    def problem(self, value) -> str | None:
+        """Why ``value`` is not allowed, or None."""
+        if self.choices and value not in self.choices:
+            return f"must be one of {', '.join(map(str, self.choices))}, not {value!r}"
+        return None
 
 
 @dataclass
@@ -122,12 +130,16 @@ class Task:
         return list(getattr(sub, "warnings", []))
 
     def score(self, reference, submission, **options) -> Result:
-        ref = self.reference(reference)
-        sub = self.submission(submission, ref)
         opts = {o.name: options.get(o.name, o.default) for o in self.options}
         unknown = set(options) - set(opts)
         if unknown:
             raise TypeError(f"{self.name}: unknown options {sorted(unknown)}")
+        bad = [Problem("<arguments>", None, o.name, why) for o in self.options
+               if (why := o.problem(opts[o.name])) is not None]
+        if bad:                        # before reading files that may take long to read
+            raise InvalidInput(bad)
+        ref = self.reference(reference)
+        sub = self.submission(submission, ref)
         result = self._score(ref, sub, **opts)
         result.warnings = list(getattr(sub, "warnings", [])) + result.warnings
         return result

@@ -12,13 +12,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from ..formats.errors import Problems
+from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.svident import TRIAL, Predictions, SvReference, read_detection, \
     read_disambiguation, read_reference
 from ..metrics.classification import classification_report
 from ..metrics.ranking import evaluate
 from . import register
-from .base import Task, UnitStats, hierarchical_weights, load_checked, preview, weighted_mean
+from .base import Option, Task, UnitStats, hierarchical_weights, load_checked, preview, \
+    weighted_mean
 from .trec import RANKING_CONVENTIONS
 
 AVERAGING = ("the unit is a (document, language) pair, as in the official scripts "
@@ -26,6 +27,20 @@ AVERAGING = ("the unit is a (document, language) pair, as in the official script
              "averaged over the units of a language, then over languages (SV-Ident overview, "
              "Eq. 3); a document with sentences in two languages is two units, named "
              "'doc (lang)' in per_document")
+# Task 2: how a sentence's variables are ranked (the ``ties`` option). The official rule
+# is ranx 0.2.8's, which evaluate_task2.py calls on the submitted JSON as read.
+RANKING_RULES = {
+    "official": "as SV-Ident's official evaluate_task2.py, which ranks with ranx 0.2.8: "
+                "scores compared as doubles (float64), in the order the submission lists "
+                "the sentence's variables; the ranking is the reverse of numba's "
+                "np.argsort of those scores, so tied variables of a sentence with at most "
+                "15 come out in the submission's order read backwards, and in a longer "
+                "list in the order numba's quicksort leaves them (not numpy's sort)",
+    "id": "score descending, scores compared in single precision (equal as 32-bit floats "
+          "is a tie, as trec_eval 9.x); tied variables by id descending (byte order), as "
+          "trec_eval; the submission's order is ignored",
+}
+TIE_SETTINGS = {"official": ("double", "reversed_argsort"), "id": ("float", "doc_id")}
 REFERENCE_LAYOUT = ("the shared task's TSV (';'-separated ids, 'unk' removed) or the trial TSV "
                     "(with or without context_id), told apart by the variable column: trial when "
                     "its cells are ','-separated ID-Yes/ID-No items (any letter case) or "
@@ -148,8 +163,18 @@ class SvIdentDisambiguation(_SvTask):
     description = "SV-Ident Task 2: rank the survey variables a sentence mentions (MAP@10)."
     primary_metric = "map@10"
     metrics = ["map@1", "map@5", "map@10", "map@20", "r_precision", "p@10"]
+    options = (Option("ties", str, "official",
+                      "how tied scores are ranked: official = as the organizers' script "
+                      "(ranx 0.2.8: doubles, the submission's order reversed); id = "
+                      "single precision, by variable id descending (trec_eval)",
+                      choices=tuple(RANKING_RULES)),)
     conventions = {
-        **RANKING_CONVENTIONS,
+        **{k: v for k, v in RANKING_CONVENTIONS.items() if k not in ("ranking",
+                                                                      "score_precision")},
+        "ranking": RANKING_RULES["official"],
+        "ties": "official",
+        **{f"ties_{name}": rule for name, rule in RANKING_RULES.items()},
+        "score_precision": "double",
         "averaging": AVERAGING,
         "reference_layout": REFERENCE_LAYOUT,
         "queries": "only sentences whose reference lists a relevant variable ('unk' removed; "
@@ -166,10 +191,14 @@ class SvIdentDisambiguation(_SvTask):
     def load_submission(self, path, reference=None):
         return self._load_predictions(read_disambiguation, path, reference, require_all=False)
 
-    def _per_sentence(self, ref: SvReference, sub: Predictions):
+    def _per_sentence(self, ref: SvReference, sub: Predictions, ties: str):
+        """Per-sentence values; each sentence's variables stay in the submission's order,
+        which the official tie rule reads."""
         qrels = {u: {v: 1 for v in s.variables} for u, s in ref.sentences.items() if s.variables}
         run = {u: sub.values.get(u, {}) for u in qrels}
-        values = evaluate(qrels, {u: r for u, r in run.items() if r}, self.metrics)
+        precision, rule = TIE_SETTINGS[ties]
+        values = evaluate(qrels, {u: r for u, r in run.items() if r}, self.metrics,
+                          score_precision=precision, ties=rule)
         missing = [u for u, r in run.items() if not r]
         return qrels, values, missing
 
@@ -185,8 +214,8 @@ class SvIdentDisambiguation(_SvTask):
             row["lang"] = langs[d]
         return overall, per_lang, per_doc, langs
 
-    def _score(self, ref, sub):
-        qrels, values, missing = self._per_sentence(ref, sub)
+    def _score(self, ref, sub, ties):
+        qrels, values, missing = self._per_sentence(ref, sub, ties)
         uuids = list(qrels)
         overall, per_lang, per_doc, _ = self._aggregate(ref, qrels, values, uuids)
         breakdowns = {"per_language": per_lang, "per_document": per_doc}
@@ -206,19 +235,25 @@ class SvIdentDisambiguation(_SvTask):
         ignored = [u for u in sub.values if u in ref.sentences and u not in qrels]
         warnings += _relevance_warnings(ref, qrels, sub)
         warnings += _mixed_warning(ref)
-        return self.new_result(overall, breakdowns=breakdowns,
-                               counts={"sentences_evaluated": len(uuids),
-                                       "sentences_in_reference": len(ref.sentences),
-                                       "sentences_without_prediction": len(missing),
-                                       "predictions_ignored": len(ignored),
-                                       "documents": len({r["doc_id"] for r in per_doc.values()}),
-                                       "units": len(per_doc), "languages": len(per_lang)},
-                               warnings=warnings)
+        result = self.new_result(overall, breakdowns=breakdowns,
+                                 counts={"sentences_evaluated": len(uuids),
+                                         "sentences_in_reference": len(ref.sentences),
+                                         "sentences_without_prediction": len(missing),
+                                         "predictions_ignored": len(ignored),
+                                         "documents": len({r["doc_id"]
+                                                           for r in per_doc.values()}),
+                                         "units": len(per_doc), "languages": len(per_lang)},
+                                 warnings=warnings)
+        result.conventions.update(ties=ties, ranking=RANKING_RULES[ties],
+                                  score_precision=TIE_SETTINGS[ties][0])
+        return result
 
-    def unit_stats(self, reference, submission, metric="map@10"):
+    def unit_stats(self, reference, submission, metric="map@10", ties="official"):
+        if (why := self.options[0].problem(ties)) is not None:
+            raise InvalidInput([Problem("<arguments>", None, "ties", why)])
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
-        qrels, values, _ = self._per_sentence(ref, sub)
+        qrels, values, _ = self._per_sentence(ref, sub, ties)
         _, _, per_doc, langs = self._aggregate(ref, qrels, values, list(qrels))
         docs = list(per_doc)
         groups = [langs[d] for d in docs]

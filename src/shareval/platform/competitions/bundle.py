@@ -184,11 +184,13 @@ def read_bundle(root: Path) -> dict:
             task_slugs[slug] = name
         opts = t.get("options") or {}
         if name and isinstance(opts, dict):
-            allowed = {o.name for o in registry.get(name).options} - {"plot"}
-            for k in opts:
-                if k != LINE and k not in allowed:
-                    r.err(t, f"{w}.options.{k}", f"not an option of {name}; "
-                                                  f"allowed: {', '.join(sorted(allowed)) or 'none'}")
+            declared = {o.name: o for o in registry.get(name).options if o.name != "plot"}
+            allowed = ", ".join(sorted(declared)) or "none"
+            for k, v in opts.items():
+                if k != LINE and k not in declared:
+                    r.err(t, f"{w}.options.{k}", f"not an option of {name}; allowed: {allowed}")
+                elif k != LINE and (why := declared[k].problem(v)) is not None:
+                    r.err(t, f"{w}.options.{k}", why)
         out["tasks"].append({"slug": slug, "task": name, "title": str(t.get("title", "")),
                              "options": {k: v for k, v in opts.items() if k != LINE},
                              "primary_metric": str(t.get("primary_metric", "")),
