@@ -80,10 +80,16 @@ def test_detection_needs_every_sentence_disambiguation_does_not(tmp_path):
         get("svident-detection").score(ref, one)
     assert [str(p) for p in e.value.problems] == [f"{one}: uuid: 1 sentence has no "
                                                   "prediction: 'u4'"]
-    # disambiguation scores a sentence without prediction 0 instead
+    # disambiguation scores a sentence without prediction 0 instead (empty_units=zero); by
+    # default a unit with no prediction at all is left out, as the official script does
     r = get("svident-disambiguation").score(ref, write(tmp_path / "r.json",
-                                                       json.dumps({"u1": {"v1": 1.0}})))
+                                                       json.dumps({"u1": {"v1": 1.0}})),
+                                            empty_units="zero")
     assert r.counts["sentences_without_prediction"] == 1 and r.metrics["map@10"] == 0.5
+    r = get("svident-disambiguation").score(ref, tmp_path / "r.json")
+    assert r.counts["sentences_without_prediction"] == 0 and r.counts["units_left_out"] == 1
+    assert r.metrics["map@10"] == 1.0 and r.conventions["empty_units"] == "skip"
+    assert r.warnings[0].startswith("1 units have no prediction at all and are left out")
 
 
 def test_disambiguation_rows_and_counts_by_hand(tmp_path):
@@ -100,7 +106,7 @@ def test_disambiguation_rows_and_counts_by_hand(tmp_path):
         "d1": (1, "d1", "en", 1.0), "d2 (de)": (1, "d2", "de", 0.5)}
     assert r.counts == {"sentences_evaluated": 2, "sentences_in_reference": 4,
                         "sentences_without_prediction": 0, "predictions_ignored": 0,
-                        "documents": 2, "units": 2, "languages": 2}
+                        "units_left_out": 0, "documents": 2, "units": 2, "languages": 2}
     assert r.warnings == [MIXED_WARNING]
     u = get("svident-disambiguation").unit_stats(ref, sub)
     assert sorted(u.units) == ["d1", "d2 (de)"]

@@ -137,14 +137,19 @@ def sentence_values(ranked: list[str], relevant: set[str]) -> dict[str, float]:
             "r_precision": top(n) / n, "p@10": top(10) / 10}
 
 
-def oracle_scores(corpus: dict, ranking) -> dict:
+def oracle_scores(corpus: dict, ranking, empty_units: str = "skip") -> dict:
     """{"overall", "per_language", "per_unit" {(doc, lang)}}: sentence values, the mean
-    per (document, language), per language over its units, then over languages."""
-    units = defaultdict(list)
+    per (document, language), per language over its units, then over languages. A unit
+    with no ranked sentence is left out (``empty_units="skip"``) or scores 0."""
+    units, ranked_in = defaultdict(list), set()
     for s in corpus["sentences"]:
         if s["relevant"]:
             ranked = ranking(s["run"]) if s["run"] else []
             units[(s["doc"], s["lang"])].append(sentence_values(ranked, set(s["relevant"])))
+            if s["run"]:
+                ranked_in.add((s["doc"], s["lang"]))
+    if empty_units == "skip":
+        units = {u: vs for u, vs in units.items() if u in ranked_in}
     per_unit = {u: {m: sum(v[m] for v in vs) / len(vs) for m in METRICS}
                 for u, vs in units.items()}
     langs = sorted({lang for _, lang in per_unit})
@@ -197,7 +202,13 @@ def make_corpus(rng: random.Random) -> dict:
             sentences.append({"uuid": f"u{k}", "doc": f"doc{d}", "lang": rng.choice(langs),
                               "relevant": relevant, "run": run})
             k += 1
-    if not any(s["relevant"] for s in sentences):
+    units = sorted({(s["doc"], s["lang"]) for s in sentences})
+    for unit in units[1:]:                  # a unit the run leaves out (the script skips it)
+        if rng.random() < 0.15:
+            for s in sentences:
+                if (s["doc"], s["lang"]) == unit:
+                    s["run"] = []
+    if not any(s["relevant"] and s["run"] for s in sentences):
         s = sentences[0]
         s["relevant"] = [POOL[0]]
         s["run"] = [(POOL[0], 1.0), (POOL[1], 1.0)]
@@ -301,6 +312,8 @@ def test_both_rules_equal_the_oracle_written_here(tmp_path_factory, rng):
     by_id = values_of(score(tmp, corpus, ties="id"))
     assert_same(official, oracle_scores(corpus, official_ranking))
     assert_same(by_id, oracle_scores(corpus, id_ranking))
+    zero = values_of(score(tmp, corpus, empty_units="zero"))
+    assert_same(zero, oracle_scores(corpus, official_ranking, empty_units="zero"))
 
 
 def test_the_random_corpora_tell_the_rules_apart(tmp_path):

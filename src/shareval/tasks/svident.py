@@ -167,7 +167,12 @@ class SvIdentDisambiguation(_SvTask):
                       "how tied scores are ranked: official = as the organizers' script "
                       "(ranx 0.2.8: doubles, the submission's order reversed); id = "
                       "single precision, by variable id descending (trec_eval)",
-                      choices=tuple(RANKING_RULES)),)
+                      choices=tuple(RANKING_RULES)),
+               Option("empty_units", str, "skip",
+                      "a (document, language) unit none of whose evaluated sentences has a "
+                      "prediction: skip = left out of the averages, as the organizers' "
+                      "script does; zero = its sentences score 0",
+                      choices=("skip", "zero")))
     conventions = {
         **{k: v for k, v in RANKING_CONVENTIONS.items() if k not in ("ranking",
                                                                       "score_precision")},
@@ -185,6 +190,13 @@ class SvIdentDisambiguation(_SvTask):
         "per_unit": "the mean over the unit's evaluated sentences (ranx.evaluate on them, as "
                     "evaluate_task2.py does)",
         "missing_predictions": "an evaluated sentence without predictions scores 0 (warned)",
+        "empty_units": "skip",
+        "empty_units_skip": "a (document, language) unit with no prediction for any of its "
+                            "evaluated sentences is left out of the averages, as "
+                            "evaluate_task2.py leaves out a unit the run does not cover "
+                            "(warned)",
+        "empty_units_zero": "such a unit's sentences score 0 like any sentence without "
+                            "predictions",
         "unknown_uuids": "error",
     }
 
@@ -214,9 +226,21 @@ class SvIdentDisambiguation(_SvTask):
             row["lang"] = langs[d]
         return overall, per_lang, per_doc, langs
 
-    def _score(self, ref, sub, ties):
-        qrels, values, missing = self._per_sentence(ref, sub, ties)
+    def _evaluated(self, ref, qrels, missing, empty_units: str) -> tuple[list[str], list[str]]:
+        """The sentences averaged, and the units left out (``empty_units='skip'``:
+        those with no prediction for any evaluated sentence)."""
         uuids = list(qrels)
+        if empty_units != "skip":
+            return uuids, []
+        gone = set(missing)
+        empty = [name for name, us in units_of(ref, uuids).items() if gone.issuperset(us)]
+        left_out = {u for name, us in units_of(ref, uuids).items() if name in empty for u in us}
+        return [u for u in uuids if u not in left_out], empty
+
+    def _score(self, ref, sub, ties, empty_units):
+        qrels, values, missing = self._per_sentence(ref, sub, ties)
+        uuids, empty = self._evaluated(ref, qrels, missing, empty_units)
+        missing = [u for u in missing if u in set(uuids)]
         overall, per_lang, per_doc, _ = self._aggregate(ref, qrels, values, uuids)
         breakdowns = {"per_language": per_lang, "per_document": per_doc}
         if ref.has_mention_type:
@@ -229,6 +253,10 @@ class SvIdentDisambiguation(_SvTask):
                 per_type[t] = {**o, "sentences": len(by_type[t])}
             breakdowns["per_mention_type"] = per_type
         warnings = []
+        if empty:
+            warnings.append(f"{len(empty)} units have no prediction at all and are left out "
+                            f"of the averages (as the official script does; empty_units=zero "
+                            f"scores them 0): {preview(empty)}")
         if missing:
             warnings.append(f"{len(missing)} evaluated sentences have no prediction (scored 0): "
                             f"{preview(missing)}")
@@ -239,22 +267,27 @@ class SvIdentDisambiguation(_SvTask):
                                  counts={"sentences_evaluated": len(uuids),
                                          "sentences_in_reference": len(ref.sentences),
                                          "sentences_without_prediction": len(missing),
+                                         "units_left_out": len(empty),
                                          "predictions_ignored": len(ignored),
                                          "documents": len({r["doc_id"]
                                                            for r in per_doc.values()}),
                                          "units": len(per_doc), "languages": len(per_lang)},
                                  warnings=warnings)
         result.conventions.update(ties=ties, ranking=RANKING_RULES[ties],
-                                  score_precision=TIE_SETTINGS[ties][0])
+                                  score_precision=TIE_SETTINGS[ties][0],
+                                  empty_units=empty_units)
         return result
 
-    def unit_stats(self, reference, submission, metric="map@10", ties="official"):
-        if (why := self.options[0].problem(ties)) is not None:
-            raise InvalidInput([Problem("<arguments>", None, "ties", why)])
+    def unit_stats(self, reference, submission, metric="map@10", ties="official",
+                   empty_units="skip"):
+        for opt, value in zip(self.options, (ties, empty_units)):
+            if (why := opt.problem(value)) is not None:
+                raise InvalidInput([Problem("<arguments>", None, opt.name, why)])
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
-        qrels, values, _ = self._per_sentence(ref, sub, ties)
-        _, _, per_doc, langs = self._aggregate(ref, qrels, values, list(qrels))
+        qrels, values, missing = self._per_sentence(ref, sub, ties)
+        uuids, _ = self._evaluated(ref, qrels, missing, empty_units)
+        _, _, per_doc, langs = self._aggregate(ref, qrels, values, uuids)
         docs = list(per_doc)
         groups = [langs[d] for d in docs]
         return UnitStats(metric, docs, np.array([[per_doc[d][metric]] for d in docs]),
