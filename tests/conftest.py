@@ -72,6 +72,17 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+@pytest.fixture(scope="session")
+def demo_detection_model(shared_data, tmp_path_factory) -> Path:
+    """The demo's SV-Ident detection model trained without the demo's documents, trained
+    once per test session (about a minute) by the function `make demo` uses, for every
+    demo built here."""
+    from shareval.platform.demo import DETECTION_MODEL, held_out_detection_model
+    path = tmp_path_factory.mktemp("demo-model") / DETECTION_MODEL
+    held_out_detection_model(shared_data, path, log=lambda text: None)
+    return path
+
+
 @pytest.fixture
 def cli(capsys):
     """Run the CLI in-process; returns (exit code, stdout, stderr)."""

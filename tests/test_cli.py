@@ -90,7 +90,7 @@ def test_validate(cli, tmp_path):
     assert code == 0 and "ids not checked" in out
     bad = write(tmp_path / "bad.json", '{"u2": 3}')
     code, _, err = cli("validate", "svident-detection", "-s", bad, "-r", ref)
-    assert code == 2 and f"{bad}:1: u2: expected 0 or 1, found 3" in err
+    assert code == 2 and f"{bad}:1: uuid u2: is_variable: expected 0 or 1, found 3" in err
 
 
 def test_agree(cli, tmp_path):

@@ -7,9 +7,11 @@ layout a user has after the set-up commands: `out/demo` written by `shareval
 examples`, `.venv` and `../shared/data` beside it. A command passes when its exit
 code is the one shown (`echo $?`) or implied (2 for "nothing was scored." and
 "refused (400)", else 0) and every output line shown appears in its output
-("…" stands for any text, "..." for lines left out). `shareval submit` runs
-against `make demo`'s server, started here. The few commands not run are
-listed in NOT_RUN with the reason.
+("…" stands for any text, "..." for lines left out); it writes nothing outside
+`out/`. `shareval submit` runs against `make demo`'s server, started here. The
+few commands not run are listed in NOT_RUN with the reason. No command has an
+unquoted `|`, `;`, `&`, `<`, `>` or `{a,b}`: a placeholder such as
+`rcc|svident` would run as a pipe.
 """
 from __future__ import annotations
 
@@ -39,9 +41,14 @@ NOT_RUN = {
     "make test": "a set-up command: it runs this test suite",
     "shareval serve-system": "serves until stopped; tests/systems/test_systems.py::"
                              "test_services_answer_and_refuse_bad_requests starts the services",
-    "shareval train-system rcc|svident": "retrains the shipped models from the whole training "
-                                         "data (minutes) and overwrites them",
+    "shareval train-system rcc": "retrains the shipped RCC model from the training data "
+                                 "(minutes) and overwrites it",
+    "shareval train-system svident": "retrains the shipped SV-Ident models from the training "
+                                     "data (minutes) and overwrites them",
 }
+# what a shell does with these characters outside quotes: a README command has none
+SHELL_OPERATORS = set("|&;<>")
+BRACE_EXPANSION = re.compile(r"\{[^{}\s]*,[^{}\s]*\}")
 
 
 @dataclass
@@ -109,6 +116,24 @@ def not_run_reason(cmd: str) -> str | None:
     return next((r for p, r in NOT_RUN.items() if cmd == p or cmd.startswith(p + " ")), None)
 
 
+def shell_surprises(cmd: str) -> list[str]:
+    """What bash would not run as one command: control and redirection operators and
+    brace expansions outside quotes (a trailing ``# comment`` is left out)."""
+    found, unquoted, quote = [], [], None
+    for i, c in enumerate(cmd):
+        if quote:
+            quote = None if c == quote else quote
+            continue
+        if c in "'\"":
+            quote = c
+        elif c == "#" and (i == 0 or cmd[i - 1].isspace()):
+            break
+        elif c in SHELL_OPERATORS:
+            found.append(c)
+        unquoted.append(c if quote is None else " ")
+    return found + BRACE_EXPANSION.findall("".join(unquoted))
+
+
 EXAMPLES = readme_examples(README.read_text(encoding="utf-8"))
 RUN = [e for e in EXAMPLES if not not_run_reason(e.command)]
 
@@ -164,6 +189,25 @@ def test_the_readme_has_the_examples_this_test_runs():
     assert any(e.needs_server for e in RUN)
 
 
+def test_no_readme_command_is_split_by_the_shell():
+    """Every command, run or not, is one command to bash as written: `shareval
+    train-system rcc|svident` was a pipe into a command named svident."""
+    split = {f"README.md:{e.line}": (e.command, shell_surprises(e.command)) for e in EXAMPLES
+             if shell_surprises(e.command)}
+    assert split == {}
+
+
+@pytest.mark.parametrize("cmd, surprises", [
+    ("shareval train-system rcc|svident --data ../shared/data", ["|"]),
+    ("shareval train-system {rcc,svident} --data ../shared/data", ["{rcc,svident}"]),
+    ("shareval score trec -r a -s b > out/x; echo done", [">", ";"]),
+    ("shareval assess sample 'a|b=x.tsv' \"{c,d}\" --n 2   # ok|fine; {a,b}", []),
+    ("export SHAREVAL_TOKEN=$(shareval server --home out/demo-server token alice)", []),
+])
+def test_shell_surprises_are_found_outside_quotes(cmd, surprises):
+    assert shell_surprises(cmd) == surprises
+
+
 BLOCKS = sorted({e.block for e in RUN if not e.needs_server})
 
 
@@ -175,9 +219,35 @@ def test_readme_commands_run_as_written(block, repo):
         if "../shared/data" in ex.command and not (SHARED_DATA / "rcc").is_dir():
             skipped.append(ex.line)
             continue
+        before = set(repo.iterdir())
         check(ex, run(ex, repo, env_for(repo)))
+        written = sorted(p.name for p in set(repo.iterdir()) - before)
+        assert written == [], f"README.md:{ex.line}: {ex.command} wrote {written} outside out/"
     if skipped:
         pytest.skip(f"README lines {skipped} need ../shared/data (not found at {SHARED_DATA})")
+
+
+@pytest.mark.realdata
+def test_the_svident_run_scores_against_the_readme_reference(repo, shared_data):
+    """`shareval run svident` over the README's trial file writes the trial vocabulary's
+    ids (v293), the trial file's labels say 293: the output scores as written against that
+    file, and the README scores it."""
+    import json
+
+    from shareval.tasks import get
+    ex = next(e for e in RUN if e.command.startswith("shareval run svident "))
+    _, _, _, reference, output = ex.command.split()[:5]
+    check(ex, run(ex, repo, env_for(repo)))
+    written = json.loads((repo / output / "disambiguation.json").read_text())
+    assert any(v.startswith("v") for ranking in written.values() for v in ranking)
+    result = get("svident-disambiguation").score(repo / reference,
+                                                 repo / output / "disambiguation.json")
+    assert result.metrics["map@10"] > 0.5, result.warnings
+    assert get("svident-detection").score(repo / reference, repo / output / "detection.json"
+                                          ).metrics["f1_macro"] > 0.5
+    scored = [e.command for e in RUN if e.command.startswith("shareval score svident-disamb")]
+    assert any(f"-r {reference} " in c and f"-s {output}/disambiguation.json" in c
+               for c in scored), scored
 
 
 @pytest.mark.realdata

@@ -162,12 +162,15 @@ def stack(tmp_path):
 
 
 @pytest.fixture
-def demo(tmp_path, shared_data):
-    """``make demo``'s competition on the shared data, served: (stack, demo accounts)."""
+def demo(tmp_path, shared_data, demo_detection_model):
+    """``make demo``'s competition on the shared data, served: (stack, demo accounts). Its
+    held-out detection model is the session's, put where the demo keeps it."""
     import json
+    import shutil
 
     from .stack import Stack
     (tmp_path / "home").mkdir()
+    shutil.copyfile(demo_detection_model, tmp_path / "home" / demo_detection_model.name)
     s = Stack(tmp_path / "home")
     s.cli("server", "demo", "--no-serve", "--data", shared_data)
     s.start()

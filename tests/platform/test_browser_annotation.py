@@ -56,12 +56,13 @@ def team_runs(gold: list[dict], dev_ids: list[str]) -> dict[str, list[dict]]:
 
 
 @pytest.fixture
-def demo_stack(tmp_path):
+def demo_stack(tmp_path, demo_detection_model):
     data = data_dir()
     if data is None:
         pytest.skip("../shared/data not found")
     from shareval.platform.demo import build_bundle
-    bundle = build_bundle(data, tmp_path / "bundle", dt.datetime.now(dt.timezone.utc))
+    bundle = build_bundle(data, tmp_path / "bundle", dt.datetime.now(dt.timezone.utc),
+                          demo_detection_model)
     (tmp_path / "home").mkdir()
     s = Stack(tmp_path / "home")
     s.cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")

@@ -307,7 +307,7 @@ def test_confusion_matrix_columns_are_class_names_and_cells_integers():
 
 
 @pytest.mark.realdata
-def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
+def test_demo_results_have_their_plots(db, tmp_path, shared_data, client, demo_detection_model):
     """SV-Ident: bars per (document, language) unit; RCC: a PR curve of 3 points."""
     import datetime as dt
     from pathlib import Path
@@ -318,7 +318,8 @@ def test_demo_results_have_their_plots(db, tmp_path, shared_data, client):
     from shareval.platform.competitions.bundle import load_bundle
     from shareval.platform.demo import build_bundle
     org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
-    root = build_bundle(shared_data, tmp_path / "demo", dt.datetime.now(dt.timezone.utc))
+    root = build_bundle(shared_data, tmp_path / "demo", dt.datetime.now(dt.timezone.utc),
+                        demo_detection_model)
     _, made = load_bundle(root, org)
     queue.drain()
     client.force_login(org)

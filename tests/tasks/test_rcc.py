@@ -104,7 +104,8 @@ def test_unknown_publication_rejected_when_corpus_known(tmp_path):
     with pytest.raises(InvalidInput) as e:
         get("rcc-citations").score(tmp_path / "ref", sub)
     assert [str(p) for p in e.value.problems] == [
-        f"{sub}:1: publication_id: 1 record names a publication not in the evaluated corpus: '7'"]
+        f"{sub}:1: publication_id: 1 record names a publication not in the evaluated corpus: "
+        f"'7' (record 1)"]
 
 
 def test_partial_matching_rule():
@@ -151,4 +152,5 @@ def test_fields_methods_distributions_and_compare(tmp_path):
                                                    {"publication_id": 2, "method": "y"}]))
     with pytest.raises(InvalidInput) as e:
         get("rcc-fields-methods").validate(bad)
-    assert "missing 'research_field'" in str(e.value.problems[0])
+    assert str(e.value.problems[0]) == (f"{bad}:1: record 1 (publication 2): research_field: "
+                                        f"missing (this file holds research fields)")

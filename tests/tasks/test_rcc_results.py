@@ -100,12 +100,14 @@ def test_paired_comparison_refuses_publications_outside_the_corpus(tmp_path):
         with pytest.raises(InvalidInput) as e:
             call(tmp_path / "ref", sub)
         assert [(p.field, p.message) for p in e.value.problems] == [
-            ("publication_id", "1 record names a publication not in the evaluated corpus: '6'")]
+            ("publication_id",
+             "1 record names a publication not in the evaluated corpus: '6' (record 1)")]
     sub = write(tmp_path / "sub.json", json.dumps([cit(6, "a"), cit(7, "b")]))
     with pytest.raises(InvalidInput) as e:
         get("rcc-citations").unit_stats(tmp_path / "ref", sub)
     assert [(p.field, p.message) for p in e.value.problems] == [
-        ("publication_id", "2 records name publications not in the evaluated corpus: '6', '7' (lines 1, 1)")]
+        ("publication_id",
+         "2 records name publications not in the evaluated corpus: '6', '7' (records 0, 1)")]
 
 
 def test_rows_add_up_to_the_totals_with_a_gold_publication_outside_the_corpus(tmp_path):

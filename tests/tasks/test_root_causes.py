@@ -190,14 +190,14 @@ def test_unreadable_archive_is_one_problem(tmp_path):
 def test_bad_detection_value_is_its_only_problem(suffix, body, tmp_path, sv_ref):
     sub = write(tmp_path / f"sub{suffix}", body)
     got = problems("svident-detection", sub, sv_ref)
-    assert got == ([f"{sub}:5: u3: expected 0 or 1, found 2"] if suffix == ".json" else
+    assert got == ([f"{sub}:5: uuid u3: is_variable: expected 0 or 1, found 2"] if suffix == ".json" else
                    [f"{sub}:4: is_variable: expected 0 or 1, found 'yes'"])
 
 
 def test_bad_ranking_value_is_its_only_problem(tmp_path, sv_ref):
     sub = write(tmp_path / "sub.json", json.dumps({"u1": {"v1": "high"}, "u3": ["v1"]}))
     assert problems("svident-disambiguation", sub, sv_ref) == [
-        f"{sub}:1: u1: score of variable 'v1' is not a finite number: 'high'"]
+        f"{sub}:1: uuid u1: variables: score of variable 'v1' is not a finite number: 'high'"]
 
 
 @pytest.mark.parametrize("suffix, body", [
@@ -207,7 +207,7 @@ def test_bad_ranking_value_is_its_only_problem(tmp_path, sv_ref):
 def test_bad_label_is_its_only_problem(suffix, body, tmp_path, labels_ref):
     sub = write(tmp_path / f"sub{suffix}", body)
     got = problems("classification", sub, labels_ref)
-    assert got == ([f"{sub}:5: i3: label must be a string or an integer"] if suffix == ".json"
+    assert got == ([f"{sub}:5: item i3: label: must be a string or an integer"] if suffix == ".json"
                    else [f"{sub}:5: label: empty label"])
 
 
@@ -221,7 +221,7 @@ def test_bad_citation_score_is_its_only_problem(tmp_path):
              "mention_list": []} for k in range(5)]
     sub = write(tmp_path / "sub.json", json.dumps(recs, indent=1))
     assert problems("rcc-citations", sub) == [
-        f"{sub}:14: score: must be a finite number, found 'high'"]
+        f"{sub}:14: record 2 (publication 2): score: must be a finite number, found 'high'"]
 
 
 # ------------------------------------------------ missing and unknown ids: one summary
@@ -312,7 +312,7 @@ def test_issue_19_inputs_on_the_real_training_data(shared_data, tmp_path, cli):
     gone = tmp_path / "missing.json"
     for sub, expected in ((gone, f"{gone}: file: does not exist"),
                           (broken, f"{broken}:1278:2: json: expected ',' or '}}'"),
-                          (two, f"{two}:7: {uuids[5]}: expected 0 or 1, found 2")):
+                          (two, f"{two}:7: uuid {uuids[5]}: is_variable: expected 0 or 1, found 2")):
         code, out, err = cli("validate", "svident-detection", "-r", ref, "-s", sub)
         assert code == 2
         assert err.splitlines() == [expected, "1 problem(s) found; nothing was scored."]

@@ -384,13 +384,41 @@ def test_no_relevant_variable_is_a_clear_warning(tmp_path):
 def test_ids_that_never_match_are_warned(tmp_path):
     ref = trial_file(tmp_path, ["311-yes,286-No", "No"])
     r = get("svident-disambiguation").score(ref, write(tmp_path / "r.json",
-                                                       json.dumps({"u0": ["v311", "v286"]})))
+                                                       json.dumps({"u0": ["V311", "x286"]})))
     assert r.metrics["map@10"] == 0.0
     assert any("no predicted variable id occurs" in w and "reference 311;" in w
-               and "predicted v286, v311" in w for w in r.warnings)
+               and "predicted V311, x286" in w for w in r.warnings)
     ok = get("svident-disambiguation").score(ref, write(tmp_path / "ok.json",
                                                         json.dumps({"u0": ["311"]})))
     assert ok.metrics["map@10"] == 1.0 and ok.warnings == []
+
+
+def test_trial_vocabulary_ids_are_the_labels_ids(tmp_path):
+    """The trial vocabulary writes v311 for the labels' 311 (its baseline maps 'v' + id):
+    a ranking in either form scores the same, with no warning."""
+    ref = trial_file(tmp_path, ["311-yes,286-No", "7-Yes", "No"])
+    task = get("svident-disambiguation")
+
+    def score(rankings, name):
+        return task.score(ref, write(tmp_path / name, json.dumps(rankings)))
+    labels = score({"u0": ["286", "311"], "u1": ["9", "7"]}, "labels.json")
+    vocabulary = score({"u0": ["v286", "v311"], "u1": ["v9", "v7"]}, "vocabulary.json")
+    assert labels.metrics == vocabulary.metrics and vocabulary.warnings == []
+    assert vocabulary.metrics["map@10"] == pytest.approx(0.5)
+    assert "trial_vocabulary_ids" in vocabulary.conventions
+    # both forms of one id in a ranking: one variable, at the higher score
+    both = score({"u0": {"v311": 0.2, "286": 0.5, "311": 0.9}, "u1": ["7"]}, "both.json")
+    assert both.metrics["map@10"] == 1.0
+
+
+def test_shared_task_ids_are_compared_as_they_are(tmp_path):
+    """Only the trial layout's labels lack the vocabulary's 'v': the shared task's ids are
+    the vocabulary's own."""
+    ref = write(tmp_path / "ref.tsv", "sentence\tis_variable\tvariable\tresearch_data\t"
+                                      "doc_id\tuuid\tlang\ns\t1\t311\tR\td\tu0\ten\n")
+    r = get("svident-disambiguation").score(ref, write(tmp_path / "r.json",
+                                                       json.dumps({"u0": ["v311"]})))
+    assert r.metrics["map@10"] == 0.0 and "trial_vocabulary_ids" in r.conventions
 
 
 @pytest.mark.parametrize("context", [False, True])

@@ -3,17 +3,56 @@
 An item is one output line reduced to its key columns (joined with ``|``),
 so the same extraction made by two teams is one item, judged once. Its
 document is one chosen column (the unit that recall annotation samples).
-TSV (tab-separated, ``#`` comments) and JSONL (one object per line) are read.
+Line outputs (:func:`output_rows`: TSV, or whitespace-separated lines such as
+a TREC run; ``#`` comments; a header line skipped) and JSONL (one object per
+line) are read. ``shareval assess sample`` and the server's judging campaigns
+drawn from runs read line outputs with the same :func:`output_rows`.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterable, Iterator
 
 from ..formats.errors import Problems
 from ..formats.jsonfile import json_object_line
 
 SEP = "|"
+# a line output's first line is a header, not an item, when its first cell is one of these
+HEADER_WORDS = {"item", "id", "uuid", "doc", "doc_id", "docid", "query", "qid", "query_id",
+                "item_id"}
+
+
+def split_cells(line: str) -> list[str]:
+    """A line's cells: tab-separated when it has a tab, else separated by whitespace."""
+    return [c.strip() for c in (line.split("\t") if "\t" in line else line.split())]
+
+
+def output_rows(lines: Iterable[str], names: Iterable[str] = (),
+                header: list[str] | None = None) -> Iterator[tuple[int, list[str]]]:
+    """``(line number, cells)`` of each item line of a line output. Blank lines and ``#``
+    comments are skipped, and so is the first other line when it is a header: its first
+    cell is a header word (:data:`HEADER_WORDS`), or it holds every column ``names``
+    names. A header's cells are put in ``header``."""
+    names = {n.lower() for n in names if not n.isdigit()}
+    first = True
+    for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r\n")
+        if not line.strip() or line.startswith("#"):
+            continue
+        cells = split_cells(line)
+        if first and _is_header(cells, names):
+            if header is not None:
+                header.extend(cells)
+            first = False
+            continue
+        first = False
+        yield number, cells
+
+
+def _is_header(cells: list[str], names: set[str]) -> bool:
+    lowered = {c.lower() for c in cells}
+    return cells[0].lower() in HEADER_WORDS or bool(names) and names <= lowered
 
 
 @dataclass
@@ -48,7 +87,9 @@ def _pick(row, cols, header_cols, path, lineno, problems, what):
                 return None
             out.append(str(row[c]))
         else:
-            i = int(c) - 1 if c.isdigit() else (header_cols.index(c) if c in header_cols else -1)
+            lowered = [h.lower() for h in header_cols]
+            i = int(c) - 1 if c.isdigit() else (lowered.index(c.lower()) if c.lower() in lowered
+                                                else -1)
             if i < 0 or i >= len(row) or row[i].strip() == "":
                 problems.add(path, lineno, f"column {c}", f"{what} column missing or empty")
                 return None
@@ -71,15 +112,14 @@ def read_output(path: str | Path, name: str, key: list[str] | None, doc: str | N
         problems.add(path, None, "file", f"cannot read: {e}")
         return Output(name, items)
     header: list[str] = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        if jsonl:
-            row = json_object_line(path, lineno, line, problems)
-            if row is None:
-                continue
-        else:
-            row = line.split("\t")
+    named = [c for c in [*(key or ()), *([doc] if doc else [])] if not c.isdigit()]
+    for lineno, row in _rows(path, text, jsonl, named, header, problems):
+        if named and not jsonl and _unnamed(named, header):
+            problems.fatal(path, lineno, "--key", f"no header line names the columns "
+                                                  f"{', '.join(_unnamed(named, header))}"
+                                                  + (f" (header: {', '.join(header)})"
+                                                     if header else ""))
+            break
         cols = key or [str(i + 1) for i in range(len(row))]
         k = _pick(row, cols, header, path, lineno, problems, "key")
         d = _pick(row, [doc or cols[0]], header, path, lineno, problems, "document")
@@ -87,6 +127,24 @@ def read_output(path: str | Path, name: str, key: list[str] | None, doc: str | N
             continue
         items.setdefault(SEP.join(k), d[0])
     return Output(name, items)
+
+
+def _unnamed(names: list[str], header: list[str]) -> list[str]:
+    lowered = {h.lower() for h in header}
+    return [n for n in names if n.lower() not in lowered]
+
+
+def _rows(path, text: str, jsonl: bool, named: list[str], header: list[str],
+          problems: Problems):
+    """(line number, row) of each item: a JSON object (JSONL) or a line's cells."""
+    if not jsonl:
+        yield from output_rows(text.splitlines(), named, header)
+        return
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.startswith("#"):
+            row = json_object_line(path, lineno, line, problems)
+            if row is not None:
+                yield lineno, row
 
 
 def read_outputs(specs: list[str], key: list[str] | None, doc: str | None) -> list[Output]:

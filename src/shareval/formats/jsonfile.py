@@ -15,7 +15,15 @@ from typing import Any, Iterator
 from .errors import Problems, read_text
 
 _WS = re.compile(r"\s*")
+_PLAIN_KEY = re.compile(r"[\w.\-/]+")
 _decoder = json.JSONDecoder()
+
+
+def keyed_record(kind: str, key) -> str:
+    """What a problem calls a record of an object keyed by id (``uuid 35a4-…``): a file
+    written by a plain ``json.dump`` has every record on line 1, so its line is no name."""
+    text = str(key)
+    return f"{kind} {text}" if _PLAIN_KEY.fullmatch(text) else f"{kind} {text!r}"
 
 
 class _Cursor:
@@ -46,21 +54,22 @@ class _Cursor:
         return obj
 
 
-def iter_records(path: str | Path, problems: Problems, expect: str
+def iter_records(path: str | Path, problems: Problems, expect: str, key_name: str = "key"
                  ) -> Iterator[tuple[int, Any, Any]] | None:
     """Yield ``(line, key, value)`` for each element of the top-level container.
 
     ``expect`` is ``"array"`` (key is the index) or ``"object"`` (key is the
-    member name). A syntax error or the wrong top-level container is a fatal
-    problem with its line and column. Returns None when the file cannot be read.
+    member name, what ``key_name`` calls it: a repeated one is a problem). A syntax
+    error or the wrong top-level container is a fatal problem with its line and
+    column. Returns None when the file cannot be read.
     """
     text = read_text(path, problems)
     if text is None:
         return None
-    return _iter(Path(path), text, problems, expect)
+    return _iter(Path(path), text, problems, expect, key_name)
 
 
-def _iter(path: Path, text: str, problems: Problems, expect: str):
+def _iter(path: Path, text: str, problems: Problems, expect: str, key_name: str):
     cur = _Cursor(text)
     open_, close = ("[", "]") if expect == "array" else ("{", "}")
     cur.skip_ws()
@@ -72,7 +81,7 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
         return
     cur.pos += 1
     index = 0
-    seen_keys: dict[str, int] = {}
+    seen_keys: dict[str, tuple[int, int]] = {}       # key -> (line, index) of its first
     while True:
         cur.skip_ws()
         if cur.peek() == close:
@@ -99,11 +108,13 @@ def _iter(path: Path, text: str, problems: Problems, expect: str):
                 cur.skip_ws()
                 value = cur.value()
                 if key in seen_keys:
-                    problems.add(path, line, str(key),
-                                 f"duplicate key (first at line {seen_keys[key]})")
+                    first_line, first_index = seen_keys[key]
+                    first = f"line {first_line}" if first_line != line else f"record {first_index}"
+                    problems.in_record(path, line, keyed_record(key_name, key), key_name,
+                                       f"duplicate (first at {first})")
                     index += 1
                     continue
-                seen_keys[key] = line
+                seen_keys[key] = line, index
             else:
                 key = index
                 value = cur.value()
@@ -124,18 +135,6 @@ def _syntax(problems: Problems, path, cur: _Cursor, message: str, pos: int | Non
     """A JSON syntax or layout error: fatal, at its line and column."""
     line, column = cur.where(pos)
     problems.fatal(path, line, "json", message, column=column)
-
-
-def load_plain(path: str | Path, problems: Problems) -> Any:
-    """Whole-file JSON; a syntax error is fatal, with its line and column."""
-    text = read_text(path, problems)
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as e:
-        problems.fatal(path, e.lineno, "json", e.msg, column=e.colno)
-        return None
 
 
 def sniff_container(path: str | Path) -> str | None:

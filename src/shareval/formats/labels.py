@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problems
-from .jsonfile import iter_records, sniff_container
+from .jsonfile import iter_records, keyed_record, sniff_container
 from .table import read_table
 
 
@@ -28,13 +28,14 @@ def read_labels(path: str | Path, problems: Problems) -> Labels | None:
     labels: dict[str, str] = {}
     lines: dict[str, int] = {}
     if path.suffix.lower() == ".json" or sniff_container(path) == "object":
-        records = iter_records(path, problems, "object")
+        records = iter_records(path, problems, "object", "item")
         if records is None:
             return None
         for line, key, value in records:
             lines.setdefault(key, line)
             if isinstance(value, bool) or not isinstance(value, (str, int)):
-                problems.add(path, line, str(key), "label must be a string or an integer")
+                problems.in_record(path, line, keyed_record("item", key), "label",
+                                   "must be a string or an integer")
                 continue
             labels[key] = str(value)
     else:

@@ -10,6 +10,9 @@
 Ids may be integers or strings; they are compared as strings.
 A reference may also be given as a folder holding ``data_set_citations.json``
 and, optionally, ``publications.json`` (the evaluated publications).
+
+A problem names its record by index and publication (``record 17 (publication
+3735)``): a file written by a plain ``json.dump`` has every record on line 1.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problems
-from .jsonfile import iter_records, load_plain
+from .jsonfile import iter_records
 
 
 CITATIONS_LAYOUT = "data_set_citations records {publication_id, data_set_id, score, mention_list}"
@@ -31,6 +34,7 @@ class Citation:
     score: float
     mentions: list[str]
     line: int
+    index: int = 0                  # the record's position in the file's array
 
 
 @dataclass
@@ -57,6 +61,20 @@ def _score(value) -> float | None:
     return float(value) if math.isfinite(value) else None
 
 
+@dataclass
+class _Record:
+    """One record of a JSON array, where it is and what problems call it."""
+    line: int
+    index: int
+    fields: dict
+
+    @property
+    def name(self) -> str:
+        """``record 17 (publication 3735)``; ``record 17`` without a valid publication id."""
+        pub = _id(self.fields.get("publication_id"))
+        return f"record {self.index}" + ("" if pub is None else f" (publication {pub})")
+
+
 def _records(path: Path, problems: Problems, layout: str, key: str | None):
     """Records of a JSON array. The first record shows the layout: when it is not
     an object, or lacks ``key``, the file is of another kind (fatal, reported alone)."""
@@ -70,36 +88,42 @@ def _records(path: Path, problems: Problems, layout: str, key: str | None):
             problems.fatal(path, line, "[0]", f"expected {layout}, found {found}")
             return
         if not isinstance(rec, dict):
-            problems.add(path, line, f"[{index}]", "expected a JSON object")
+            problems.in_record(path, line, f"record {index}", "record", "expected a JSON object")
             continue
-        yield line, rec
+        yield _Record(line, index, rec)
 
 
-def _common(path, line, rec, problems, value_field: str | None, need_score: bool):
+def _problem(problems: Problems, path, rec: _Record, field_name: str, message: str) -> None:
+    problems.in_record(path, rec.line, rec.name, field_name, message)
+
+
+def _common(path, rec: _Record, problems, value_field: str | None, need_score: bool):
     """Check publication_id, score and (optionally) one string field; None when invalid."""
     ok = True
-    pub = _id(rec.get("publication_id"))
+    fields = rec.fields
+    pub = _id(fields.get("publication_id"))
     if pub is None:
-        problems.add(path, line, "publication_id",
-                     "missing" if "publication_id" not in rec else
-                     f"must be an integer or a non-empty string, found {rec['publication_id']!r}")
+        _problem(problems, path, rec, "publication_id",
+                 "missing" if "publication_id" not in fields else
+                 f"must be an integer or a non-empty string, found {fields['publication_id']!r}")
         ok = False
     score = 1.0
-    if "score" in rec:
-        score = _score(rec["score"])
+    if "score" in fields:
+        score = _score(fields["score"])
         if score is None:
-            problems.add(path, line, "score", f"must be a finite number, found {rec['score']!r}")
+            _problem(problems, path, rec, "score",
+                     f"must be a finite number, found {fields['score']!r}")
             ok = False
     elif need_score:
-        problems.add(path, line, "score", "missing")
+        _problem(problems, path, rec, "score", "missing")
         ok = False
     value = None
     if value_field is not None:
-        value = rec.get(value_field)
+        value = fields.get(value_field)
         if not isinstance(value, str) or not value.strip():
-            problems.add(path, line, value_field,
-                         "missing" if value_field not in rec else
-                         f"must be a non-empty string, found {value!r}")
+            _problem(problems, path, rec, value_field,
+                     "missing" if value_field not in fields else
+                     f"must be a non-empty string, found {value!r}")
             ok = False
     return (pub, score, value) if ok else None
 
@@ -113,43 +137,51 @@ def read_citations(path: str | Path, problems: Problems, submission: bool) -> Ci
         if pubs_path.exists():
             publications = read_publications(pubs_path, problems)
     out: list[Citation] = []
-    for line, rec in _records(path, problems, CITATIONS_LAYOUT, "data_set_id"):
-        common = _common(path, line, rec, problems, None, need_score=submission)
-        ds = _id(rec.get("data_set_id"))
-        if ds is None:
-            problems.add(path, line, "data_set_id",
-                         "missing" if "data_set_id" not in rec else
-                         f"must be an integer or a non-empty string, found {rec['data_set_id']!r}")
-        mentions = rec.get("mention_list", [])
-        if "mention_list" not in rec and submission:
-            problems.add(path, line, "mention_list", "missing (use [] when there are none)")
-            mentions = None
-        elif not isinstance(mentions, list) or not all(isinstance(m, str) for m in mentions):
-            problems.add(path, line, "mention_list", "must be a list of strings")
-            mentions = None
+    for rec in _records(path, problems, CITATIONS_LAYOUT, "data_set_id"):
+        common = _common(path, rec, problems, None, need_score=submission)
+        ds = _data_set_id(path, rec, problems)
+        mentions = _mention_list(path, rec, problems, submission)
         if common is None or ds is None or mentions is None:
             continue
-        out.append(Citation(common[0], ds, common[1], mentions, line))
+        out.append(Citation(common[0], ds, common[1], mentions, rec.line, rec.index))
     if problems:
         return None
     return Citations(str(path), out, publications)
 
 
-def read_publications(path: Path, problems: Problems) -> list[str] | None:
-    data = load_plain(path, problems)
-    if data is None:
+def _data_set_id(path, rec: _Record, problems: Problems) -> str | None:
+    ds = _id(rec.fields.get("data_set_id"))
+    if ds is None:
+        _problem(problems, path, rec, "data_set_id",
+                 "missing" if "data_set_id" not in rec.fields else
+                 f"must be an integer or a non-empty string, found {rec.fields['data_set_id']!r}")
+    return ds
+
+
+def _mention_list(path, rec: _Record, problems: Problems, submission: bool) -> list | None:
+    mentions = rec.fields.get("mention_list", [])
+    if "mention_list" not in rec.fields and submission:
+        _problem(problems, path, rec, "mention_list", "missing (use [] when there are none)")
         return None
-    if not isinstance(data, list):
-        problems.fatal(path, 1, "json", "expected a list of publication records")
+    if not isinstance(mentions, list) or not all(isinstance(m, str) for m in mentions):
+        _problem(problems, path, rec, "mention_list", "must be a list of strings")
+        return None
+    return mentions
+
+
+def read_publications(path: Path, problems: Problems) -> list[str] | None:
+    it = iter_records(path, problems, "array")
+    if it is None:
         return None
     ids = []
-    for i, rec in enumerate(data):
+    for line, index, rec in it:
         pub = _id(rec.get("publication_id")) if isinstance(rec, dict) else None
         if pub is None:
-            problems.add(path, None, f"[{i}].publication_id", "missing or invalid")
+            problems.in_record(path, line, f"record {index}", "publication_id",
+                               "missing or invalid")
             continue
         ids.append(pub)
-    return ids
+    return None if problems.has_fatal else ids
 
 
 @dataclass
@@ -158,6 +190,7 @@ class Mention:
     mention: str
     score: float
     line: int
+    index: int = 0                  # the record's position in the file's array
 
 
 @dataclass
@@ -170,11 +203,11 @@ class Mentions:
 def read_mentions(path: str | Path, problems: Problems) -> Mentions | None:
     path = Path(path)
     out = []
-    for line, rec in _records(path, problems, "data_set_mentions records {publication_id, "
-                              "mention, score}", "mention"):
-        common = _common(path, line, rec, problems, "mention", need_score=False)
+    for rec in _records(path, problems, "data_set_mentions records {publication_id, "
+                        "mention, score}", "mention"):
+        common = _common(path, rec, problems, "mention", need_score=False)
         if common is not None:
-            out.append(Mention(common[0], common[2], common[1], line))
+            out.append(Mention(common[0], common[2], common[1], rec.line, rec.index))
     if problems:
         return None
     return Mentions(str(path), out)
@@ -196,22 +229,21 @@ def read_values(path: str | Path, problems: Problems) -> Values | None:
     path = Path(path)
     kind = None
     out = []
-    for line, rec in _records(path, problems, "research_fields or methods records "
-                              "{publication_id, research_field|method, score}", None):
-        present = [k for k in FIELD_KINDS if k in rec]
+    for rec in _records(path, problems, "research_fields or methods records "
+                        "{publication_id, research_field|method, score}", None):
+        present = [k for k in FIELD_KINDS if k in rec.fields]
         if kind is None and present:
             kind = present[0]
         if kind is None:                       # the first record decides the file's kind
-            problems.fatal(path, line, "record", "expected a 'research_field' or a 'method' "
-                                                 "field")
+            problems.fatal(path, rec.line, "record", "expected a 'research_field' or a "
+                                                     "'method' field")
             return None
-        if kind not in rec:
-            problems.add(path, line, "record",
-                         f"missing {kind!r} (this file holds {FIELD_KINDS[kind]})")
+        if kind not in rec.fields:
+            _problem(problems, path, rec, kind, f"missing (this file holds {FIELD_KINDS[kind]})")
             continue
-        common = _common(path, line, rec, problems, kind, need_score=False)
+        common = _common(path, rec, problems, kind, need_score=False)
         if common is not None:
-            out.append((common[0], common[2].strip(), common[1], line))
+            out.append((common[0], common[2].strip(), common[1], rec.line))
     if problems:
         return None
     if kind is None:

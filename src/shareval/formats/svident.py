@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import Problems
-from .jsonfile import iter_records, sniff_container
+from .jsonfile import iter_records, keyed_record, sniff_container
 from .table import iter_lines, read_table
 from .trec import read_run
 
@@ -164,9 +164,11 @@ class Predictions:
     warnings: list[str] = field(default_factory=list)
 
 
-def _read_object(path: Path, problems: Problems, convert) -> Predictions | None:
-    """``{uuid: value}`` with each value passed through ``convert`` (a str = a problem)."""
-    records = iter_records(path, problems, "object")
+def _read_object(path: Path, problems: Problems, convert, value_name: str
+                 ) -> Predictions | None:
+    """``{uuid: value}`` with each value passed through ``convert`` (a str = a problem,
+    on the field ``value_name`` of the record named by its uuid)."""
+    records = iter_records(path, problems, "object", "uuid")
     if records is None:
         return None
     values: dict[str, object] = {}
@@ -175,7 +177,7 @@ def _read_object(path: Path, problems: Problems, convert) -> Predictions | None:
         out = convert(v)
         lines.setdefault(uuid, line)
         if isinstance(out, str):
-            problems.add(path, line, uuid, out)
+            problems.in_record(path, line, keyed_record("uuid", uuid), value_name, out)
             continue
         values[uuid] = out
     return Predictions(str(path), values, lines)
@@ -191,7 +193,7 @@ def read_detection(path: str | Path, problems: Problems) -> Predictions | None:
     path = Path(path)
     container = sniff_container(path)
     if container == "object":
-        return _read_object(path, problems, _binary)
+        return _read_object(path, problems, _binary, "is_variable")
     if container == "array":
         problems.fatal(path, 1, "json", "expected a JSON object {uuid: 0|1}, found an array")
         return None
@@ -226,7 +228,7 @@ def read_disambiguation(path: str | Path, problems: Problems) -> Predictions | N
     path = Path(path)
     container = sniff_container(path)
     if container == "object":
-        return _read_object(path, problems, _ranking)
+        return _read_object(path, problems, _ranking, "variables")
     if container == "array":
         problems.fatal(path, 1, "json", "expected a JSON object {uuid: {variable_id: score}} "
                                         "or a TREC run, found an array")

@@ -5,11 +5,13 @@ a public leaderboard and weekly quotas, and a blind evaluation phase. The
 hidden references are only the declared held-out parts of the shared training
 data (``systems/training.py``), which the shipped RCC model was *not* trained on,
 so its score on the demo boards is a held-out score. The shipped SV-Ident
-detection model is trained on every document; the same recipe trained without the
-held-out ones (``train-system svident --split train``) is the one to put on the
-SV-Ident boards. The baselines are real, simple systems computed here (a
-keyword rule for SV-Ident, the 3 most cited training datasets for RCC),
-scored by the worker before the server opens.
+detection model is trained on every document, the demo's too; the SV-Ident
+boards' reference-system baseline uses the same recipe trained without the
+held-out documents (``train-system svident --split train``), trained on the
+first start and kept in the demo's home (:func:`held_out_detection_model`).
+The other baselines are real, simple systems computed here (a keyword rule for
+SV-Ident, the 3 most cited training datasets for RCC). All are scored by the
+worker before the server opens.
 """
 from __future__ import annotations
 
@@ -33,12 +35,19 @@ SPLITS = ("Built by `make demo` from ../shared/data, using only the declared hel
           "splits of the training data (docs/systems.md), which the reference systems as "
           "measured there were not trained on. SV-Ident: the held-out training documents "
           "(per language, every fourth in id order), per language alternately development "
-          "and evaluation; the shipped detection model is trained on all documents, so "
-          "train it on the others first (`shareval train-system svident --split train "
-          "--out F`, then `shareval run svident ... --model F`). RCC development: the "
-          "held-out publications, those whose id is divisible by 5. The other training "
-          "documents and publications, which the reference models learned from, are in no "
-          "phase.")
+          "and evaluation. The SV-Ident boards' reference-system baseline uses a detection "
+          "model trained without them (`shareval train-system svident --split train --out "
+          "F`, then `shareval run svident ... --model F`), so its score is an unseen-data "
+          "score; the shipped detection model (`shareval run svident` without `--model`) "
+          "was trained on every document, these too, and scores far higher here than on "
+          "unseen data. RCC development: the held-out publications, those whose id is "
+          "divisible by 5. The other training documents and publications, which the "
+          "reference models learned from, are in no phase.")
+# the held-out detection model, beside the demo's bundle folder (in the demo's home)
+DETECTION_MODEL = "demo-svident-detection.npz"
+REFERENCE_SYSTEM = ("shareval's SV-Ident detection (`shareval run svident`) with a model "
+                    "trained without the demo's documents (`shareval train-system svident "
+                    "--split train`): an unseen-data score")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),
             ("judge", False, None)]
 
@@ -67,7 +76,40 @@ def svident_split(rows: list[dict]) -> dict[str, int]:
     return part
 
 
-def _svident(data: Path, out: Path) -> dict:
+def held_out_detection_model(data: Path, path: Path, log=print):
+    """The SV-Ident detection model trained without the declared held-out documents (the
+    demo's phases), kept at ``path``: trained on the first start (about a minute), read on
+    later ones. A file at ``path`` that is not such a model is trained anew."""
+    from shareval.systems import svident
+    from shareval.systems.training import read_svident_train, train_svident_detection
+    train_tsv = data / "sv-ident/train/train.tsv"
+    held = svident_held_out(read_svident_train(train_tsv))
+    model = _load_model(path)
+    if model is not None and _never_saw(model.meta, held):
+        return model
+    log(f"training the SV-Ident detection model without the demo's documents into {path} "
+        f"(once; about a minute) ...")
+    partial = path.with_name(path.name + ".partial.npz")
+    train_svident_detection(train_tsv, out=partial, split="train", log=log)
+    partial.replace(path)
+    return svident.DetectionModel.load(path)
+
+
+def _load_model(path: Path):
+    from shareval.systems import svident
+    try:
+        return svident.DetectionModel.load(path)
+    except Exception:       # missing, or not a model file (np.load raises many kinds)
+        return None
+
+
+def _never_saw(meta: dict, documents: set[str]) -> bool:
+    """Whether a model's metadata says it was trained without ``documents``."""
+    return meta.get("split") == "train" and documents <= set(meta.get("held_out_documents", ()))
+
+
+def _svident(data: Path, out: Path, model) -> dict:
+    from shareval.systems import svident
     rows = list(csv.DictReader(open(data / "sv-ident/train/train.tsv", encoding="utf-8"),
                                delimiter="\t"))
     part = svident_split(rows)
@@ -87,7 +129,10 @@ def _svident(data: Path, out: Path) -> dict:
         base = out / f"svident-{name}-keyword-baseline.json"
         base.write_text(json.dumps({r["uuid"]: int(bool(KEYWORDS.search(r["sentence"])))
                                     for r in sel}))
-        files[name] = (ref, inp, base)
+        system = out / f"svident-{name}-reference-system.json"
+        found = svident.detect([r["sentence"] for r in sel], None, model)
+        system.write_text(json.dumps({r["uuid"]: d for r, (d, _) in zip(sel, found)}))
+        files[name] = (ref, inp, base, system)
     return files
 
 
@@ -116,9 +161,13 @@ def _rcc(data: Path, out: Path) -> tuple[Path, Path, Path]:
     return ref, public, base
 
 
-def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
+def build_bundle(data: Path, out: Path, now: dt.datetime, detection_model: Path | None = None,
+                 log=print) -> Path:
+    """The demo's bundle in ``out``; ``detection_model`` is where the held-out SV-Ident
+    detection model is kept (default: beside ``out``)."""
     out.mkdir(parents=True, exist_ok=True)
-    sv = _svident(data, out)
+    model = held_out_detection_model(data, detection_model or out.parent / DETECTION_MODEL, log)
+    sv = _svident(data, out, model)
     rref, rpub, rbase = _rcc(data, out)
     day = dt.timedelta(days=1)
     iso = lambda t: t.replace(microsecond=0).isoformat()           # noqa: E731
@@ -151,6 +200,14 @@ def build_bundle(data: Path, out: Path, now: dt.datetime) -> Path:
             {"team": "Baseline: keyword rule", "phase": "evaluation", "dataset": "svident-eval",
              "file": sv["eval"][2].name, "description": "sentence mentions a survey keyword",
              "factsheet": {"method": "Keyword rule"}},
+            {"team": "Baseline: reference system", "phase": "development",
+             "dataset": "svident-dev", "file": sv["dev"][3].name,
+             "description": REFERENCE_SYSTEM,
+             "factsheet": {"method": "Reference system, held-out model"}},
+            {"team": "Baseline: reference system", "phase": "evaluation",
+             "dataset": "svident-eval", "file": sv["eval"][3].name,
+             "description": REFERENCE_SYSTEM,
+             "factsheet": {"method": "Reference system, held-out model"}},
             {"team": "Baseline: most cited datasets", "phase": "development",
              "dataset": "rcc-dev", "file": rbase.name,
              "description": "the training part's 3 most cited datasets for every publication, "
@@ -194,7 +251,8 @@ def run_demo_server(args, console) -> int:
     if not Competition.objects.filter(slug="demo").exists():
         data = _find_data(args.data)
         console.print(f"building the demo competition from {data} ...")
-        root = build_bundle(data, home / "demo-bundle", timezone.now())
+        root = build_bundle(data, home / "demo-bundle", timezone.now(),
+                            log=lambda text: console.print(text, markup=False))
         comp, made = load_bundle(root, users["organizer"])
         teams = {}
         for name, _, team in ACCOUNTS:

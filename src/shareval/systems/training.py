@@ -345,6 +345,7 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
                           "document in id order is held out)",
             "split": split, "sentences": len(train),
             "documents": len({r['doc_id'] for r in train}),
+            "training_documents": sorted({r["doc_id"] for r in train}, key=lambda d: (len(d), d)),
             "held_out_documents": sorted(held), "C": C,
             "neighbors": svident.NEIGHBORS, "neighbor_weight": svident.NEIGHBOR_WEIGHT}
     # the neighbour term's k and weight were chosen by 5-fold document CV

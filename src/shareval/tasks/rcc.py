@@ -59,7 +59,8 @@ class RccCitations(Task):
             problems.summarize(sub.path, "publication_id", [c.publication_id for c in unknown],
                                "{n} record names a publication not in the evaluated corpus",
                                "{n} records name publications not in the evaluated corpus",
-                               lines=[c.line for c in unknown])
+                               lines=[c.line for c in unknown],
+                               records=[c.index for c in unknown])
         known_corpus = reference is not None and reference.publications is not None
         return load_checked(read_citations, path, True, check=check if known_corpus else None)
 

@@ -45,6 +45,14 @@ REFERENCE_LAYOUT = ("the shared task's TSV (';'-separated ids, 'unk' removed) or
                     "(with or without context_id), told apart by the variable column: trial when "
                     "its cells are ','-separated ID-Yes/ID-No items (any letter case) or "
                     "No/NoSkip; only -Yes ids are relevant; a file mixing both is an error")
+# The trial vocabulary's ids carry a 'v' that the trial data's labels lack (v293 is the
+# label's 293, veastwest its eastwest); the trial's own baseline maps the labels to the
+# vocabulary's ids as 'v' + id (vadis-project/sv-ident, notebooks/variable_disambiguation)
+TRIAL_VOCABULARY_PREFIX = "v"
+TRIAL_IDS = ("trial layout: a submitted id in the trial vocabulary's form, 'v' + a relevant "
+             "label id (v293 for 293, veastwest for eastwest), is that label id, as the trial "
+             "baseline maps them; ids in the labels' form count as they are; if a ranking "
+             "holds both forms of one id, the higher score counts")
 
 
 def units_of(ref: SvReference, uuids) -> dict[str, list[str]]:
@@ -198,6 +206,7 @@ class SvIdentDisambiguation(_SvTask):
         "empty_units_zero": "such a unit's sentences score 0 like any sentence without "
                             "predictions",
         "unknown_uuids": "error",
+        "trial_vocabulary_ids": TRIAL_IDS,
     }
 
     def load_submission(self, path, reference=None):
@@ -207,7 +216,8 @@ class SvIdentDisambiguation(_SvTask):
         """Per-sentence values; each sentence's variables stay in the submission's order,
         which the official tie rule reads."""
         qrels = {u: {v: 1 for v in s.variables} for u, s in ref.sentences.items() if s.variables}
-        run = {u: sub.values.get(u, {}) for u in qrels}
+        rankings = reference_id_rankings(ref, sub)
+        run = {u: rankings.get(u, {}) for u in qrels}
         precision, rule = TIE_SETTINGS[ties]
         values = evaluate(qrels, {u: r for u, r in run.items() if r}, self.metrics,
                           score_precision=precision, ties=rule)
@@ -307,6 +317,24 @@ def _check_uuids(ref: SvReference, preds: Predictions, problems: Problems,
                            "{n} sentence has no prediction", "{n} sentences have no prediction")
 
 
+def reference_id_rankings(ref: SvReference, sub: Predictions) -> dict[str, dict[str, float]]:
+    """The submitted rankings with variable ids in the reference's form: in the trial layout,
+    the trial vocabulary's ``v293`` is the label's ``293`` (:data:`TRIAL_IDS`)."""
+    if ref.layout != TRIAL:
+        return sub.values
+    relevant = {v for s in ref.sentences.values() for v in s.variables}
+    return {u: _label_ids(ranking, relevant) for u, ranking in sub.values.items()}
+
+
+def _label_ids(ranking: dict[str, float], relevant: set[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for vid, score in ranking.items():
+        bare = vid.removeprefix(TRIAL_VOCABULARY_PREFIX)
+        label = bare if vid != bare and vid not in relevant and bare in relevant else vid
+        out[label] = max(score, out.get(label, score))
+    return out
+
+
 def _relevance_warnings(ref: SvReference, qrels: dict, sub: Predictions) -> list[str]:
     """Why every metric may be 0 for reasons the submission cannot fix, or ids that never match."""
     if not qrels:
@@ -315,7 +343,8 @@ def _relevance_warnings(ref: SvReference, qrels: dict, sub: Predictions) -> list
         return [f"no evaluated sentence: no reference sentence has a relevant variable, as "
                 f"{how}; every metric is 0 and means nothing"]
     relevant = {v for rel in qrels.values() for v in rel}
-    predicted = {v for u in qrels for v in (sub.values.get(u) or {})}
+    rankings = reference_id_rankings(ref, sub)
+    predicted = {v for u in qrels for v in (rankings.get(u) or {})}
     if predicted and not predicted & relevant:
         return [f"no predicted variable id occurs among the reference's relevant ids (e.g. "
                 f"reference {preview(sorted(relevant), 3)}; predicted "

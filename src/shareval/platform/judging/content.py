@@ -31,6 +31,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from shareval.assessment.outputs import SEP, output_rows
 from shareval.formats.errors import Problems
 from shareval.formats.rcc import read_citations, read_mentions
 from shareval.formats.svident import read_detection, read_disambiguation
@@ -39,8 +40,6 @@ PASSAGE = 220            # characters either side of a mention
 MAX_PASSAGES = 4         # per mention string
 TOP_VARIABLES = 3        # disambiguation units: a sentence's top-ranked variables
 MAX_LINE = 500           # an item key is at most 500 characters (models.Item.key)
-HEADER_WORDS = {"item", "id", "uuid", "doc", "doc_id", "docid", "query", "qid", "query_id",
-                "item_id"}
 
 
 @dataclass
@@ -234,17 +233,13 @@ def _line_units(task_name, path) -> dict[str, Unit]:
                          f"from an items file")
     out = {}
     with open(path, encoding="utf-8", errors="replace") as f:
-        for number, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if number == 1 and line.split("\t")[0].strip().lower() in HEADER_WORDS:
-                continue                                # a header row is not an output
-            if len(line) > MAX_LINE:
-                raise ValueError(f"a {task_name} run has a line of {len(line)} characters "
+        for _, cols in output_rows(f):                  # as `assess sample` reads them
+            key = SEP.join(cols)
+            if len(key) > MAX_LINE:
+                raise ValueError(f"a {task_name} run has an item of {len(key)} characters "
                                  f"(at most {MAX_LINE} per item): build this campaign from "
                                  f"an items file")
-            if line.strip() and not line.startswith("#"):
-                cols = line.split("\t") if "\t" in line else line.split()
-                out["|".join(cols)] = Unit(cols[0], cols[0], " ".join(cols))
+            out[key] = Unit(cols[0], cols[0], " ".join(cols))
     return out
 
 
