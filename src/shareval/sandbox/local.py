@@ -8,6 +8,7 @@ server's default there), else ``~/.cache/shareval/coderuns``.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -86,9 +87,8 @@ def read_bundle(path: Path) -> tuple[dict[str, bytes], object]:
         files = unpack(archive, problems, ArchiveLimits(max_bytes=UNPACKED_MB * 2 ** 20))
         manifest = read_manifest(files, problems) if not problems else None
     if problems or manifest is None:
-        raise InvalidInput([Problem(p.file.replace(str(archive), str(path)), p.line, p.field,
-                                    p.message, p.column) for p in problems.items],
-                           problems.total)
+        raise InvalidInput([dataclasses.replace(p, file=p.file.replace(str(archive), str(path)))
+                            for p in problems.items], problems.total)
     return files, manifest
 
 
