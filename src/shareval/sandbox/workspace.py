@@ -126,16 +126,23 @@ class Workspace:
                 result.state, result.message = "failed", "finished but wrote no output file"
         return rep
 
-    def prepare_code(self, files: dict[str, bytes]) -> Path:
+    def prepare_code(self, files) -> Path:
+        """A new run folder with the bundle in ``code/``: ``files`` is {path: bytes}
+        or a function that writes them into the folder it is given. The run folder
+        is removed again if that fails."""
         from .bundle import write_tree
         run_dir = self.new_run()
-        code = run_dir / "code"
-        code.mkdir()
-        write_tree(files, code)
-        for dirpath, dirnames, filenames in os.walk(code):
-            os.chmod(dirpath, 0o755)
-            for n in filenames:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        try:
+            code = run_dir / "code"
+            code.mkdir()
+            files(code) if callable(files) else write_tree(files, code)
+            for dirpath, dirnames, filenames in os.walk(code):
+                os.chmod(dirpath, 0o755)
+                for n in filenames:
+                    os.chmod(os.path.join(dirpath, n), 0o644)
+        except BaseException:
+            self.remove(run_dir)
+            raise
         return code
 
     @staticmethod
