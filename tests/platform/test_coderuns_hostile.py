@@ -184,3 +184,44 @@ def test_a_zip_bomb_bundle_is_refused_without_unpacking_it_here(code_world, bomb
     grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak) / 1024
     assert e.value.status == 400 and e.value.problems == [message]
     assert grown_mb < 100, grown_mb
+
+
+@needs_sandbox
+def test_a_final_runs_output_shows_its_team_no_size_warnings_or_chosen_name(code_world, client):
+    from shareval.platform.coderuns import queue
+    program = SYSTEM.replace('"labels.tsv"', '"labels.x41x42x43"')   # a suffix as a message
+    cs = _submit(code_world, program)
+    queue.drain()
+    final = cs.runs.get(stage="final")
+    assert final.state == "ok", final.message
+    sub = final.output_submission
+    assert sub.size > 0 and "x41" not in sub.original_name and "x41" not in sub.stored_name
+    client.force_login(code_world["alice"])
+    for url in (f"/api/submissions/{sub.pk}/", "/api/submissions/?competition=cb"):
+        body = client.get(url).json()
+        row = body if isinstance(body, dict) else next(r for r in body if r["id"] == str(sub.pk))
+        assert row["size"] is None and row["warnings"] == [], row
+    client.force_login(code_world["org"])
+    assert client.get(f"/api/submissions/{sub.pk}/").json()["size"] == sub.size
+
+
+@needs_sandbox
+def test_a_final_output_over_the_upload_limit_ends_as_output_not_internal_error(
+        code_world, monkeypatch):
+    """The output is scored like an upload, so the upload limit holds: here 100 bytes
+    against a 250-byte output, the limit lowered after the bundle was accepted."""
+    from shareval.platform.coderuns import queue, runner
+    from shareval.platform.coderuns.service import run_view
+    cs = _submit(code_world)
+    queue.drain(limit=1)                        # the test run, under the old limit
+    final = cs.runs.get(stage="final")
+    path = settings.CODERUN_DIR / "output-250.tsv"
+    path.write_text("item\tlabel\n" + "".join(f"{i}\tpos\n" for i in gold()))
+    monkeypatch.setattr(settings, "MAX_UPLOAD_BYTES", 100)
+    stored = set(settings.UPLOAD_DIR.iterdir())
+    runner._finish_final(final, path, {})
+    final.refresh_from_db()
+    assert final.state == "output", final.message
+    assert "larger than the 0 MB the server scores" in final.message
+    assert run_view(final, organizer=False)["state"] == "failed"
+    assert final.output_submission is None and set(settings.UPLOAD_DIR.iterdir()) == stored

@@ -159,10 +159,16 @@ class _File:
 
 def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
     cs = run.code_submission
-    suffix = ".tar.gz" if output.name.endswith(".tar.gz") else output.suffix
-    original = f"output-of-{str(cs.pk)[:8]}{suffix}"
+    # the name the team sees carries nothing the system chose but a format it is read as
+    original = f"output-of-{str(cs.pk)[:8]}{subs.known_suffix(output.name)}"
     name = subs.stored_name(original)
-    size = subs._save(_File(output, original), name)
+    try:
+        size = subs._save(_File(output, original), name)
+    except subs.SubmissionError:            # scored like an upload: the upload limit holds
+        _finish(run, "output", f"stopped: the output is larger than the "
+                               f"{settings.MAX_UPLOAD_BYTES // 2 ** 20} MB the server scores "
+                               f"(its upload limit, SHAREVAL_MAX_UPLOAD_MB)", **fields)
+        return
     path = Path(settings.UPLOAD_DIR) / name
     try:
         problems, warnings = subs._validate(cs.dataset, path, original)

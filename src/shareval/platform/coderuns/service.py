@@ -152,14 +152,22 @@ def unpack_bundle(path: Path, original: str, dest: Path | None = None,
 
 
 def queue_run(cs: CodeSubmission, stage: str, limits: Limits, by=None) -> CodeRun:
-    from dataclasses import asdict
+    """Queue an attempt of ``stage``. Its output is scored like an uploaded file, so
+    it may not outgrow the upload limit (the run stops at the lower of the two)."""
+    from dataclasses import asdict, replace
     from . import queue
+    limits = replace(limits, output_mb=min(limits.output_mb, scored_output_mb()))
     last = cs.runs.filter(stage=stage).order_by("-attempt").values_list("attempt", flat=True)
     run = CodeRun.objects.create(code_submission=cs, stage=stage,
                                  attempt=(last[0] + 1) if last else 1,
                                  limits=asdict(limits), requested_by=by)
     transaction.on_commit(lambda: queue.dispatch(run.pk))
     return run
+
+
+def scored_output_mb() -> int:
+    """The largest output the server scores, in MB: the upload limit (at least 1)."""
+    return max(1, settings.MAX_UPLOAD_BYTES // 2 ** 20)
 
 
 def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> CodeRun:

@@ -101,10 +101,14 @@ def _exhausted(states: list[QuotaState]) -> QuotaState | None:
     return max(full, key=lambda s: s.next_slot or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
 
 
+def known_suffix(name: str) -> str:
+    """The suffix loaders dispatch on, if ``name`` has one of SUFFIXES; else ''."""
+    low = name.lower()
+    return next((s for s in SUFFIXES if low.endswith(s)), "")
+
+
 def stored_name(original: str) -> str:
-    low = original.lower()
-    suffix = next((s for s in SUFFIXES if low.endswith(s)), "")
-    return uuid.uuid4().hex + suffix
+    return uuid.uuid4().hex + known_suffix(original)
 
 
 def _save(upload, name: str) -> int:
