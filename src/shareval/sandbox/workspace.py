@@ -80,7 +80,8 @@ class Workspace:
         if dest is not None:
             return dest / leaf
         dest = self.root / "inputs" / f"{key}-{secrets.token_hex(12)}"
-        dest.mkdir(mode=0o711)
+        dest.mkdir()
+        os.chmod(dest, 0o711)            # not left to the server's umask
         if path.is_dir():
             shutil.copytree(path, dest / "data")
         else:
