@@ -171,7 +171,7 @@ def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
         return
     path = Path(settings.UPLOAD_DIR) / name
     try:
-        problems, warnings = subs._validate(cs.dataset, path, original)
+        problems, warnings = subs._validate(cs.dataset, path, original, worker_limits())
     except subs.SubmissionError as e:
         path.unlink(missing_ok=True)
         _finish(run, CodeRun.INVALID, e.message, **fields)
