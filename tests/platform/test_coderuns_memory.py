@@ -8,7 +8,7 @@ receives the upload, and of the one that runs the code, grows by less than
 from __future__ import annotations
 
 import io
-import os
+import time
 import zipfile
 from pathlib import Path
 
@@ -30,11 +30,17 @@ def peak_mb(pid: int) -> float:
     raise AssertionError(f"no VmHWM for {pid}")
 
 
-def runner_pid(st) -> int:
-    """The process that runs code: the server itself, or its Celery code worker."""
-    if MODE == "postgres+celery":
-        return next(p.pid for p in st.workers if "--code" in p.args)
-    return st.procs[0].pid
+def runner_pids(st) -> list[int]:
+    """The processes that run code, once ready: the server itself, or its Celery
+    code workers (a worker still starting would count its start-up as growth)."""
+    if MODE != "postgres+celery":
+        return [st.procs[0].pid]
+    logs = sorted(Path(st.home).glob("code-worker*.log"))
+    end = time.monotonic() + 120
+    while not all(" ready." in p.read_text(errors="replace") for p in logs):
+        assert time.monotonic() < end, "code workers not ready:\n" + st.logs()
+        time.sleep(0.5)
+    return [p.pid for p in st.workers if "--code" in p.args]
 
 
 def zip_bomb(mb: int) -> bytes:
@@ -81,14 +87,13 @@ with open(pathlib.Path(sys.argv[2], "labels.tsv"), "w") as f:
 
 def test_a_100_mb_test_output_costs_the_process_running_the_code_nothing(live):
     st, tokens, home = live
-    pid = runner_pid(st)
-    before = peak_mb(pid)
+    before = {pid: peak_mb(pid) for pid in runner_pids(st)}
     out = submit(st, tokens["alice"], bundle(OUTPUT, {"limits": {
         "output_mb": 150, "wall_seconds": 120, "cpu_seconds": 120}}))
     run = wait_run(st, tokens["alice"], out["id"], timeout=600)
-    grown = peak_mb(pid) - before
+    pid, grown = max(((p, peak_mb(p) - b) for p, b in before.items()), key=lambda x: x[1])
     print(f"\nMEASURE {MODE} 100 MB test output: process running the code "
-          f"(pid {pid}) peak {before:.0f} -> {before + grown:.0f} MB (+{grown:.0f})")
+          f"(pid {pid}) peak {before[pid]:.0f} -> {before[pid] + grown:.0f} MB (+{grown:.0f})")
     assert run["state"] == "invalid", (run["message"], run["log"][-2000:])
     assert "not in the reference" in run["message"] or "unknown" in run["message"], run
     assert run["output_bytes"] > 100 * 10 ** 6
