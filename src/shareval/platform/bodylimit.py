@@ -48,8 +48,10 @@ def too_large(limit: int) -> str:
 def refusal(path: str, limit: int, length: int) -> tuple[list[tuple[str, str]], bytes]:
     """Headers and body of the 413 for a ``length``-byte request to ``path``."""
     upload_mb = settings.MAX_UPLOAD_BYTES // 2 ** 20
-    if path.startswith("/api/"):
-        body = json.dumps({"error": too_large(limit), "limit_mb": upload_mb,
+    upload_route = limit > settings.MAX_UPLOAD_BYTES
+    if path.startswith("/api/"):           # limit_mb: what a file sent here may weigh
+        body = json.dumps({"error": too_large(limit),
+                           "limit_mb": upload_mb if upload_route else limit // 2 ** 20,
                            "size_mb": round(length / 2 ** 20, 1)})
         return [("Content-Type", "application/json")], body.encode()
     from django.template.loader import render_to_string
@@ -58,7 +60,7 @@ def refusal(path: str, limit: int, length: int) -> tuple[list[tuple[str, str]], 
     page = render_to_string("413.html", {"CSP_NONCE": nonce, "session_unknown": True,
                                          "upload_mb": upload_mb, "limit_mb": limit // 2 ** 20,
                                          "size_mb": round(length / 2 ** 20, 1),
-                                         "upload_route": limit > settings.MAX_UPLOAD_BYTES})
+                                         "upload_route": upload_route})
     policy = (f"default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' "
               f"'nonce-{nonce}'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
               f"form-action 'self'; frame-ancestors 'none'")
