@@ -1,20 +1,26 @@
 """``shareval submit``: the REST client (standard library only, no Django).
 
 Exit codes: 0 accepted (and with --wait, scored or scores hidden), 2 the file
-failed validation (every problem printed), 3 quota reached (the next slot is
-printed), 1 anything else (authentication, unknown competition, server down).
+failed validation (every problem printed) or is larger than the server
+accepts, 3 quota reached (the next slot is printed), 1 anything else
+(authentication, unknown competition, server down).
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import re
+import select
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 from pathlib import Path
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
+CONTINUE_WAIT = 3.0     # seconds an upload waits for the server's go-ahead, then sends anyway
 
 
 def _multipart(fields: dict[str, str], file_field: str, path: Path) -> tuple[bytes, str]:
@@ -51,6 +57,77 @@ def request(server: str, method: str, path: str, token: str | None, body: bytes 
             return e.code, {"error": raw.decode("utf-8", "replace")[:500] or e.reason}
 
 
+class Unsent(OSError):
+    """The server closed the connection while the body was being sent, without an answer."""
+
+
+def upload(server: str, path: str, token: str, body: bytes, content_type: str,
+           timeout: float = 600) -> tuple[int, dict]:
+    """POST an upload announced with ``Expect: 100-continue``: a server that refuses
+    it from its headers (413, larger than it accepts) answers before the body is
+    sent, so the refusal arrives instead of a broken pipe. A server that says
+    nothing within CONTINUE_WAIT seconds gets the body anyway."""
+    url = urllib.parse.urlsplit(server.rstrip("/") + path)
+    conn = (http.client.HTTPSConnection if url.scheme == "https" else
+            http.client.HTTPConnection)(url.hostname, url.port, timeout=timeout)
+    try:
+        conn.putrequest("POST", url.path + (f"?{url.query}" if url.query else ""))
+        for k, v in (("Authorization", f"Token {token}"), ("Accept", "application/json"),
+                     ("Content-Type", content_type), ("Content-Length", str(len(body))),
+                     ("Expect", "100-continue")):
+            conn.putheader(k, v)
+        conn.endheaders()
+        reader = conn.sock.makefile("rb")
+        if not _answered_first(conn.sock, reader):
+            try:
+                conn.sock.sendall(body)
+            except (BrokenPipeError, ConnectionResetError) as e:
+                raise Unsent(f"the server closed the connection while {len(body) / 2**20:.1f} "
+                             f"MB were being sent ({e.strerror})") from None
+        return _answer(reader)
+    finally:
+        conn.close()
+
+
+def _answered_first(sock, reader) -> bool:
+    """Whether the server answered for good before the body (a refusal); False after
+    its "100 Continue" or its silence."""
+    if not select.select([sock], [], [], CONTINUE_WAIT)[0]:
+        return False
+    head = reader.peek(12)[:12]         # the start of a status line: "HTTP/1.1 100" or not
+    return not (re.match(rb"HTTP/1\.\d 100", head) or b"HTTP/1.1 100".startswith(head))
+
+
+class _Buffered:
+    """What HTTPResponse reads from: the reader that already holds the answer's start."""
+
+    def __init__(self, reader):
+        self.reader = reader
+
+    def makefile(self, *args, **kwargs):
+        return self.reader
+
+
+def _answer(reader) -> tuple[int, dict]:
+    r = http.client.HTTPResponse(_Buffered(reader), method="POST")
+    r.begin()                                   # skips an interim "100 Continue"
+    raw = r.read()
+    try:
+        return r.status, json.loads(raw or b"{}")
+    except ValueError:
+        return r.status, {"error": raw.decode("utf-8", "replace")[:500] or r.reason}
+
+
+def too_large_line(code: int, body: dict, file: Path, what: str = "file") -> str:
+    """A 413 in one line: what was sent, and the server's limit."""
+    limit = body.get("limit_mb")
+    if limit is None:
+        m = re.search(r"(?:uploads: |limit is )(\d+) MB", str(body.get("error", "")))
+        limit = m.group(1) if m else "?"
+    return (f"refused ({code}): {file.name}: {what}: {file.stat().st_size / 2**20:.1f} MB, "
+            f"more than the server accepts ({limit} MB per upload)")
+
+
 def submit(server: str, token: str, path: Path, competition: str, phase: str, task: str,
            dataset: str | None = None, primary: bool = False, description: str = "",
            timeout: float = 600, factsheet: dict | None = None) -> tuple[int, dict]:
@@ -61,7 +138,7 @@ def submit(server: str, token: str, path: Path, competition: str, phase: str, ta
     if dataset:
         fields["dataset"] = dataset
     body, ctype = _multipart(fields, "file", path)
-    return request(server, "POST", "/api/submissions/", token, body, ctype, timeout)
+    return upload(server, "/api/submissions/", token, body, ctype, timeout)
 
 
 def submit_code(server: str, token: str, folder: Path, competition: str, phase: str,
@@ -78,7 +155,10 @@ def submit_code(server: str, token: str, folder: Path, competition: str, phase: 
         archive = Path(tmp) / (Path(folder).resolve().name + ".tgz")
         archive.write_bytes(pack(Path(folder)))
         body, ctype = _multipart(fields, "file", archive)
-    return request(server, "POST", "/api/code/", token, body, ctype, timeout)
+        code, answer = upload(server, "/api/code/", token, body, ctype, timeout)
+        if code == 413:
+            answer["refusal"] = too_large_line(code, answer, archive, "the packed bundle")
+    return code, answer
 
 
 def _code_command(args, console, server, token) -> int:
@@ -88,6 +168,10 @@ def _code_command(args, console, server, token) -> int:
     except ValueError as e:
         console.print(f"shareval submit --code: {e}", markup=False)
         return 2
+    except Unsent as e:
+        console.print(f"shareval submit: {e}; the bundle may be larger than the server "
+                      f"accepts", markup=False)
+        return 1
     except (urllib.error.URLError, OSError) as e:
         console.print(f"shareval submit: cannot reach {server}: {e}")
         return 1
@@ -96,6 +180,9 @@ def _code_command(args, console, server, token) -> int:
                       ", ".join(f"{r['stage']} {r['state']}" for r in body["runs"]))
         console.print(f"page: {server.rstrip('/')}{body['page']}", markup=False)
         return 0
+    if code == 413:
+        console.print(body["refusal"], markup=False)
+        return 2
     console.print(f"refused ({code}): {body.get('error', body)}", markup=False)
     for p in body.get("problems", []):
         console.print(f"  {p}", markup=False)
@@ -126,9 +213,16 @@ def submit_command(args, console) -> int:
     try:
         code, body = submit(server, token, path, args.competition, args.phase, args.task,
                             args.dataset, args.primary, args.description, factsheet=sheet)
+    except Unsent as e:
+        console.print(f"shareval submit: {e}; the file may be larger than the server "
+                      f"accepts", markup=False)
+        return 1
     except (urllib.error.URLError, OSError) as e:
         console.print(f"shareval submit: cannot reach {server}: {e}")
         return 1
+    if code == 413:
+        console.print(too_large_line(code, body, path), markup=False)
+        return 2
     if code == 201:
         console.print(f"accepted: submission {body['id']} ({body['kind']}), state {body['state']}")
         if args.wait:

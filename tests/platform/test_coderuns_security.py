@@ -193,17 +193,18 @@ def test_server_files_and_credentials_are_out_of_reach(live):
                                                "settings.py"), "/etc/shadow",
              *[str(p) for p in _host_home_entries()], "/work", "/proc/1/environ", str(Path(st.env.get("SHAREVAL_CODERUN_DIR")) /
                                              "runs")]
+    # keyed by position: the team's view of the log shows server folders as <server>
     program = f"""
 import json, os, glob
 seen = {{}}
-for p in {paths!r}:
+for i, p in enumerate({paths!r}):
     try:
         if os.path.isdir(p):
-            seen[p] = bool(os.listdir(p))
+            seen[str(i)] = bool(os.listdir(p))
         else:
-            seen[p] = bool(open(p, "rb").read())
+            seen[str(i)] = bool(open(p, "rb").read())
     except OSError:
-        seen[p] = False
+        seen[str(i)] = False
 env = " ".join(f"{{k}}={{v}}" for k, v in os.environ.items())
 seen["env"] = any(s in env for s in ("SHAREVAL_SECRET", "DATABASE", "BROKER", "REDIS", "PG",
                                       {secret!r}))
@@ -218,6 +219,7 @@ seen["other_procs"] = len([p for p in os.listdir("/proc") if p.isdigit()]) > 4
 print("RESULT " + json.dumps(seen))
 """ + SYSTEM
     run, found = attack(st, tokens, program)
+    found = {paths[int(k)] if k.isdigit() else k: v for k, v in found.items()}
     assert run["state"] == "ok", run
     assert set(found) >= set(paths) | {"env", "proc_environ"}
     assert not any(found.values()), {k: v for k, v in found.items() if v}

@@ -176,3 +176,38 @@ def test_the_rcc_reference_system_passes_as_a_code_submission(db, tmp_path, shar
     assert sub.state == "scored" and sub.current_score.result["metrics"]["f1"] > 0
     _, rows = leaderboard.rows(ds)
     assert rows[0]["team"] == "Team Alpha" and rows[0]["efficiency"]["runtime_s"] > 0
+
+
+@pytest.mark.realdata
+def test_the_demos_printed_code_submission_command_is_accepted(tmp_path, shared_data):
+    """The `shareval submit --code` line `shareval server demo` prints, as printed
+    (with the test server's address and alice's token): its bundle is over 5 MB."""
+    import os
+    import shlex
+    import shutil
+    from pathlib import Path
+
+    from shareval.sandbox import bwrap
+    from shareval.sandbox.bundle import pack
+
+    from .stack import Stack
+    why = bwrap.probe(bwrap.sandbox_user("pool"))
+    if why:
+        pytest.skip(why)
+    work = Path(f"/tmp/shareval-coderuns-demo-{os.getpid()}")         # the sandbox reaches it
+    work.mkdir(mode=0o711, exist_ok=True)
+    (tmp_path / "home").mkdir()
+    s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"))
+    try:
+        printed = s.cli("server", "demo", "--no-serve", "--data", shared_data).stdout
+        line = next(x for x in printed.splitlines() if "shareval submit --code" in x)
+        argv = shlex.split(line.split("as alice: ", 1)[1])[1:]
+        assert len(pack(Path(argv[argv.index("--code") + 1]))) > 5 * 2 ** 20
+        argv[argv.index("--server") + 1] = s.url
+        token = s.cli("server", "token", "alice").stdout.strip()
+        s.start()
+        r = s.cli(*argv, "--token", token, check=False)
+        assert r.returncode == 0 and "accepted: code submission" in r.stdout, r
+    finally:
+        s.stop()
+        shutil.rmtree(work, ignore_errors=True)

@@ -234,3 +234,43 @@ def test_browser_admin_is_styled_no_policy_violations_and_team_approval(browser,
                 shutil.copy(tmp_path / n, Path(os.environ["SHAREVAL_SCREENSHOTS"]) / n)
     finally:
         s.stop()
+
+
+def test_the_data_folder_is_private_to_the_servers_user(tmp_path):
+    """A real server's data folder: the database (and its WAL), hidden references,
+    uploads and mail are readable by the server's user only, also in a folder an
+    older version left open; only the code-run folder can be passed through."""
+    from shareval.sandbox.bwrap import POOL, reachable
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    s = Stack(home, SHAREVAL_EMAIL="file")
+    s.cli("server", "migrate")
+    for p in [home, *home.rglob("*")]:              # as an older version left it
+        os.chmod(p, 0o755 if p.is_dir() else 0o644)
+    tokens = s.seed(make_bundle(tmp_path / "b", baseline=False), "tiny", tokens=("alice",))
+    s.cli("server", "add-user", "alice", "--password", "alice-pass-123",
+          "--email", "alice@lab.example")
+    try:
+        s.start()
+        run = tmp_path / "run.tsv"
+        run.write_text(run_with_accuracy(15))
+        from shareval.client import submit
+        code, body = submit(s.url, tokens["alice"], run, "tiny", "dev", "dev")
+        assert code == 201, body
+        s.wait_state(body["id"], tokens["alice"])
+        _until(lambda: any((home / "mail").glob("*")), timeout=30)
+    finally:
+        s.stop()
+    stranger = (POOL[0] + 7, POOL[0] + 7)            # a uid that owns nothing here
+    harness = {p for p in home.glob("*.log")}        # this test's own files
+    made = [p for p in home.rglob("*") if p not in harness and not p.is_symlink()]
+    names = {p.relative_to(home).as_posix() for p in made}
+    assert {"private", "public", "uploads", "mail"} <= names, names
+    if not os.environ.get("SHAREVAL_TEST_DATABASE_URL"):        # the embedded database
+        assert {"shareval.sqlite3", "shareval.sqlite3-wal"} <= names, names
+    assert len([p for p in made if p.is_file()]) > 5
+    open_ = {p.relative_to(home).as_posix(): oct(p.stat().st_mode & 0o777) for p in made
+             if p.stat().st_mode & 0o077}
+    assert open_ == {}, open_
+    assert oct(home.stat().st_mode & 0o777) == "0o711"   # HOME/coderuns lies inside
+    assert not [p for p in made if reachable(p, stranger)]

@@ -475,6 +475,23 @@ def test_body_limit_middleware_refuses_large_declared_bodies(world, client, sett
     assert UPLOAD_ROUTES <= names                   # a renamed route must not slip out
 
 
+def test_code_bundles_take_the_upload_limit_and_a_refusal_names_it(world, client, settings):
+    from shareval.platform.bodylimit import MARGIN, body_limit
+    settings.MAX_UPLOAD_BYTES = 2 ** 20
+    page = f"/c/{world['comp'].slug}/code/"
+    for path in ("/api/code/", page):
+        assert body_limit("POST", path) == 2 ** 20 + MARGIN, path
+    r = client.generic("POST", "/api/code/", b"", CONTENT_LENGTH=str(6 * 2 ** 20))
+    assert r.status_code == 413 and r.json()["limit_mb"] == 1 and r.json()["size_mb"] == 6
+    r = client.generic("POST", page, b"", CONTENT_LENGTH=str(6 * 2 ** 20))
+    text = r.content.decode()
+    assert r.status_code == 413 and r["Content-Type"].startswith("text/html")
+    assert '<h1 id="error-title">Too large to upload (413)</h1>' in text
+    assert "at most <b>1 MB</b>; this upload was 6.0 MB" in text
+    nonce = re.search(r"style-src 'self' 'nonce-([^']+)'", r["Content-Security-Policy"]).group(1)
+    assert f'<style nonce="{nonce}">' in text and "<header>" in text     # the site's page
+
+
 def test_the_validation_child_gets_no_server_secrets(monkeypatch, tmp_path):
     from shareval.platform.submissions import isolate
     seen: dict = {}

@@ -4,7 +4,9 @@ Nothing is extracted with ``tarfile.extractall``: each member is checked and
 its bytes are read through a counting stream, so an archive cannot write
 outside the returned mapping, smuggle links or devices, hide nested archives,
 or exhaust memory with a decompression bomb (the limit applies to the bytes
-actually decompressed, not to what the headers claim).
+actually decompressed, not to what the headers claim), nor name one path twice
+or as both a file and a folder (:class:`Members`), which no folder on disk can
+hold.
 """
 from __future__ import annotations
 
@@ -29,6 +31,40 @@ class Limits:
     nested_ok: bool = False
 
 
+class Members:
+    """The member paths of an archive read so far. A new member is refused when
+    no folder on disk could hold it beside them: the same path twice (``a/./b``
+    and ``a/b`` are one path), or one path as a file and as a folder (``a`` and
+    ``a/b``; a folder entry ``a/`` and a file ``a``)."""
+
+    def __init__(self):
+        self.files: set[str] = set()
+        self.folders: set[str] = set()
+
+    def clash(self, norm: str, folder: bool = False) -> str | None:
+        """Why ``norm`` (a normalized member path) cannot be added, or None (added)."""
+        parents, head = [], posixpath.dirname(norm)
+        while head:
+            parents.append(head)
+            head = posixpath.dirname(head)
+        taken = next((p for p in parents if p in self.files), None)
+        if taken is not None:
+            return f"{taken} is a file in the archive, so it cannot also be a folder"
+        if norm in self.files:
+            return ("is a file in the archive, so it cannot also be a folder" if folder
+                    else "appears twice in the archive")
+        if not folder and norm in self.folders:
+            return "is a folder in the archive, so it cannot also be a file"
+        (self.folders if folder else self.files).add(norm)
+        self.folders.update(parents)
+        return None
+
+
+def normalized(name: str) -> str:
+    """A member path as the disk sees it: ``./a//b/`` is ``a/b``; the top is ``.``."""
+    return posixpath.normpath(name).removeprefix("./")
+
+
 def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, bytes] | None:
     """{member path: bytes} of the regular files of a gzip'd tar archive."""
     files = dict(iter_tgz(path, problems, limits))
@@ -43,7 +79,7 @@ def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, b
 def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
     """Yield (member path, bytes) of each regular file, one at a time; stops at a limit."""
     path = Path(path)
-    seen: set[str] = set()
+    members = Members()
     count = total = 0
     try:
         tar = tarfile.open(path, mode="r|gz")
@@ -64,7 +100,11 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                 if member.issym() or member.islnk():
                     problems.add(where, None, "member", "links are not allowed")
                     continue
+                norm = normalized(name)
                 if member.isdir():
+                    why = members.clash(norm, folder=True) if norm != "." else None
+                    if why:
+                        problems.add(where, None, "member", why)
                     continue
                 if not member.isfile():
                     problems.add(where, None, "member", "only regular files are allowed "
@@ -72,6 +112,10 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                     continue
                 if NESTED.search(name) and not limits.nested_ok:
                     problems.add(where, None, "member", "nested archives are not allowed")
+                    continue
+                why = members.clash(norm)
+                if why:
+                    problems.add(where, None, "member", why)
                     continue
                 count += 1
                 if count > limits.max_files:
@@ -88,11 +132,6 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                     problems.fatal(path, None, "archive",
                                    f"unpacks to more than {limits.max_bytes} bytes (limit)")
                     return
-                norm = norm.removeprefix("./")
-                if norm in seen:
-                    problems.add(where, None, "member", "appears twice in the archive")
-                    continue
-                seen.add(norm)
                 yield norm, data
         except (tarfile.TarError, OSError, EOFError, zlib_error) as e:
             problems.fatal(path, None, "archive", f"corrupt archive ({e})")

@@ -6,16 +6,25 @@ DATA_UPLOAD_MAX_MEMORY_SIZE. waitress buffers a whole body (spooling it to a
 temporary file) before the application sees it, so under ``shareval server
 run`` the check happens in waitress's header parser (:class:`LimitedChannel`);
 :class:`BodyLimitMiddleware` repeats it for any other WSGI server.
+
+A refusal (413) names the limit: as JSON on the API (with ``limit_mb``, what
+``shareval submit`` reports), as a page in the site's style elsewhere. A client
+that announced its body with ``Expect: 100-continue`` gets the refusal before
+sending the body (no "100 Continue" is sent for a refused request).
 """
 from __future__ import annotations
 
+import json
+import secrets
+
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponse
 from django.urls import Resolver404, resolve
 
 # route names (urls.py) whose POST carries a file
 UPLOAD_ROUTES = {"submit", "api-submissions", "new-competition", "campaigns",
-                 "settings-data", "settings-catalog"}         # forms24
+                 "settings-data", "settings-catalog",         # forms24
+                 "submit-code", "api-code-submissions"}       # code bundles
 MARGIN = 2 ** 20        # multipart boundaries, headers and the other form fields
 
 
@@ -36,6 +45,29 @@ def too_large(limit: int) -> str:
             f"(uploads: {settings.MAX_UPLOAD_BYTES // 2**20} MB)")
 
 
+def refusal(path: str, limit: int, length: int) -> tuple[list[tuple[str, str]], bytes]:
+    """Headers and body of the 413 for a ``length``-byte request to ``path``."""
+    upload_mb = settings.MAX_UPLOAD_BYTES // 2 ** 20
+    upload_route = limit > settings.MAX_UPLOAD_BYTES
+    if path.startswith("/api/"):           # limit_mb: what a file sent here may weigh
+        body = json.dumps({"error": too_large(limit),
+                           "limit_mb": upload_mb if upload_route else limit // 2 ** 20,
+                           "size_mb": round(length / 2 ** 20, 1)})
+        return [("Content-Type", "application/json")], body.encode()
+    from django.template.loader import render_to_string
+    nonce = secrets.token_urlsafe(16)
+    # refused before the session is read: the page cannot say who is logged in
+    page = render_to_string("413.html", {"CSP_NONCE": nonce, "session_unknown": True,
+                                         "upload_mb": upload_mb, "limit_mb": limit // 2 ** 20,
+                                         "size_mb": round(length / 2 ** 20, 1),
+                                         "upload_route": upload_route})
+    policy = (f"default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' "
+              f"'nonce-{nonce}'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
+              f"form-action 'self'; frame-ancestors 'none'")
+    return [("Content-Type", "text/html; charset=utf-8"), ("Content-Security-Policy", policy),
+            ("X-Frame-Options", "DENY"), ("X-Content-Type-Options", "nosniff")], page.encode()
+
+
 class BodyLimitMiddleware:
     """413 for a declared Content-Length above :func:`body_limit`, before reading it."""
 
@@ -49,7 +81,11 @@ class BodyLimitMiddleware:
             length = 0
         limit = body_limit(request.method, request.path_info)
         if length > limit:
-            return JsonResponse({"error": too_large(limit)}, status=413)
+            headers, body = refusal(request.path_info, limit, length)
+            response = HttpResponse(body, status=413)
+            for k, v in headers:
+                response[k] = v
+            return response
         return self.get_response(request)
 
 
@@ -72,14 +108,34 @@ def waitress_server(application, **kw):
         def __getattr__(self, name):
             return getattr(self._adj, name)
 
+    class TooLarge(RequestEntityTooLarge):
+        """The middleware's answer, from waitress (its ErrorTask, in a worker thread)."""
+
+        def __init__(self, path: str, limit: int, length: int):
+            super().__init__(too_large(limit))
+            self.path, self.limit, self.length = path, limit, length
+
+        def to_response(self, ident=None):
+            headers, body = refusal(self.path, self.limit, self.length)
+            return f"{self.code} {self.reason}", headers, body
+
     class LimitedParser(HTTPRequestParser):
+        limit = None
+
         def parse_header(self, header_plus):
             super().parse_header(header_plus)
-            limit = body_limit(self.command or "", self.path or "/")
-            self.adj = _Adjustments(self.adj, limit)
-            if self.content_length > limit:          # with the middleware's message
-                self.error = RequestEntityTooLarge(too_large(limit))
+            self.limit = body_limit(self.command or "", self.path or "/")
+            self.adj = _Adjustments(self.adj, self.limit)
+
+        def received(self, data):
+            n = super().received(data)
+            # after waitress's own size check, whose bare text answer this replaces
+            if self.limit is not None and self.content_length > self.limit and \
+                    not isinstance(self.error, TooLarge):
+                self.error = TooLarge(self.path or "/", self.limit, self.content_length)
                 self.completed = True
+                self.expect_continue = False         # refused before the body is sent
+            return n
 
     class LimitedChannel(HTTPChannel):
         parser_class = LimitedParser

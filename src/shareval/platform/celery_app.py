@@ -14,6 +14,9 @@ import threading
 from celery import Celery
 from celery.signals import worker_ready, worker_shutting_down
 
+from .home import private_umask
+
+private_umask()                  # a worker started by celery itself keeps the data private
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shareval.platform.settings")
 import django  # noqa: E402
 

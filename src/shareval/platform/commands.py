@@ -70,10 +70,14 @@ def add_server_parser(sub) -> None:
 
 
 def _setup(args) -> None:
+    from .home import lock, private_umask
+    private_umask()              # before the data folder, the database or a file is made
     if args.home:
         os.environ["SHAREVAL_HOME"] = args.home
     from . import setup
     setup()
+    from django.conf import settings
+    lock(settings.HOME, settings.CODERUN_DIR)
 
 
 def migrate(verbosity: int = 0) -> None:

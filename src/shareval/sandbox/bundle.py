@@ -17,7 +17,7 @@ submission; several: they are packed as a .tgz).
 from __future__ import annotations
 
 import io
-import posixpath
+import re
 import shlex
 import tarfile
 import zipfile
@@ -26,7 +26,8 @@ from pathlib import Path
 
 import yaml
 
-from shareval.formats.archive import NESTED, Limits as ArchiveLimits, iter_tgz
+from shareval.formats.archive import (NESTED, Limits as ArchiveLimits, Members, iter_tgz,
+                                      normalized)
 from shareval.formats.errors import Problems
 
 from .requirements import parse as parse_requirements
@@ -114,7 +115,6 @@ def unpack(path: Path, problems: Problems, limits: ArchiveLimits) -> dict[str, b
 
 
 def _iter_zip(path: Path, problems: Problems, limits: ArchiveLimits):
-    total = 0
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as e:
@@ -126,40 +126,59 @@ def _iter_zip(path: Path, problems: Problems, limits: ArchiveLimits):
         if len(infos) > limits.max_files:
             problems.fatal(path, None, "archive", f"more than {limits.max_files} files (limit)")
             return
+        # the central directory's sizes bound what reading yields: a bomb is refused
+        # before anything is inflated
+        if sum(i.file_size for i in infos) > limits.max_bytes:
+            problems.fatal(path, None, "archive", f"unpacks to more than {limits.max_bytes} "
+                                                  f"bytes (limit)")
+            return
+        members, total = Members(), 0
         for info in infos:
             name, where = info.filename, f"{path}!{info.filename}"
-            norm = posixpath.normpath(name)
-            if name.startswith("/") or norm.startswith("../") or norm == ".." or "\\" in name:
-                problems.add(where, None, "member", "absolute or parent-relative path "
-                                                   "is not allowed")
-                continue
-            mode = (info.external_attr >> 16) & 0o170000
-            if mode == 0o120000:
-                problems.add(where, None, "member", "links are not allowed")
+            why = _zip_member_problem(info, members, limits)
+            if why:
+                problems.add(where, None, "member", why)
                 continue
             if info.is_dir():
                 continue
-            if mode not in (0, 0o100000):
-                problems.add(where, None, "member", "only regular files are allowed")
-                continue
-            if NESTED.search(name):
-                problems.add(where, None, "member", "nested archives are not allowed")
-                continue
-            data = bytearray()
             try:
                 with zf.open(info) as f:
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        data += block
-                        total += len(block)
-                        if len(data) > limits.max_member_bytes or total > limits.max_bytes:
-                            problems.fatal(path, None, "archive", "unpacks to more than the "
-                                                                  "size limit")
-                            return
+                    data = f.read(limits.max_member_bytes + 1)
             except (zipfile.BadZipFile, OSError, EOFError) as e:
                 problems.fatal(path, None, "archive", f"corrupt archive ({e})")
                 return
-            out[norm.removeprefix("./")] = bytes(data)
-    yield from _strip_top(out).items()
+            total += len(data)
+            if len(data) > limits.max_member_bytes:
+                problems.add(where, None, "member",
+                             f"larger than {limits.max_member_bytes} bytes (limit)")
+                return
+            if total > limits.max_bytes:
+                problems.fatal(path, None, "archive", f"unpacks to more than "
+                                                      f"{limits.max_bytes} bytes (limit)")
+                return
+            out[normalized(name)] = data
+    if not problems:
+        yield from _strip_top(out).items()
+
+
+def _zip_member_problem(info: zipfile.ZipInfo, members: Members,
+                        limits: ArchiveLimits) -> str | None:
+    """Why a .zip member is refused (the checks every .tgz member gets), or None."""
+    name = info.filename
+    norm = normalized(name)
+    if name.startswith("/") or norm.startswith("../") or norm == ".." or "\\" in name or \
+            re.match(r"^[A-Za-z]:", name):
+        return "absolute or parent-relative path is not allowed"
+    mode = (info.external_attr >> 16) & 0o170000
+    if mode == 0o120000:
+        return "links are not allowed"
+    if info.is_dir():
+        return members.clash(norm, folder=True) if norm != "." else None
+    if mode not in (0, 0o100000):
+        return "only regular files are allowed"
+    if NESTED.search(name) and not limits.nested_ok:
+        return "nested archives are not allowed"
+    return members.clash(norm)
 
 
 def _strip_top(files: dict[str, bytes]) -> dict[str, bytes]:

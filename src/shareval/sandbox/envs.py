@@ -98,6 +98,7 @@ def ensure_env(root: Path, requirements: str, *, user=None, python: Path | None 
             log = result.stdout + result.stderr
             if result.state != "ok":
                 raise EnvError(f"installing requirements.txt failed ({result.message})", log)
+        _readable_by_all(tmp)            # the server's umask (077) made it private
         os.chmod(tmp, 0o755)
         try:
             os.rename(tmp, final)
@@ -159,6 +160,18 @@ class EnvError(Exception):
         self.message, self.log = message, log
 
 
+def _readable_by_all(path: Path) -> None:
+    """Folders 0755, files readable by all (executable by all if by the owner): every
+    run's own uid reads a shared environment."""
+    for dirpath, dirnames, filenames in os.walk(path):
+        os.chmod(dirpath, 0o755)
+        for n in filenames:
+            p = os.path.join(dirpath, n)
+            if not os.path.islink(p):
+                mode = os.stat(p).st_mode
+                os.chmod(p, mode | 0o444 | (0o111 if mode & 0o100 else 0))
+
+
 def _chown_tree(path: Path, user) -> None:
     for dirpath, dirnames, filenames in os.walk(path):
         os.chown(dirpath, *user)
@@ -190,7 +203,9 @@ def staged_python(root: Path, user) -> Path | None:
         .hexdigest()[:16]
     if (dest / ".complete").exists():
         return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.parent.exists():
+        dest.parent.mkdir(parents=True)
+        os.chmod(dest.parent, 0o711)
     tmp = Path(tempfile.mkdtemp(prefix=".python-", dir=dest.parent))
     skip = shutil.ignore_patterns("site-packages", "test", "tests", "idlelib", "tkinter",
                                   "turtledemo", "__pycache__")

@@ -78,7 +78,8 @@ class Workspace:
         if dest is not None:
             return dest / leaf
         dest = self.root / "inputs" / f"{key}-{secrets.token_hex(12)}"
-        dest.mkdir(mode=0o711)
+        dest.mkdir()
+        os.chmod(dest, 0o711)            # not left to the server's umask
         try:
             if path.is_dir():
                 shutil.copytree(path, dest / "data", symlinks=True)
@@ -126,16 +127,23 @@ class Workspace:
                 result.state, result.message = "failed", "finished but wrote no output file"
         return rep
 
-    def prepare_code(self, files: dict[str, bytes]) -> Path:
+    def prepare_code(self, files) -> Path:
+        """A new run folder with the bundle in ``code/``: ``files`` is {path: bytes}
+        or a function that writes them into the folder it is given. The run folder
+        is removed again if that fails."""
         from .bundle import write_tree
         run_dir = self.new_run()
-        code = run_dir / "code"
-        code.mkdir()
-        write_tree(files, code)
-        for dirpath, dirnames, filenames in os.walk(code):
-            os.chmod(dirpath, 0o755)
-            for n in filenames:
-                os.chmod(os.path.join(dirpath, n), 0o644)
+        try:
+            code = run_dir / "code"
+            code.mkdir()
+            files(code) if callable(files) else write_tree(files, code)
+            for dirpath, dirnames, filenames in os.walk(code):
+                os.chmod(dirpath, 0o755)
+                for n in filenames:
+                    os.chmod(os.path.join(dirpath, n), 0o644)
+        except BaseException:
+            self.remove(run_dir)
+            raise
         return code
 
     @staticmethod

@@ -42,7 +42,9 @@ def workspace_root() -> Path:
     if root:
         return Path(root)
     p = Path(tempfile.gettempdir()) / f"shareval-coderuns-{os.getuid()}"
-    p.mkdir(mode=0o711, exist_ok=True)
+    if not p.exists():
+        p.mkdir()
+        os.chmod(p, 0o711)               # not left to the umask
     return p
 
 
@@ -98,7 +100,8 @@ class ProgramTask(Task):
             # the submission is copied into this run's folder: never its own folder
             # (the server's uploads) mounted
             sub_dir = code.parent / "submission"
-            sub_dir.mkdir(mode=0o755)
+            sub_dir.mkdir()
+            os.chmod(sub_dir, 0o755)
             name = Path(submission).name
             shutil.copyfile(submission, sub_dir / name)
             os.chmod(sub_dir / name, 0o644)

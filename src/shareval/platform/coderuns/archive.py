@@ -5,8 +5,8 @@ run with its log, resources and the output run it produced, so the imported
 boards have the same efficiency columns and the datasets still take code."""
 from __future__ import annotations
 
-from shareval.platform.competitions.archive_io import (Files, dump, load, plain_name,
-                                                       private_path, user_name)
+from shareval.platform.competitions.archive_io import (Files, OwnFolders, dump, load,
+                                                       plain_name, user_name)
 
 from .models import CodeDataset, CodeRun, CodeSubmission
 
@@ -33,12 +33,16 @@ def export_code(comp, files: Files) -> dict:
     return {"datasets": datasets, "submissions": subs}
 
 
-def check_code_paths(part: dict) -> None:
-    for cd in part.get("datasets", []):
+def check_code_paths(part: dict, own: OwnFolders) -> None:
+    for i, cd in enumerate(part.get("datasets", [])):
         for key in ("input_path", "sample_input_path", "sample_reference_path"):
-            private_path(cd.get(key) or "")
-    for cs in part.get("submissions", []):
-        plain_name("code.submissions.stored_name", cs.get("stored_name") or "")
+            own.private(f"code.datasets[{i}].{key}", cd.get(key))
+    for i, cs in enumerate(part.get("submissions", [])):
+        plain_name(f"code.submissions[{i}].stored_name", cs.get("stored_name") or "")
+
+
+def stored_names(part: dict) -> list[str]:
+    return [cs["stored_name"] for cs in part.get("submissions", []) if cs.get("stored_name")]
 
 
 def import_code(part: dict, users, datasets: dict, teams: dict) -> None:

@@ -79,6 +79,9 @@ class CodeRun(models.Model):
     state = models.CharField(max_length=12, default=QUEUED, db_index=True)
     message = models.TextField(blank=True)
     log = models.TextField(blank=True, help_text="stdout and stderr (tails)")
+    internal_error = models.TextField(blank=True, help_text="organizers only: what failed "
+                                                            "inside the server (never shown "
+                                                            "to the team)")
     env_seconds = models.FloatField(null=True)
     env_cached = models.BooleanField(null=True)
     wall_seconds = models.FloatField(null=True)

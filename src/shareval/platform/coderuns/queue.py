@@ -58,13 +58,13 @@ def run_next() -> bool:
     run = claim()
     if run is None:
         return False
-    from .runner import _finish, execute
+    from .runner import INTERNAL_ERROR, _finish, execute
     try:
         execute(run)
     except Exception:                                         # noqa: BLE001
+        # the traceback names server paths: organizers and the log see it, the team not
         log.exception("code run %s failed", run.pk)
-        _finish(run, "error", "internal error while running the code; the organizers "
-                              "can see the log", log=traceback.format_exc()[-20000:])
+        _finish(run, "error", INTERNAL_ERROR, internal_error=traceback.format_exc()[-20000:])
     return True
 
 

@@ -1,10 +1,12 @@
 """Execute one claimed code run: unpack, sandbox, then the output's way on.
 
 Test run: the output is validated and scored against the public sample's
-reference here, and the score is kept on the run (the team sees it). A
-successful test run queues the final run. Final run: the output becomes an
-ordinary Submission of the team (validated like an upload, then queued for
-scoring), so release rules, leaderboards and rescoring apply unchanged.
+reference in the limited child process uploads are validated in
+(``submissions/isolate.py``), and the score is kept on the run (the team sees
+it). A successful test run queues the final run. Final run: the output becomes
+an ordinary Submission of the team (validated like an upload, then queued for
+scoring), so release rules, leaderboards and rescoring apply unchanged. The
+bundle is unpacked into the run's folder by the same child.
 """
 from __future__ import annotations
 
@@ -15,22 +17,28 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from shareval.formats.archive import Limits as ArchiveLimits
-from shareval.formats.errors import InvalidInput, Problems
-from shareval.sandbox.bundle import Manifest, unpack
+from shareval.sandbox.bundle import Manifest
 from shareval.sandbox.run import Limits
 from shareval.sandbox.workspace import Workspace
 
 from ..notifications import mail
-from ..submissions import queue as scoring_queue, service as subs
+from ..submissions import isolate, queue as scoring_queue, service as subs
 from ..submissions.models import Submission, SubmissionEvent
 from ..submissions.scoring import json_safe
 from . import efficiency
 from .models import CodeDataset, CodeRun
-from .service import sandbox_problem, sandbox_user
+from .service import sandbox_problem, sandbox_user, unpack_bundle
 
 log = logging.getLogger("shareval.coderuns")
 LOG_CHARS = 60_000
+INTERNAL_ERROR = ("the server failed while running the code (not a fault of the system); "
+                  "the organizers can see what went wrong and run it again")
+
+
+def worker_limits() -> isolate.Limits:
+    """The child's limits in a code worker: as for uploads, but a busy moment is
+    waited out (nobody waits for an answer)."""
+    return subs.validation_limits(slot_wait=settings.VALIDATION_WALL_SECONDS * 4)
 
 
 def execute(run: CodeRun) -> None:
@@ -42,12 +50,13 @@ def execute(run: CodeRun) -> None:
         _finish(run, "error", problem)
         return
     ws = Workspace(Path(settings.CODERUN_DIR), sandbox_user())
-    problems = Problems()
-    files = unpack(cs.path, problems, ArchiveLimits(max_bytes=settings.MAX_UNPACKED_MB * 2 ** 20))
-    if problems:
-        _finish(run, "error", "the stored bundle can no longer be read")
+    try:
+        code = ws.prepare_code(lambda dest: unpack_bundle(cs.path, cs.original_name, dest,
+                                                          worker_limits()))
+    except subs.SubmissionError as e:
+        _finish(run, "error", "the stored bundle can no longer be unpacked:\n" +
+                "\n".join(e.problems or [e.message]))
         return
-    code = ws.prepare_code(files)
     try:
         rel = cd.sample_input_path if run.stage == CodeRun.TEST else cd.input_path
         digest = cd.sample_digest if run.stage == CodeRun.TEST else cd.input_digest
@@ -94,18 +103,25 @@ def _finish(run: CodeRun, state: str, message: str, **fields) -> None:
 
 
 def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> None:
-    task = cd.dataset.task.registry_task
     ref = Path(settings.PRIVATE_DIR) / cd.sample_reference_path \
         if cd.sample_reference_path else None
-    try:
-        task.validate(str(output), str(ref) if ref else None)
-        score = task.score(str(ref) if ref else None, str(output),
-                           **dict(cd.dataset.task.options)).to_dict() if ref else None
-    except InvalidInput as e:
-        msg = e.render().replace(str(output), "output").replace(str(ref), "<sample reference>")
+    options = {k: v for k, v in cd.dataset.task.options.items() if k != "plot"}
+    limits = worker_limits()
+    v = isolate.run({"kind": "score", "task": cd.dataset.task.registry_task.name,
+                     "submission": str(output), "reference": str(ref) if ref else None,
+                     "options": options}, limits, env=_scorer_env())
+    if v.crash or v.limit == "busy":
+        log.error("checking the output of code run %s failed:\n%s", run.pk, v.crash or "busy")
+        _finish(run, "error", INTERNAL_ERROR, internal_error=v.crash or subs.BUSY, **fields)
+        return
+    if v.limit or v.problems:
+        msg = "\n".join(v.problems) if v.problems else \
+            "output: file: " + subs.limit_message(v.limit, limits, "checking the output")
+        msg = msg.replace(str(output), "output").replace(str(ref), "<sample reference>")
         _finish(run, CodeRun.INVALID, "the output did not pass validation:\n" + msg[:4000],
                 **fields)
         return
+    score = v.result.get("score")
     _finish(run, CodeRun.OK, "finished; output valid" + ("" if score else " (no sample "
                                                                             "reference)"),
             score=json_safe(score) if score else None, **fields)
@@ -114,6 +130,12 @@ def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> N
         from .service import queue_run
         with transaction.atomic():
             queue_run(cs, CodeRun.FINAL, Limits.from_dict(run.limits))
+
+
+def _scorer_env() -> dict[str, str]:
+    """What a program task's scorer needs in the child (it runs in the sandbox too)."""
+    return {"SHAREVAL_CODERUN_DIR": str(settings.CODERUN_DIR),
+            "SHAREVAL_CODERUN_USER": settings.CODERUN_USER}
 
 
 class _File:
@@ -129,13 +151,19 @@ class _File:
 
 def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
     cs = run.code_submission
-    suffix = ".tar.gz" if output.name.endswith(".tar.gz") else output.suffix
-    original = f"output-of-{str(cs.pk)[:8]}{suffix}"
+    # the name the team sees carries nothing the system chose but a format it is read as
+    original = f"output-of-{str(cs.pk)[:8]}{subs.known_suffix(output.name)}"
     name = subs.stored_name(original)
-    size = subs._save(_File(output, original), name)
+    try:
+        size = subs._save(_File(output, original), name)
+    except subs.SubmissionError:            # scored like an upload: the upload limit holds
+        _finish(run, "output", f"stopped: the output is larger than the "
+                               f"{settings.MAX_UPLOAD_BYTES // 2 ** 20} MB the server scores "
+                               f"(its upload limit, SHAREVAL_MAX_UPLOAD_MB)", **fields)
+        return
     path = Path(settings.UPLOAD_DIR) / name
     try:
-        problems, warnings = subs._validate(cs.dataset, path, original)
+        problems, warnings = subs._validate(cs.dataset, path, original, worker_limits())
     except subs.SubmissionError as e:
         path.unlink(missing_ok=True)
         _finish(run, CodeRun.INVALID, e.message, **fields)

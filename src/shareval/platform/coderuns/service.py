@@ -11,21 +11,21 @@ the archive fails the hostile-archive checks; or the manifest is unusable.
 from __future__ import annotations
 
 import functools
+import logging
 from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from shareval.formats.archive import Limits as ArchiveLimits
-from shareval.formats.errors import Problems
 from shareval.sandbox import bwrap
-from shareval.sandbox.bundle import read_manifest, unpack
 from shareval.sandbox.run import Limits, run_limits as _limits
 
-from ..submissions import service as subs
+from ..submissions import isolate, service as subs
 from ..submissions.models import Submission
 from .models import CodeDataset, CodeRun, CodeSubmission
+
+log = logging.getLogger("shareval.coderuns")
 
 
 @functools.lru_cache(maxsize=1)
@@ -102,13 +102,11 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
     name = subs.stored_name("bundle" + suffix)
     size = subs._save(upload, name)
     path = Path(settings.UPLOAD_DIR) / name
-    problems = Problems()
-    files = unpack(path, problems, ArchiveLimits(max_bytes=settings.MAX_UNPACKED_MB * 2 ** 20))
-    manifest = read_manifest(files, problems) if not problems else None
-    if problems or manifest is None:
+    try:
+        manifest = unpack_bundle(path, original)
+    except subs.SubmissionError:
         path.unlink(missing_ok=True)
-        lines = [str(p).replace(str(path), original) for p in problems.items]
-        raise subs.SubmissionError(400, "the bundle was refused", lines)
+        raise
     with transaction.atomic():
         if primary:
             CodeSubmission.objects.filter(team=team, dataset=dataset, primary=True) \
@@ -116,22 +114,53 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
         cs = CodeSubmission.objects.create(
             team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
             size=size, description=description[:5000], primary=primary, created=now,
-            manifest={"command": manifest.command, "requirements": manifest.requirements,
-                      "limits": manifest.limits})
+            manifest=manifest)
         stage = CodeRun.TEST if cd.has_sample else CodeRun.FINAL
-        queue_run(cs, stage, run_limits(cd, manifest.limits))
+        queue_run(cs, stage, run_limits(cd, manifest["limits"]))
     return cs
 
 
+def unpack_bundle(path: Path, original: str, dest: Path | None = None,
+                  limits: isolate.Limits | None = None) -> dict:
+    """Check the bundle at ``path`` in the limited child (hostile-archive checks and
+    the manifest) and, with ``dest``, write its files there; returns the manifest
+    (``command``, ``requirements``, ``limits``). Raises SubmissionError with every
+    problem, named after ``original``."""
+    limits = limits or subs.validation_limits()
+    v = isolate.run({"kind": "bundle", "archive": str(path),
+                     "dest": str(dest) if dest else None}, limits)
+    if v.limit == "busy":
+        raise subs.SubmissionError(503, subs.BUSY)
+    if v.limit:
+        problems = [f"{original}: archive: " +
+                    subs.limit_message(v.limit, limits, "unpacking the bundle")]
+    elif v.crash:
+        log.error("unpacking bundle %s crashed:\n%s", path, v.crash)
+        problems = [f"{original}: archive: could not be read as a bundle"]
+    else:
+        problems = [p.replace(str(path), original) for p in v.problems]
+    if problems:
+        raise subs.SubmissionError(400, "the bundle was refused", problems)
+    return v.result
+
+
 def queue_run(cs: CodeSubmission, stage: str, limits: Limits, by=None) -> CodeRun:
-    from dataclasses import asdict
+    """Queue an attempt of ``stage``. Its output is scored like an uploaded file, so
+    it may not outgrow the upload limit (the run stops at the lower of the two)."""
+    from dataclasses import asdict, replace
     from . import queue
+    limits = replace(limits, output_mb=min(limits.output_mb, scored_output_mb()))
     last = cs.runs.filter(stage=stage).order_by("-attempt").values_list("attempt", flat=True)
     run = CodeRun.objects.create(code_submission=cs, stage=stage,
                                  attempt=(last[0] + 1) if last else 1,
                                  limits=asdict(limits), requested_by=by)
     transaction.on_commit(lambda: queue.dispatch(run.pk))
     return run
+
+
+def scored_output_mb() -> int:
+    """The largest output the server scores, in MB: the upload limit (at least 1)."""
+    return max(1, settings.MAX_UPLOAD_BYTES // 2 ** 20)
 
 
 def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> CodeRun:
@@ -164,12 +193,24 @@ def run_view(run: CodeRun, organizer: bool) -> dict:
     base = {"id": run.pk, "stage": run.stage, "attempt": run.attempt,
             "created": run.created.isoformat(), "done": run.done}
     if organizer or run.stage == CodeRun.TEST:
-        return {**base, "state": run.state, "message": run.message, "log": run.log,
-                "limits": run.limits, "wall_seconds": run.wall_seconds,
+        shown = (lambda text: text) if organizer else hide_server_paths
+        return {**base, "state": run.state, "message": shown(run.message),
+                "log": shown(run.log), "limits": run.limits, "wall_seconds": run.wall_seconds,
                 "cpu_seconds": run.cpu_seconds, "peak_mb": run.peak_mb,
                 "output_bytes": run.output_bytes, "env_seconds": run.env_seconds,
                 "env_cached": run.env_cached, "score": run.score,
-                "submission": str(run.output_submission_id or "") or None}
+                "submission": str(run.output_submission_id or "") or None,
+                **({"internal_error": run.internal_error} if organizer else {})}
     outcome = "running" if not run.done else ("succeeded" if run.succeeded else "failed")
     return {**base, "state": outcome,
             "submission": str(run.output_submission_id or "") or None}
+
+
+def hide_server_paths(text: str) -> str:
+    """A team's view of a log or message: the server's folders (which a failing
+    sandbox may name) as ``<server>``."""
+    for d in sorted({str(settings.CODERUN_DIR), str(settings.UPLOAD_DIR),
+                     str(settings.PRIVATE_DIR), str(settings.RESULTS_DIR), str(settings.HOME),
+                     str(Path(bwrap.__file__).resolve().parents[2])}, key=len, reverse=True):
+        text = text.replace(d, "<server>")
+    return text

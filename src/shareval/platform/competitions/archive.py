@@ -17,11 +17,16 @@ are identical (tested by comparing the board API's JSON). Submission ids are
 kept, so links to runs keep working; users are matched by user name and
 created (without a usable password: they reset it or an operator sets it with
 ``shareval server add-user``) when missing. The archive is read with the same
-hostile-archive checks as uploads; every path it names must stay inside its
-folder, data files and catalogs must match their recorded digests, and an
-unknown format version is refused. Nothing is stored unless everything is:
-the rows are written in one transaction, and the files written before a
-failure are removed again.
+hostile-archive checks as uploads. Every path it names, and every file it
+carries, must belong to the new competition (``archive_io``'s path rule: its
+own ``<slug>/`` folders, its own runs' uploads and results; a scoring
+program's folder is one of its private files), so an archive cannot read or
+write another competition's files; uploads get fresh names on this server.
+Options that name a file elsewhere (``compare``, ``judgments``) are refused.
+Data files and catalogs must match their recorded digests, and an unknown
+format version is refused. Nothing is stored unless everything is: the rows
+are written in one transaction, and the files written before a failure are
+removed again.
 """
 from __future__ import annotations
 
@@ -40,7 +45,8 @@ from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
 from .archive_access import check_access_paths, export_access, import_access
-from .archive_io import Files, Users, dump as _dump, load as _load, profile
+from .archive_io import (Files, OwnFolders, Users, dump as _dump, load as _load, own_folder,
+                         plain_name, profile)
 from .archive_io import user_name as _user
 from .bundle import _p, inside
 from .models import (Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota,
@@ -58,12 +64,12 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
     from shareval.platform.judging.models import Campaign
     from shareval.platform.annotation.archive import export_studies
     from shareval.platform.coderuns.archive import export_code
-    files = Files()
+    files = Files(comp.slug)
     doc = {"format": FORMAT, "competition": _dump(comp),
            "organizers": [_user(u) for u in comp.organizers.all()], "tasks": [],
            "phases": [], "teams": [], "submissions": [], "campaigns": []}
     for t in comp.tasks.all():
-        doc["tasks"].append(_dump(t))
+        doc["tasks"].append(_task_row(t, files))
     for ph in comp.phases.all():
         p = _dump(ph)
         p["datasets"] = []
@@ -72,11 +78,9 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
             d["task"] = ds.task.slug
             d["quotas"] = [_dump(q) for q in ds.quotas.all()]
             d["public_files"] = [_dump(f) for f in ds.public_files.all()]
-            if ds.reference_path:
-                files.append((f"files/private/{ds.reference_path}",
-                              Path(settings.PRIVATE_DIR) / ds.reference_path))
+            files.private(ds.reference_path)
             for f in ds.public_files.all():
-                files.append((f"files/public/{f.path}", Path(settings.PUBLIC_DIR) / f.path))
+                files.public(f.path)
             p["datasets"].append(d)
         doc["phases"].append(p)
     for t in comp.teams.select_related("lead"):
@@ -98,11 +102,11 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
             "jobs": [_dump(j, skip=("token", "lease_until", "heartbeat", "worker"))
                      for j in s.jobs.all()]})
         if s.stored_name and s.path.is_file():
-            files.append((f"files/uploads/{s.stored_name}", s.path))
+            files.upload(s.stored_name)
         res = Path(settings.RESULTS_DIR) / str(s.pk)
         for x in s.scores.all():
             for plot in x.plots:
-                if (res / plot).is_file():
+                if Path(plot).name == plot and (res / plot).is_file():
                     files.append((f"files/results/{s.pk}/{plot}", res / plot))
     for camp in Campaign.objects.filter(dataset__phase__competition=comp).select_related(
             "dataset__phase"):
@@ -121,6 +125,21 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
     doc["users"] = {u.get_username(): profile(u) for u in get_user_model().objects.filter(
         username__in=_names(doc)).order_by("username")}
     return doc, files
+
+
+def _task_row(t: CompetitionTask, files: Files) -> dict:
+    """A task's row; a scoring program's folder travels as one of the competition's
+    private files, and the row names it relative to the private folder."""
+    row = _dump(t)
+    scorer = (t.options or {}).get("scorer")
+    if t.task_name == "program" and isinstance(scorer, str) and scorer:
+        try:
+            rel = Path(scorer).resolve().relative_to(Path(settings.PRIVATE_DIR).resolve())
+        except ValueError:
+            return row
+        files.private(rel.as_posix())
+        row["options"] = {**row["options"], "scorer": rel.as_posix()}
+    return row
 
 
 def _names(doc) -> set[str]:
@@ -198,7 +217,9 @@ def import_competition(archive: Path) -> tuple[Competition, list[str]]:
         try:
             slug = doc["competition"]["slug"]
             _check_paths(doc)
+            _check_members(doc, Path(tmp), name)
             _check_files(doc, Path(tmp))
+            renamed = _place(doc)
         except (KeyError, TypeError, AttributeError) as e:
             raise _malformed(name, e) from None
         if Competition.objects.filter(slug=slug).exists():
@@ -212,7 +233,7 @@ def import_competition(archive: Path) -> tuple[Competition, list[str]]:
                 except (KeyError, TypeError, AttributeError, ValueError, ValidationError,
                         IntegrityError) as e:
                     raise _malformed(name, e) from None
-                _copy_files(Path(tmp), written)
+                _copy_files(Path(tmp), written, renamed)
         except BaseException:
             for f in written:            # store nothing half: the rows rolled back
                 f.unlink(missing_ok=True)
@@ -231,13 +252,17 @@ def _malformed(name: str, e: Exception) -> InvalidInput:
                             f"imported")])
 
 
-def _copy_files(tmp: Path, written: list[Path]) -> None:
-    """The archive's files into the server's folders; an existing file with other
-    bytes is never overwritten (it belongs to something else on this server)."""
+def _copy_files(tmp: Path, written: list[Path], renamed: dict[str, str]) -> None:
+    """The archive's files into the server's folders (uploads under the fresh names
+    ``renamed`` gives them); an existing file with other bytes is never
+    overwritten (it belongs to something else on this server)."""
     for kind, setting in DIRS.items():
         src = tmp / "files" / kind
         for f in sorted(p for p in src.rglob("*") if p.is_file()) if src.is_dir() else ():
-            target = inside(Path(getattr(settings, setting)), f.relative_to(src))
+            rel = f.relative_to(src)
+            if kind == "uploads":
+                rel = Path(renamed[rel.as_posix()])
+            target = inside(Path(getattr(settings, setting)), rel)
             data = f.read_bytes()
             if target.exists():
                 if target.is_file() and target.read_bytes() == data:
@@ -269,24 +294,103 @@ def _check_files(doc: dict, tmp: Path) -> None:
 
 
 def _check_paths(doc: dict) -> None:
-    """Every path the database will hold stays inside its folder (as bundles' do)."""
+    """Every path the database will hold lies in the new competition's own folders
+    (archive_io's path rule), every file name is a plain name."""
     from shareval.platform.coderuns.archive import check_code_paths
 
     from .bundle import SLUG
-    if not SLUG.fullmatch(str(doc["competition"].get("slug", ""))):
+    slug = str(doc["competition"].get("slug", ""))
+    if not SLUG.fullmatch(slug):
         raise InvalidInput([_p("competition.json", None, "competition.slug", "not a slug")])
-    for p in doc["phases"]:
-        for d in p["datasets"]:
-            if d.get("reference_path"):
-                inside(Path(settings.PRIVATE_DIR), d["reference_path"])
-            for f in d["public_files"]:
-                inside(Path(settings.PUBLIC_DIR), f["path"])
-    for s in doc["submissions"]:
-        if s.get("stored_name") and Path(s["stored_name"]).name != s["stored_name"]:
-            raise InvalidInput([_p("competition.json", None, "submissions.stored_name",
-                                   f"{s['stored_name']!r} is not a plain file name")])
-    check_access_paths(doc.get("access", {}))
-    check_code_paths(doc.get("code", {}))
+    own = OwnFolders(slug)
+    for i, p in enumerate(doc["phases"]):
+        for j, d in enumerate(p["datasets"]):
+            where = f"phases[{i}].datasets[{j}]"
+            own.private(f"{where}.reference_path", d.get("reference_path"))
+            for k, f in enumerate(d["public_files"]):
+                own.public(f"{where}.public_files[{k}].path", f["path"])
+    for i, s in enumerate(doc["submissions"]):
+        plain_name(f"submissions[{i}].stored_name", s.get("stored_name") or "")
+        for k, x in enumerate(s["scores"]):
+            for plot in x.get("plots") or []:
+                plain_name(f"submissions[{i}].scores[{k}].plots", plot)
+    for i, t in enumerate(doc["tasks"]):
+        _check_options(f"tasks[{i}]", t, own)
+    check_access_paths(doc.get("access", {}), own)
+    check_code_paths(doc.get("code", {}), own)
+
+
+# options that name a file on the exporting server: no archive carries it
+FILE_OPTIONS = ("compare", "judgments")
+
+
+def _check_options(where: str, t: dict, own: OwnFolders) -> None:
+    from shareval import tasks as registry
+    name, opts = t["task_name"], t.get("options") or {}
+    allowed = {o.name for o in registry.get(name).options} - {"plot"}
+    for k, v in opts.items():
+        if k not in allowed:
+            raise InvalidInput([_p("competition.json", None, f"{where}.options.{k}",
+                                   f"not an option of {name}; allowed: "
+                                   f"{', '.join(sorted(allowed)) or 'none'}")])
+        if k in FILE_OPTIONS and v:
+            raise InvalidInput([_p("competition.json", None, f"{where}.options.{k}",
+                                   f"{v!r} names a file the archive does not carry; remove "
+                                   f"the option and set it again after the import")])
+    if name == "program" and opts.get("scorer"):
+        own.private(f"{where}.options.scorer", _scorer_folder(t, own.slug))
+
+
+def _scorer_folder(t: dict, slug: str) -> str:
+    """A program task's scorer folder relative to the private folder. Archives
+    written before scorers travelled name the exporting server's absolute path,
+    which the bundle loader always made ``.../<slug>/scorers/<task>``."""
+    scorer = t["options"]["scorer"]
+    if not isinstance(scorer, str) or not Path(scorer).is_absolute():
+        return scorer
+    own = f"{slug}/scorers/{t['slug']}"
+    return own if scorer.endswith("/" + own) else scorer
+
+
+def _check_members(doc: dict, tmp: Path, archive: str) -> None:
+    """Every file the archive carries belongs to the new competition: its own private
+    and public folders, its runs' uploads and results."""
+    from shareval.platform.coderuns.archive import stored_names
+    slug = doc["competition"]["slug"]
+    uploads = {s["stored_name"] for s in doc["submissions"] if s.get("stored_name")}
+    uploads.update(stored_names(doc.get("code", {})))
+    runs = {str(s["id"]) for s in doc["submissions"]}
+    root = tmp / "files"
+    for f in sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else ():
+        kind, *rest = f.relative_to(root).parts
+        rel = "/".join(rest)
+        if kind in ("private", "public"):
+            ok = own_folder(kind, slug, rel)
+        elif kind == "uploads":
+            ok = len(rest) == 1 and rel in uploads
+        else:
+            ok = kind == "results" and len(rest) == 2 and rest[0] in runs
+        if not ok:
+            raise InvalidInput([_p(f"{archive}!files/{kind}/{rel}", None, "member",
+                                   f"not a file of competition {slug} (its files are under "
+                                   f"files/private/{slug}/, files/public/{slug}/, and its "
+                                   f"runs' uploads and results); nothing was imported")])
+
+
+def _place(doc: dict) -> dict[str, str]:
+    """Where the imported rows' files go on this server: uploads get fresh names
+    (returned: archive name -> new name), so no row can name a file that was here
+    before; a scoring program's folder goes under this server's private folder."""
+    from shareval.platform.submissions.service import stored_name
+    renamed: dict[str, str] = {}
+    for s in [*doc["submissions"], *doc.get("code", {}).get("submissions", [])]:
+        if s.get("stored_name"):
+            s["stored_name"] = renamed.setdefault(s["stored_name"], stored_name(s["stored_name"]))
+    for t in doc["tasks"]:
+        if t["task_name"] == "program" and (t.get("options") or {}).get("scorer"):
+            t["options"]["scorer"] = str(Path(settings.PRIVATE_DIR) /
+                                         _scorer_folder(t, doc["competition"]["slug"]))
+    return renamed
 
 
 def _create(doc: dict) -> tuple[Competition, list[str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .access_models import (Agreement, Announcement, Catalog, DataFile, Download, Invitation,
                             Page, PhaseCatalog, PhaseLimit, Registration)
-from .archive_io import Files, dump, load, private_path, user_name
+from .archive_io import Files, OwnFolders, dump, load, user_name
 
 
 def export_access(comp, files: Files) -> dict:
@@ -46,11 +46,11 @@ def export_access(comp, files: Files) -> dict:
     return out
 
 
-def check_access_paths(part: dict) -> None:
-    for f in part.get("data_files", []):
-        private_path(f["path"])
-    for c in part.get("catalogs", []):
-        private_path(c["path"])
+def check_access_paths(part: dict, own: OwnFolders) -> None:
+    for i, f in enumerate(part.get("data_files", [])):
+        own.private(f"access.data_files[{i}].path", f["path"])
+    for i, c in enumerate(part.get("catalogs", [])):
+        own.private(f"access.catalogs[{i}].path", c["path"])
 
 
 def import_access(comp, part: dict, users, phases: dict, teams: dict) -> None:

@@ -1,14 +1,23 @@
 """The pieces every part of a competition archive shares: rows to JSON and back,
-users by name, and the list of files to pack.
+users by name, the list of files to pack, and the rule for every path a row
+holds.
 
 ``archive.py`` writes and reads the archive; each app that keeps its own rows
 (``annotation/archive.py``, ``coderuns/archive.py``, ``archive_access.py``)
 exports and imports them with these helpers, so one rule holds everywhere:
 a row is dumped as its concrete non-relation fields, relations are written by
 name (user names, team names, phase and dataset slugs) and resolved on import.
+
+The path rule: a competition's files live in its own folders, ``<slug>/`` under
+the private and the public folder (the bundle loader names them so), and its
+runs' uploads and results are its own. An imported row may name nothing else
+(:class:`OwnFolders`), and an export packs nothing else (:class:`Files`), so
+an archive can neither read another competition's hidden files nor write into
+them.
 """
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -17,7 +26,9 @@ from django.db import models
 
 from shareval.formats.errors import InvalidInput
 
-from .bundle import _p, inside
+from .bundle import _p
+
+log = logging.getLogger("shareval.competitions")
 
 
 def dump(obj, skip=()) -> dict:
@@ -73,25 +84,69 @@ def profile(u) -> dict:
     return {"email": u.email, "first_name": u.first_name, "last_name": u.last_name}
 
 
+def own_folder(kind: str, slug: str, rel: str) -> bool:
+    """Whether ``rel`` (relative to the ``kind`` folder: "private" or "public") lies
+    inside the competition's own folder ``<slug>/`` there, links resolved."""
+    base = Path(getattr(settings, FOLDERS[kind])).resolve()
+    target = (base / rel).resolve()
+    return target != base / slug and target.is_relative_to(base / slug)
+
+
+FOLDERS = {"private": "PRIVATE_DIR", "public": "PUBLIC_DIR"}
+
+
 class Files(list):
-    """(name in the archive, file or folder on disk) pairs."""
+    """(name in the archive, file or folder on disk) pairs of one competition's
+    export; a path outside its own folders is left out (and logged), whatever a
+    row says."""
+
+    def __init__(self, slug: str):
+        super().__init__()
+        self.slug = slug
 
     def private(self, rel: str) -> None:
-        if rel:
-            self.append((f"files/private/{rel}", Path(settings.PRIVATE_DIR) / rel))
+        self._own("private", rel)
+
+    def public(self, rel: str) -> None:
+        self._own("public", rel)
+
+    def _own(self, kind: str, rel: str) -> None:
+        if not rel:
+            return
+        if not own_folder(kind, self.slug, rel):
+            log.error("export of %s: %s path %r is outside its folder; not exported",
+                      self.slug, kind, rel)
+            return
+        self.append((f"files/{kind}/{rel}", Path(getattr(settings, FOLDERS[kind])) / rel))
 
     def upload(self, stored_name: str) -> None:
-        if stored_name:
+        if stored_name and Path(stored_name).name == stored_name:
             self.append((f"files/uploads/{stored_name}", Path(settings.UPLOAD_DIR) / stored_name))
 
 
-def private_path(rel: str) -> None:
-    """Refused unless ``rel`` stays inside PRIVATE_DIR."""
-    if rel:
-        inside(Path(settings.PRIVATE_DIR), rel)
+class OwnFolders:
+    """Checks of an imported document's paths against the new competition ``slug``:
+    each raises InvalidInput naming the field and the path."""
+
+    def __init__(self, slug: str):
+        self.slug = slug
+
+    def private(self, where: str, rel: str) -> None:
+        self._own("private", where, rel)
+
+    def public(self, where: str, rel: str) -> None:
+        self._own("public", where, rel)
+
+    def _own(self, kind: str, where: str, rel) -> None:
+        if rel in (None, ""):
+            return
+        if not isinstance(rel, str) or not own_folder(kind, self.slug, rel):
+            raise InvalidInput([_p("competition.json", None, where,
+                                   f"{rel!r} is outside this competition's own {kind} "
+                                   f"folder {self.slug}/; nothing was imported")])
 
 
 def plain_name(where: str, name: str) -> None:
-    if name and Path(name).name != name:
+    if name and (not isinstance(name, str) or Path(name).name != name or name in (".", "..")):
         raise InvalidInput([_p("competition.json", None, where,
                                f"{name!r} is not a plain file name")])

@@ -1,16 +1,20 @@
-"""Validate an upload in a child process with memory, CPU and wall-time limits.
+"""Read participants' files in a child process with memory, CPU and wall-time limits.
 
 Uploads are hostile: a small archive can unpack to gigabytes, a large table can
-take minutes. The web process only waits for the child's verdict (a few lines
-of JSON), so its own memory stays flat whatever the file holds. The child sets
-its limits on itself once the validators are imported (``RLIMIT_AS`` for the
-memory validation may add, ``RLIMIT_CPU``), lowers its priority a little so
-pages stay responsive on a small machine, and refuses a gzip'd tar whose members declare more than the unpacked
-limit before reading any of them. This module imports neither Django nor the
-tasks at import time: the child runs it as ``python -m``.
+take minutes. The web process (or worker) only waits for the child's verdict (a
+few lines of JSON), so its own memory stays flat whatever the file holds. The
+child sets its limits on itself once its job's modules are imported
+(``RLIMIT_AS`` for the memory the job may add, ``RLIMIT_CPU``), lowers its
+priority a little so pages stay responsive on a small machine, and refuses an
+archive whose members declare more than the unpacked limit before reading any
+of them. Jobs (:data:`JOBS`): validating an upload, and for code submissions
+unpacking a bundle and validating and scoring a test run's output
+(``coderuns/isolated.py``). This module imports neither Django nor the tasks at
+import time: the child runs it as ``python -m``.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -40,6 +44,14 @@ class Verdict:
     limit: str = ""                  # "memory", "cpu", "time" or "busy" when one was hit
     crash: str = ""                  # an unexpected error (organizers' log only)
     max_rss_kb: int = 0              # the child's peak resident memory
+    result: dict = field(default_factory=dict)     # what a job other than validation returns
+
+
+# job kind -> "module:function" run in the child: function(job, limit) -> Verdict fields,
+# calling limit() once its imports are done
+JOBS = {"validate": f"{__name__}:validate_job",
+        "bundle": "shareval.platform.coderuns.isolated:bundle_job",
+        "score": "shareval.platform.coderuns.isolated:score_job"}
 
 
 def _slot(n: int) -> threading.BoundedSemaphore:
@@ -51,26 +63,33 @@ def validate(task: str, path: str, reference: str | None, limits: Limits,
              catalog: tuple[str, str] | None = None) -> Verdict:
     """Run the task's validator on ``path`` in a limited child process; with
     ``catalog`` (file, label), a valid submission naming ids not in it is refused."""
+    return run({"kind": "validate", "task": task, "submission": path, "reference": reference,
+                "catalog": catalog}, limits)
+
+
+def run(job: dict, limits: Limits, env: dict[str, str] | None = None) -> Verdict:
+    """Run ``job`` (``{"kind": one of JOBS, ...its arguments}``) in a limited child
+    process; ``env``: variables the job needs beyond the server's non-secret ones."""
     slot = _slot(limits.slots)
     if not slot.acquire(timeout=limits.slot_wait):
         return Verdict(limit="busy")
     try:
-        return _run_child(task, path, reference, limits, catalog)
+        return _run_child(job, limits, env or {})
     finally:
         slot.release()
 
 
-def _run_child(task, path, reference, limits: Limits, catalog=None) -> Verdict:
+def _run_child(job: dict, limits: Limits, extra_env: dict[str, str]) -> Verdict:
     # no server secrets (database URL, secret key) for a process that reads hostile
     # files; fewer malloc arenas and BLAS threads: less address space, same speed
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("SHAREVAL_") and k != "DJANGO_SETTINGS_MODULE"}
-    env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
-    job = json.dumps({"task": task, "submission": path, "reference": reference,
-                      "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                      "unpacked_mb": limits.unpacked_mb, "catalog": catalog})
+    env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MALLOC_ARENA_MAX="2",
+               **extra_env)
+    text = json.dumps({**job, "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
+                       "unpacked_mb": limits.unpacked_mb})
     try:
-        r = subprocess.run([sys.executable, "-m", __name__], input=job, env=env,
+        r = subprocess.run([sys.executable, "-m", __name__], input=text, env=env,
                            capture_output=True, text=True, timeout=limits.wall_seconds)
     except subprocess.TimeoutExpired:           # run() has killed the child
         return Verdict(limit="time")
@@ -84,7 +103,8 @@ def _run_child(task, path, reference, limits: Limits, catalog=None) -> Verdict:
         return Verdict(limit="cpu")
     if "MemoryError" in r.stderr or "bad_alloc" in r.stderr:    # Python or C++ (pyarrow)
         return Verdict(limit="memory")
-    return Verdict(crash=f"validator exited with {r.returncode}: {r.stderr[-2000:]}")
+    return Verdict(crash=f"the {job['kind']} child exited with {r.returncode}: "
+                         f"{r.stderr[-2000:]}")
 
 
 # ---------------------------------------------------------------------------
@@ -123,38 +143,48 @@ def _lower(which: int, soft: int, hard: int) -> None:
 MAX_RATIO, RATIO_FLOOR = 200, 256 * 2 ** 20
 
 
-def _unpacked_too_large(path: str, limit: int) -> str | None:
-    """For a (gzip'd) tar: a message if its members declare more than ``limit``
-    bytes, or more than MAX_RATIO times the packed size once past RATIO_FLOOR
-    (text compresses ~5-50x; a bomb of zeros ~1000x, caught at its first header).
-    Headers are read in stream mode, so memory stays flat whatever the members hold."""
-    import tarfile
-    if not tarfile.is_tarfile(path):
-        return None
+def unpacked_too_large(path: str, limit: int) -> str | None:
+    """For a (gzip'd) tar or a zip: a message if its members declare more than
+    ``limit`` bytes, or more than MAX_RATIO times the packed size once past
+    RATIO_FLOOR (text compresses ~5-50x; a bomb of zeros ~1000x, caught at its
+    first header). Only headers are read, so memory stays flat whatever the
+    members hold (a member's bytes never exceed its declared size: both readers
+    stop there)."""
     packed, total = os.path.getsize(path), 0
-    try:
-        with tarfile.open(path, mode="r|*") as tar:
-            for m in tar:
-                total += max(m.size, 0)
-                if total > limit:
-                    return (f"archive: unpacks to more than {limit // 2**20} MB "
-                            f"(the server's limit)")
-                if total > RATIO_FLOOR and total > MAX_RATIO * packed:
-                    return (f"archive: unpacks to more than {MAX_RATIO} times its packed "
-                            f"size (the server's limit for archives over "
-                            f"{RATIO_FLOOR // 2**20} MB unpacked)")
-    except (tarfile.TarError, OSError, EOFError):
-        return None                      # the validator reports what is wrong with it
+    for size in _declared_sizes(path):
+        total += max(size, 0)
+        if total > limit:
+            return f"archive: unpacks to more than {limit // 2**20} MB (the server's limit)"
+        if total > RATIO_FLOOR and total > MAX_RATIO * packed:
+            return (f"archive: unpacks to more than {MAX_RATIO} times its packed "
+                    f"size (the server's limit for archives over "
+                    f"{RATIO_FLOOR // 2**20} MB unpacked)")
     return None
 
 
-def _child(job: dict) -> dict:
+def _declared_sizes(path: str):
+    """The sizes a tar's member headers or a zip's central directory declare; nothing
+    for another file or a broken archive (its reader reports what is wrong)."""
+    import tarfile
+    import zipfile
+    try:
+        if zipfile.is_zipfile(path):
+            with zipfile.ZipFile(path) as z:
+                yield from (i.file_size for i in z.infolist())
+        elif tarfile.is_tarfile(path):
+            with tarfile.open(path, mode="r|*") as tar:
+                yield from (m.size for m in tar)
+    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError):
+        return
+
+
+def validate_job(job: dict, limit) -> dict:
     from shareval import tasks
     from shareval.formats.errors import InvalidInput
     task = tasks.get(job["task"])
-    _limit_self(job["memory_mb"], job["cpu_seconds"])
+    limit()
     path = job["submission"]
-    big = _unpacked_too_large(path, job["unpacked_mb"] * 2 ** 20)
+    big = unpacked_too_large(path, job["unpacked_mb"] * 2 ** 20)
     if big:
         return {"problems": [f"{path}: {big}"], "total": 1}
     try:
@@ -177,13 +207,15 @@ def main() -> int:
     import traceback
     job = json.loads(sys.stdin.read())
     try:
-        out = _child(job)
+        module, name = JOBS[job["kind"]].split(":")
+        function = getattr(importlib.import_module(module), name)
+        out = function(job, lambda: _limit_self(job["memory_mb"], job["cpu_seconds"]))
     except MemoryError:
         out = {"limit": "memory"}
     except Exception:                                          # noqa: BLE001
         out = {"crash": traceback.format_exc()[-4000:]}
     out["max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps(out))
+    print(json.dumps(out, default=str))
     return 0
 
 

@@ -61,12 +61,16 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                **({"log": e.log} if organizer and e.log else {}),
                **({"organizer_only": True} if e.organizer_only else {})}
               for e in _listed(sub, "event_list", "events") if organizer or not e.organizer_only]
+    # a code run's output on hidden data: its team sees that it exists and its score
+    # under the release rules, not its size or warnings (both are read off hidden data)
+    hidden = not organizer and from_code_run(sub)
     d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
          "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
-         "file": sub.original_name, "size": sub.size, "description": sub.description,
-         "created": sub.created.isoformat(), "problems": sub.problems, "warnings": sub.warnings,
+         "file": sub.original_name, "size": None if hidden else sub.size,
+         "description": sub.description, "created": sub.created.isoformat(),
+         "problems": sub.problems, "warnings": [] if hidden else sub.warnings,
          "events": events, "score": score_payload(sub, user, level),
          "factsheet": sub.factsheet, "on_board": sub.on_board,
          "disqualified": sub.disqualified or None}
@@ -78,6 +82,12 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                             if s.private_result else {})}
                         for s in _listed(sub, "score_list", "scores")]
     return d
+
+
+def from_code_run(sub: Submission) -> bool:
+    """Whether ``sub`` is the output of a code submission's final run."""
+    cached = getattr(sub, "code_run_list", None)
+    return bool(cached) if cached is not None else sub.code_runs.exists()
 
 
 def _listed(sub: Submission, attr: str, related: str):
@@ -96,7 +106,8 @@ def list_payload(subs, user) -> list[dict]:
     # the runs (select_related builds five objects per run), scores and events as lists
     subs = list(subs.select_related(None).prefetch_related(
         "team", "dataset__phase__competition", "dataset__task",
-        Prefetch("scores", to_attr="score_list"), Prefetch("events", to_attr="event_list")))
+        Prefetch("scores", to_attr="score_list"), Prefetch("events", to_attr="event_list"),
+        Prefetch("code_runs", to_attr="code_run_list")))
     organizer: dict[int, bool] = {}
     levels: dict[int, str] = {}
     out = []

@@ -101,10 +101,14 @@ def _exhausted(states: list[QuotaState]) -> QuotaState | None:
     return max(full, key=lambda s: s.next_slot or dt.datetime.max.replace(tzinfo=dt.timezone.utc))
 
 
+def known_suffix(name: str) -> str:
+    """The suffix loaders dispatch on, if ``name`` has one of SUFFIXES; else ''."""
+    low = name.lower()
+    return next((s for s in SUFFIXES if low.endswith(s)), "")
+
+
 def stored_name(original: str) -> str:
-    low = original.lower()
-    suffix = next((s for s in SUFFIXES if low.endswith(s)), "")
-    return uuid.uuid4().hex + suffix
+    return uuid.uuid4().hex + known_suffix(original)
 
 
 def _save(upload, name: str) -> int:
@@ -282,35 +286,42 @@ def _check_rejection_rate(team: Team, now) -> None:
 
 
 LIMIT_MESSAGES = {
-    "memory": "validation needed more than {memory} MB of memory (the server's limit)",
-    "cpu": "validation needed more than {cpu} s of CPU time (the server's limit)",
-    "time": "validation did not finish within {wall:.0f} s (the server's limit)",
+    "memory": "{what} needed more than {memory} MB of memory (the server's limit)",
+    "cpu": "{what} needed more than {cpu} s of CPU time (the server's limit)",
+    "time": "{what} did not finish within {wall:.0f} s (the server's limit)",
 }
+BUSY = "the server is busy validating other uploads; try again in a few minutes"
 
 
-def _limits() -> isolate.Limits:
-    return isolate.Limits(memory_mb=settings.VALIDATION_MEMORY_MB,
-                          cpu_seconds=settings.VALIDATION_CPU_SECONDS,
-                          wall_seconds=settings.VALIDATION_WALL_SECONDS,
-                          unpacked_mb=settings.MAX_UNPACKED_MB,
-                          slots=settings.VALIDATION_SLOTS)
+def validation_limits(**changes) -> isolate.Limits:
+    """The limits of the child that reads participants' files (``changes``: other values)."""
+    return isolate.Limits(**{"memory_mb": settings.VALIDATION_MEMORY_MB,
+                             "cpu_seconds": settings.VALIDATION_CPU_SECONDS,
+                             "wall_seconds": settings.VALIDATION_WALL_SECONDS,
+                             "unpacked_mb": settings.MAX_UNPACKED_MB,
+                             "slots": settings.VALIDATION_SLOTS, **changes})
 
 
-def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], list[str]]:
+def limit_message(limit: str, limits: isolate.Limits, what: str = "validation") -> str:
+    """The sentence for a child that hit ``limit`` ("memory", "cpu" or "time")."""
+    return LIMIT_MESSAGES[limit].format(what=what, memory=limits.memory_mb,
+                                        cpu=limits.cpu_seconds, wall=limits.wall_seconds)
+
+
+def _validate(dataset: Dataset, path: Path, original: str,
+              limits: isolate.Limits | None = None) -> tuple[list[str], list[str]]:
     task = dataset.task.registry_task
     ref = dataset.reference_file
-    limits = _limits()
+    limits = limits or validation_limits()
 
     def named(text):
         return rename_paths(text, path, original, ref)
     v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits,
                          catalog=catalogs.phase_catalog(dataset))
     if v.limit == "busy":
-        raise SubmissionError(503, "the server is busy validating other uploads; "
-                                   "try again in a few minutes")
+        raise SubmissionError(503, BUSY)
     if v.limit:
-        return [f"{original}: file: " + LIMIT_MESSAGES[v.limit].format(
-            memory=limits.memory_mb, cpu=limits.cpu_seconds, wall=limits.wall_seconds)], []
+        return [f"{original}: file: " + limit_message(v.limit, limits)], []
     if v.crash:
         log.error("validator crashed on %s:\n%s", path, v.crash)
         return [f"{original}: file: could not be read as a {task.name} submission"], []
