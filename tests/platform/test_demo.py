@@ -197,7 +197,8 @@ def test_the_demos_printed_code_submission_command_is_accepted(tmp_path, shared_
     work = Path(f"/tmp/shareval-coderuns-demo-{os.getpid()}")         # the sandbox reaches it
     work.mkdir(mode=0o711, exist_ok=True)
     (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"))
+    s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"),
+              SHAREVAL_CODERUN_WORKERS="0")          # accepted is enough: nothing runs
     try:
         printed = s.cli("server", "demo", "--no-serve", "--data", shared_data).stdout
         line = next(x for x in printed.splitlines() if "shareval submit --code" in x)
