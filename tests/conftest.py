@@ -3,19 +3,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parents[1]
-# the tree these tests live in comes first (a git worktree beside the checkout the
-# venv's editable install points at tests its own code, not the other's)
-if (ROOT / "src" / "shareval").is_dir() and sys.path[:1] != [str(ROOT / "src")]:
-    sys.path.insert(0, str(ROOT / "src"))
 
-from shareval.cli import main  # noqa: E402
+from shareval.cli import main  # noqa: E402  (pyproject's pythonpath: this tree's src)
 
 # The tests' child processes (an upload's validator, CLI runs) import the shareval the
 # tests import: under mutmut that is the mutated copy, which mutmut puts first on
