@@ -272,5 +272,25 @@ def test_the_data_folder_is_private_to_the_servers_user(tmp_path):
     open_ = {p.relative_to(home).as_posix(): oct(p.stat().st_mode & 0o777) for p in made
              if p.stat().st_mode & 0o077}
     assert open_ == {}, open_
-    assert oct(home.stat().st_mode & 0o777) == "0o711"   # HOME/coderuns lies inside
+    # the code-run folder: as root outside the data folder (/var/lib/shareval-sandbox),
+    # which is then closed; else HOME/coderuns, passed through
+    assert oct(home.stat().st_mode & 0o777) == ("0o700" if os.geteuid() == 0 else "0o711")
     assert not [p for p in made if reachable(p, stranger)]
+
+
+def test_the_data_folder_is_passed_through_only_when_the_code_run_folder_lies_inside(tmp_path):
+    from shareval.platform.home import lock
+    home = tmp_path / "home"
+    (home / "coderuns").mkdir(parents=True)
+    (home / "private").mkdir()
+    (home / "db").write_text("x")
+    for p in [home, *home.iterdir()]:
+        os.chmod(p, 0o755)
+    lock(home, home / "coderuns")
+    assert oct(home.stat().st_mode & 0o777) == "0o711"
+    assert oct((home / "private").stat().st_mode & 0o777) == "0o700"
+    assert oct((home / "db").stat().st_mode & 0o777) == "0o600"
+    assert oct((home / "coderuns").stat().st_mode & 0o777) == "0o755"     # its own business
+    lock(home, tmp_path / "elsewhere")
+    assert oct(home.stat().st_mode & 0o777) == "0o700"
+    assert oct((home / "coderuns").stat().st_mode & 0o777) == "0o700"
