@@ -282,7 +282,8 @@ def test_requirements_can_never_make_the_server_fetch_an_address(live):
     lines = [f"evilpkg @ {url}/evilpkg-1.0.tar.gz", f"-r {url}/api/competitions/",
              f"--index-url {url}/simple", f"six --index-url={url}/simple",
              f"-e git+{url}/x.git#egg=x", f"--find-links {url}/links", f"{url}/e.whl",
-             "six==${SHAREVAL_SECRET_KEY}"]
+             "six==${SHAREVAL_SECRET_KEY}", "x===/../../../runs/R/output/evil-1.0.tar.gz",
+             "x==1.0+evil.tar.gz", "evil.tbz"]
     try:
         for line in lines:
             data = tgz({"shareval-system.yaml": yaml.safe_dump(

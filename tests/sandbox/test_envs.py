@@ -5,6 +5,7 @@ contact an address of their choosing, nor run code with the host's network."""
 from __future__ import annotations
 
 import base64
+import os
 import hashlib
 import http.server
 import io
@@ -160,3 +161,32 @@ def test_the_download_sees_none_of_the_servers_secrets(index, monkeypatch, works
         envs.download(Path("r.txt"), workspace.root, envs.BUILD_LIMITS)
     assert "SHAREVAL_SECRET_KEY" not in seen and "DATABASE_URL" not in seen
     assert seen["PIP_FIND_LINKS"] == str(index)
+
+
+def test_a_requirement_naming_a_planted_archive_never_reaches_pip(index, workspace, tmp_path,
+                                                                  monkeypatch):
+    """The probe's chain: a run leaves an sdist in its output, another bundle's
+    requirement names it by a path relative to pip's working folder
+    (``x===/../../../runs/R/output/evil-1.0.tar.gz``), and pip builds it on the host.
+    The reading refuses every such line, and pip works in an empty folder of its own."""
+    marker = tmp_path / "setup-py-ran"
+    planted = workspace.root / "runs" / "R" / "output"
+    planted.mkdir(parents=True)
+    sdist(planted, "evil", f"open({str(marker)!r}, 'w').write('ran')\n")
+    for line in ("x===/../../../runs/R/output/evil-1.0.tar.gz",
+                 "x===../../runs/R/output/evil-1.0.tar.gz", "x==1.0+evil.tar.gz"):
+        with pytest.raises(envs.EnvError) as e:
+            envs.ensure_env(workspace.root, line + "\n", user=workspace.run_user(),
+                            python=workspace.python)
+        assert e.value.message == "requirements.txt was refused", line
+    assert not marker.exists()
+    seen = {}
+
+    def fake_run(cmd, **kw):
+        seen["cwd"] = kw["cwd"]
+        seen["empty"] = os.listdir(kw["cwd"]) == []
+        raise envs.EnvError("stop here")
+    monkeypatch.setattr(envs.subprocess, "run", fake_run)
+    with pytest.raises(envs.EnvError):
+        envs.download(Path("r.txt"), workspace.root, envs.BUILD_LIMITS)
+    assert seen["empty"] and not Path(seen["cwd"]).is_relative_to(workspace.root)

@@ -84,3 +84,73 @@ def test_collect_reads_no_hole(tmp_path):
     got = collect(out, tmp_path / "submission")
     assert got.path is None
     assert got.notes == ["holes.tsv: a sparse file (it has holes); ignored"]
+
+
+DEEP = """
+import os, sys
+os.chdir(sys.argv[2])
+for _ in range(1200):
+    os.mkdir("a"); os.chdir("a")
+open("f", "w").write("x")
+"""
+
+LONG_PATHS = """
+import os, sys
+os.chdir(sys.argv[2])
+for i in range(18):                     # past PATH_MAX (4096) below the output
+    os.mkdir("d" * 250); os.chdir("d" * 250)
+for i in range(30):
+    open(f"big{i}", "wb").write(b"x" * (4 << 20))
+for i in range(2000):
+    open(f"e{i}", "w").close()
+"""
+
+UNLINKED = """
+import os, sys, time
+fds = []
+for i in range(20):                     # 900 MB on disk that no listing shows
+    fd = os.open(f"{sys.argv[2]}/d{i}", os.O_CREAT | os.O_WRONLY)
+    os.unlink(f"{sys.argv[2]}/d{i}")
+    for _ in range(45):
+        os.write(fd, b"y" * (1 << 20))
+    fds.append(fd)
+time.sleep(4)
+"""
+
+
+@needs_sandbox
+def test_folders_nested_too_deep_stop_the_run_and_its_folder_is_removed(sandboxed, workspace):
+    rep, _ = sandboxed(DEEP, {"wall_seconds": 30})
+    assert rep.result.state == "output", rep.result
+    assert "nested more than 32 deep" in rep.result.message
+    assert list((workspace.root / "runs").iterdir()) == []
+
+
+@needs_sandbox
+def test_paths_past_path_max_are_counted_and_stop_the_run(sandboxed, workspace):
+    rep, _ = sandboxed(LONG_PATHS, {"output_mb": 5, "output_files": 100, "wall_seconds": 30})
+    assert rep.result.state == "output", rep.result
+    assert list((workspace.root / "runs").iterdir()) == []
+
+
+@needs_sandbox
+def test_files_removed_but_held_open_count_against_the_output_limit(sandboxed):
+    rep, _ = sandboxed(UNLINKED, {"output_mb": 50, "wall_seconds": 30})
+    assert rep.result.state == "output", rep.result
+
+
+def test_the_tree_walk_and_removal_survive_any_depth_and_length(tmp_path):
+    from shareval.sandbox import tree
+    root = tmp_path / "out"
+    root.mkdir()
+    fd = os.open(root, os.O_RDONLY)
+    for _ in range(1500):                            # by descriptors: no path is built
+        os.mkdir("a" * 200, dir_fd=fd)
+        nxt = os.open("a" * 200, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    os.close(fd)
+    u = tree.usage(root)
+    assert u.too_deep and u.entries == tree.MAX_DEPTH + 1
+    tree.remove(root)
+    assert not root.exists()

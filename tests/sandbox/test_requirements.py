@@ -4,6 +4,7 @@ could make the server fetch an address of the participant's choosing."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from shareval.formats.errors import Problems
 from shareval.sandbox.bundle import read_manifest
@@ -25,13 +26,24 @@ REFUSED = [
     ("/tmp/evil.whl", "URLs and paths are not allowed"),
     ("~/evil", "URLs and paths are not allowed"),
     ("git+https://example.org/x.git", "URLs and paths are not allowed"),
-    ("evil-1.0.tar.gz", "looks like a file"),
-    ("evil-1.0-py3-none-any.whl", "looks like a file"),
+    ("evil-1.0.tar.gz", "URLs and paths are not allowed"),
+    ("evil-1.0-py3-none-any.whl", "URLs and paths are not allowed"),
+    ("evil.egg[x]", "looks like a file"),
     ("numpy==${SHAREVAL_SECRET_KEY}", "'$' is not allowed"),
     ('six; python_version == "${HOME}"', "'$' is not allowed"),
     ("six \\", "line continuations are not allowed"),
     ("nump y", "not a requirement such as 'numpy>=1.26'"),
     ("x" * 400, "longer than 300 characters"),
+    # pip reads a line whose name part looks like a path or an archive as a local file,
+    # and builds it (its setup.py runs) to learn its metadata
+    ("x===/../../../runs/R/output/evil-1.0.tar.gz", "URLs and paths are not allowed"),
+    ("x===evil", "'===' is not allowed"),
+    ("x===1.0", "'===' is not allowed"),
+    ("x==1.0+local.tar.gz", "URLs and paths are not allowed"),
+    ("x==1.0+a.tbz ; python_version > '3'", "URLs and paths are not allowed"),
+    ("foo.tbz", "URLs and paths are not allowed"),
+    ("foo.tar.lzma", "URLs and paths are not allowed"),
+    ("x>=1.0\\evil", "URLs and paths are not allowed"),
 ]
 
 
@@ -71,3 +83,34 @@ def test_the_manifest_check_refuses_the_bundle_before_anything_runs():
     assert [str(p) for p in problems.items] == [
         "reqs/pinned.txt:2: requirement: URLs and paths are not allowed: name a package of "
         "the index, e.g. 'numpy>=1.26'"]
+
+
+NAMES = st.sampled_from(["six", "x", "numpy", "a.b", "pkg_1", "foo.tar", "x.whl", "e.tgz"])
+VERSIONS = st.sampled_from(["1.0", "1.*", "2.0.1", "1.0+local.7", "1.0+a.tar.gz", "0.1.post1",
+                            "evil", "../e.tar.gz", "1.0.zip", "3!1.0"])
+OPS = st.sampled_from(["==", "!=", ">=", "<=", "<", ">", "~=", "==="])
+MARKERS = st.sampled_from(["", "; python_version >= '3.8'", '; sys_platform == "linux"',
+                           "; os_name == 'x.tar.gz'", '; platform_release == "a/b"'])
+
+
+@settings(max_examples=400, deadline=None)
+@given(NAMES, st.lists(st.tuples(OPS, VERSIONS), max_size=2), st.sampled_from(["", "[cli]"]),
+       MARKERS, st.sampled_from(["", " ", "  # c"]))
+def test_pip_never_reads_an_accepted_line_as_a_path_an_archive_or_a_url(name, specs, extras,
+                                                                         marker, tail):
+    """pip's own tests (pip._internal.req.constructors) decide whether it opens a line
+    as a local file: none of the lines given to pip may pass them."""
+    constructors = pytest.importorskip("pip._internal.req.constructors")
+    from pip._internal.utils.urls import url_to_path  # noqa: F401 -- pip is complete
+    line = name + extras + ",".join(op + v for op, v in specs) + (" " + marker if marker
+                                                                  else "") + tail
+    try:
+        given_to_pip = normal_lines(line)
+    except ValueError:
+        return
+    for got in given_to_pip:
+        before = got.split(";", 1)[0].strip()
+        assert not constructors._looks_like_path(before), got
+        assert not constructors.is_archive_file(before), got
+        assert not constructors.is_url(before), got
+        assert "===" not in got, got

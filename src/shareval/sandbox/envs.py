@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import bwrap
+from . import bwrap, tree
 from .requirements import normal_lines
 from .run import Limits, Result, run
 
@@ -103,13 +103,13 @@ def ensure_env(root: Path, requirements: str, *, user=None, python: Path | None 
         try:
             os.rename(tmp, final)
         except OSError:                   # another worker finished the same build first
-            shutil.rmtree(tmp, ignore_errors=True)
+            tree.remove(tmp)
         return Built(final, False, time.monotonic() - t0, log, result)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        tree.remove(tmp)                 # however deep a package's files go
         raise
     finally:
-        shutil.rmtree(wheels, ignore_errors=True)
+        tree.remove(wheels)
 
 
 def download(requirements: Path, wheels: Path, limits: Limits) -> None:
@@ -120,12 +120,15 @@ def download(requirements: Path, wheels: Path, limits: Limits) -> None:
     cmd = [sys.executable, "-m", "pip", "download", "--only-binary", ":all:",
            "--no-input", "--disable-pip-version-check", "--progress-bar", "off",
            "--dest", str(wheels), "-r", str(requirements)]
-    try:
-        r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=wheels,
-                           timeout=limits.wall_seconds, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise EnvError(f"downloading the requirements took longer than "
-                       f"{limits.wall_seconds:g} s") from None
+    # an empty folder of its own as the working folder: a relative path in a
+    # requirement (which the reading refuses anyway) would name nothing there
+    with tempfile.TemporaryDirectory(prefix="shareval-pip-") as empty:
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=empty,
+                               timeout=limits.wall_seconds, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise EnvError(f"downloading the requirements took longer than "
+                           f"{limits.wall_seconds:g} s") from None
     if r.returncode != 0:
         raise EnvError("downloading the requirements failed (only packages with a wheel "
                        "for this platform can be installed)", _pip_errors(r.stdout + r.stderr))
@@ -151,7 +154,9 @@ def install(env: Path, wheels: Path, *, user, python: Path | None, limits: Limit
         mounts=[bwrap.Mount(env, "/env", writable=True), bwrap.Mount(wheels, "/wheels"),
                 bwrap.Mount(pip_dir(), "/opt/pip/pip")],
         chdir="/env")
-    return run(spec, limits, user=user, python=python, output=None)
+    # the new environment is watched as an output: what the wheels unpack to counts
+    # against the build's output limits (a wheel can be a zip bomb)
+    return run(spec, limits, user=user, python=python, output=env)
 
 
 class EnvError(Exception):

@@ -11,8 +11,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
-import shutil
-import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,19 +130,16 @@ def run_bundle(bundle: Path, input_dir: Path, output_dir: Path, limits: dict | N
 
 def _copy_out(src: Path, dest: Path) -> list[str]:
     """The run's regular files (no links, no sparse files: as the server collects)."""
-    from .workspace import _has_holes
+    from .workspace import _copy_fd, _files
     dest.mkdir(parents=True, exist_ok=True)
     copied = []
-    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-        for n in sorted(filenames):
-            p = Path(dirpath) / n
-            st = p.lstat()
-            if not stat.S_ISREG(st.st_mode) or _has_holes(p):
-                continue
-            rel = p.relative_to(src)
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as f, open(dest / rel, "wb") as g:
-                shutil.copyfileobj(f, g, 1 << 20)
-            copied.append(rel.as_posix())
+    for e, fd in _files(src, []):
+        try:
+            target = dest / e.rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as g:
+                _copy_fd(fd, g)
+            copied.append(e.rel)
+        finally:
+            os.close(fd)
     return copied

@@ -18,8 +18,10 @@ processes  the watchdog kills the run when its PID namespace holds  ``processes`
            included) and ``RLIMIT_NPROC`` are backstops
 output     ``RLIMIT_FSIZE`` per file (SIGXFSZ), and the watchdog    ``output``
            kills the run when the output folder's apparent size
-           passes ``output_mb`` or it holds more than
-           ``output_files`` entries (files, folders, links)
+           (with files it removed but holds open) passes
+           ``output_mb``, it holds more than ``output_files``
+           entries (files, folders, links), or nests folders
+           deeper than ``tree.MAX_DEPTH``
 ========== ======================================================= ==========
 
 The writable places are the output folder and two tmpfs mounts of fixed size,
@@ -44,13 +46,14 @@ import json
 import os
 import resource
 import signal
+import stat
 import subprocess
 import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import bwrap, cgroup
+from . import bwrap, cgroup, tree
 
 POLL = 0.1
 TAIL = 64 * 1024               # bytes of stdout/stderr kept
@@ -121,7 +124,8 @@ MESSAGES = {
     "memory": "stopped: needed more than the memory limit of {l.memory_mb} MB",
     "processes": "stopped: started more than the limit of {l.processes} processes",
     "output": "stopped: wrote more than the output limit of {l.output_mb} MB "
-              "or {l.output_files} files and folders",
+              "or {l.output_files} files and folders (or folders nested more than "
+              f"{tree.MAX_DEPTH} deep, or a path of more than {tree.MAX_PATH} bytes)",
 }
 
 
@@ -237,25 +241,31 @@ def output_usage(root: Path, max_entries: int | None = None) -> tuple[int, int]:
     ``ls`` shows it (a sparse file's holes too, a folder its own size), every
     file, folder and link counts one entry; links are never followed. Stops
     counting past ``max_entries``."""
-    total, entries, stack = 0, 0, [str(root)]
-    while stack:
-        try:
-            it = os.scandir(stack.pop())
-        except OSError:
-            continue
-        with it:
-            for e in it:
-                entries += 1
+    u = tree.usage(root, max_entries)
+    return u.bytes, u.entries
+
+
+def _unlinked_bytes(pids: list[int], dev: int) -> int:
+    """Apparent sizes of the files on the output's file system that the run's
+    processes hold open or mapped after removing their names: they take disk
+    space that no listing shows (a run could fill the disk with them)."""
+    seen, total = set(), 0
+    for p in pids:
+        for kind in ("fd", "map_files"):
+            try:
+                names = os.listdir(f"/proc/{p}/{kind}")
+            except OSError:
+                continue
+            for n in names:
                 try:
-                    st = e.stat(follow_symlinks=False)
-                    total += st.st_size
-                    if e.is_dir(follow_symlinks=False):
-                        stack.append(e.path)
+                    st = os.stat(f"/proc/{p}/{kind}/{n}")
                 except OSError:
-                    pass
-                if max_entries is not None and entries > max_entries:
-                    return total, entries
-    return total, entries
+                    continue
+                if stat.S_ISREG(st.st_mode) and st.st_nlink == 0 and st.st_dev == dev and \
+                        st.st_ino not in seen:
+                    seen.add(st.st_ino)
+                    total += st.st_size
+    return total
 
 
 def _tmpfs_bytes(child: int) -> int:
@@ -309,6 +319,7 @@ class _Watch(threading.Thread):
             if time.monotonic() - self.start_time > lim.wall_seconds:
                 self.kill("time")
                 return
+            pids: list[int] = []
             if self.ns:
                 pids = _members(self.ns)
                 self.peak_mb = max(self.peak_mb, self.held_mb(child, pids))
@@ -323,9 +334,15 @@ class _Watch(threading.Thread):
                 if self.peak_mb > lim.memory_mb or (self.cg and self.cg.oom_kills()):
                     self.kill("memory")
                     return
-            if self.output is not None and _over_output(self.output, lim):
+            if self.output is not None and _over_output(self.output, lim, self.unlinked(pids)):
                 self.kill("output")
                 return
+
+    def unlinked(self, pids: list[int]) -> int:
+        try:
+            return _unlinked_bytes(pids, os.stat(self.output).st_dev) if pids else 0
+        except OSError:
+            return 0
 
     def kill(self, reason: str):
         self.reason = self.reason or reason
@@ -335,9 +352,10 @@ class _Watch(threading.Thread):
             pass
 
 
-def _over_output(output: Path, lim: Limits) -> bool:
-    size, entries = output_usage(output, lim.output_files)
-    return size > lim.output_mb * 2 ** 20 or entries > lim.output_files
+def _over_output(output: Path, lim: Limits, unlinked: int = 0) -> bool:
+    u = tree.usage(output, lim.output_files)
+    return u.bytes + unlinked > lim.output_mb * 2 ** 20 or u.entries > lim.output_files or \
+        u.too_deep
 
 
 def run(spec: bwrap.Spec, limits: Limits, *, user: tuple[int, int] | None = None,

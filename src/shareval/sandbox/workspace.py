@@ -28,7 +28,7 @@ import tarfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import bwrap, envs
+from . import bwrap, envs, tree
 from .bundle import INPUT, OUTPUT, Manifest
 from .run import Limits, Result, run
 
@@ -148,63 +148,75 @@ class Workspace:
 
     @staticmethod
     def remove(run_dir: Path) -> None:
-        shutil.rmtree(run_dir, ignore_errors=True)
+        tree.remove(run_dir)
 
 
 def collect(out: Path, dest_stem: Path) -> Collected:
     """The run's output as one file: links and special files are skipped (never
-    followed), noted for the team."""
+    followed), noted for the team; so are sparse files. Read through file
+    descriptors (``tree.walk``): no path is too long, no nesting too deep. (The
+    run has ended: nothing changes the folder between the two walks.)"""
     notes, regular = [], []
-    for dirpath, dirnames, filenames in os.walk(out, followlinks=False):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            st = p.lstat()
-            rel = p.relative_to(out).as_posix()
-            if stat.S_ISLNK(st.st_mode):
-                notes.append(f"{rel}: a link; ignored (links in the output are not followed)")
-            elif stat.S_ISREG(st.st_mode) and _has_holes(p):
-                notes.append(f"{rel}: a sparse file (it has holes); ignored")
-            elif stat.S_ISREG(st.st_mode):
-                regular.append((rel, p))
-            elif not stat.S_ISDIR(st.st_mode):
-                notes.append(f"{rel}: not a regular file; ignored")
+    for e, fd in _files(out, notes):
+        os.close(fd)
+        regular.append(e.rel)
     if not regular:
         return Collected(None, notes)
     if len(regular) == 1:
-        rel, p = regular[0]
+        rel = regular[0]
         suffix = "".join(Path(rel).suffixes[-2:]) if rel.endswith(".tar.gz") else Path(rel).suffix
         dest = dest_stem.with_name(dest_stem.name + suffix)
-        _copy_nofollow(p, dest)
-        return Collected(dest, notes)
-    dest = dest_stem.with_name(dest_stem.name + ".tgz")
-    with tarfile.open(dest, "w:gz") as tar:
-        for rel, p in regular:
-            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as f:
-                info = tarfile.TarInfo(rel)
-                info.size = os.fstat(f.fileno()).st_size
-                tar.addfile(info, f)
+    else:
+        dest = dest_stem.with_name(dest_stem.name + ".tgz")
+    with (open(dest, "wb") if len(regular) == 1 else tarfile.open(dest, "w:gz")) as sink:
+        for e, fd in _files(out, []):
+            try:
+                if len(regular) == 1:
+                    _copy_fd(fd, sink)
+                else:
+                    info = tarfile.TarInfo(e.rel)
+                    info.size = os.fstat(fd).st_size
+                    with os.fdopen(os.dup(fd), "rb") as f:
+                        sink.addfile(info, f)
+            finally:
+                os.close(fd)
     return Collected(dest, notes)
 
 
-def _has_holes(p: Path) -> bool:
-    """Whether the file has holes (written with seeks or ``truncate``): its
-    zeros are never read, so a run cannot make the server read gigabytes of
-    them for a few blocks of disk."""
+def _files(out: Path, notes: list[str]):
+    """(entry, open descriptor) of each regular file without holes; the rest noted."""
+    for e in tree.walk(out):
+        mode = e.st.st_mode
+        if stat.S_ISLNK(mode):
+            notes.append(f"{e.rel}: a link; ignored (links in the output are not followed)")
+        elif stat.S_ISREG(mode):
+            try:
+                fd = tree.open_file(e)
+            except OSError:
+                notes.append(f"{e.rel}: cannot be read; ignored")
+                continue
+            if _fd_has_holes(fd, e.st.st_size):
+                os.close(fd)
+                notes.append(f"{e.rel}: a sparse file (it has holes); ignored")
+            else:
+                yield e, fd
+        elif not stat.S_ISDIR(mode):
+            notes.append(f"{e.rel}: not a regular file; ignored")
+
+
+def _copy_fd(fd: int, g) -> None:
+    os.lseek(fd, 0, os.SEEK_SET)
+    while block := os.read(fd, 1 << 20):
+        g.write(block)
+
+
+def _fd_has_holes(fd: int, size: int) -> bool:
+    """Whether the file has holes (written with seeks or ``truncate``): its zeros
+    are never read, so a run cannot make the server read gigabytes of them for a
+    few blocks of disk. Leaves the offset at the start."""
     try:
-        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        size = os.fstat(fd).st_size
         return size > 0 and os.lseek(fd, 0, os.SEEK_HOLE) < size
     except OSError:
         return False
     finally:
-        os.close(fd)
-
-
-def _copy_nofollow(src: Path, dest: Path) -> None:
-    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW)
-    with os.fdopen(fd, "rb") as f, open(dest, "wb") as g:
-        shutil.copyfileobj(f, g, 1 << 20)
+        os.lseek(fd, 0, os.SEEK_SET)
