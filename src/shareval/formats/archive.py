@@ -19,7 +19,9 @@ from pathlib import Path
 
 from .errors import Problems
 
-NESTED = re.compile(r"\.(tgz|tar|gz|bz2|xz|zip|7z|rar|zst)$", re.IGNORECASE)
+# archives inside archives (pip's local-archive names too: a bundle cannot bring a package)
+NESTED = re.compile(r"\.(tgz|tar|gz|bz2|xz|zip|7z|rar|zst|whl|egg|tbz|txz|tlz|lz|lzma)$",
+                    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
