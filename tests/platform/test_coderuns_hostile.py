@@ -206,6 +206,30 @@ def test_a_final_runs_output_shows_its_team_no_size_warnings_or_chosen_name(code
 
 
 @needs_sandbox
+def test_a_final_runs_output_shows_its_team_no_problem_or_event_text(code_world, client):
+    """A scorer's message about the output (which is made from hidden data) may
+    quote it: the team sees the states, the organizers the words."""
+    from shareval.platform.coderuns import queue
+    from shareval.platform.submissions.models import SubmissionEvent
+    cs = _submit(code_world)
+    queue.drain()
+    sub = cs.runs.get(stage="final").output_submission
+    secret = "hidden line 17: 'the secret gold label'"
+    sub.problems = [f"output: {secret}"]
+    sub.save(update_fields=["problems"])
+    SubmissionEvent.objects.create(submission=sub, state="failed",
+                                   message=f"could not be scored: {secret}")
+    client.force_login(code_world["alice"])
+    api = client.get(f"/api/submissions/{sub.pk}/").content.decode()
+    page = client.get(f"/s/{sub.pk}/").content.decode()
+    for body in (api, page):
+        assert "secret gold label" not in body
+    assert "failed" in api and "details are shown to the organizers" in page
+    client.force_login(code_world["org"])
+    assert "secret gold label" in client.get(f"/api/submissions/{sub.pk}/").content.decode()
+
+
+@needs_sandbox
 def test_a_final_output_over_the_upload_limit_ends_as_output_not_internal_error(
         code_world, monkeypatch):
     """The output is scored like an upload, so the upload limit holds: here 100 bytes

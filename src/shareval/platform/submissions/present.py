@@ -57,20 +57,23 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
     ds = sub.dataset
     if organizer is None:
         organizer = ds.phase.competition.is_organizer(user)
-    events = [{"state": e.state, "at": e.at.isoformat(), "message": e.message,
+    # a code run's output on hidden data: its team sees that it exists and its score
+    # under the release rules, not its size, warnings, problems or the events' words
+    # (all are read off hidden data: a scorer's message may quote the output)
+    hidden = not organizer and from_code_run(sub)
+    events = [{"state": e.state, "at": e.at.isoformat(),
+               "message": HIDDEN_MESSAGE if hidden and e.message else e.message,
                **({"log": e.log} if organizer and e.log else {}),
                **({"organizer_only": True} if e.organizer_only else {})}
               for e in _listed(sub, "event_list", "events") if organizer or not e.organizer_only]
-    # a code run's output on hidden data: its team sees that it exists and its score
-    # under the release rules, not its size or warnings (both are read off hidden data)
-    hidden = not organizer and from_code_run(sub)
     d = {"id": str(sub.pk), "page": reverse("submission", args=[sub.pk]),
          "team": sub.team.name, "competition": ds.phase.competition.slug,
          "phase": ds.phase.slug, "dataset": ds.slug, "task": ds.task.slug,
          "task_name": ds.task.task_name, "kind": sub.kind, "state": sub.state,
          "file": sub.original_name, "size": None if hidden else sub.size,
          "description": sub.description, "created": sub.created.isoformat(),
-         "problems": sub.problems, "warnings": [] if hidden else sub.warnings,
+         "problems": [] if hidden else sub.problems,
+         "warnings": [] if hidden else sub.warnings,
          "events": events, "score": score_payload(sub, user, level),
          "factsheet": sub.factsheet, "on_board": sub.on_board,
          "disqualified": sub.disqualified or None}
@@ -82,6 +85,9 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                             if s.private_result else {})}
                         for s in _listed(sub, "score_list", "scores")]
     return d
+
+
+HIDDEN_MESSAGE = "(details are shown to the organizers: this output was made from hidden data)"
 
 
 def from_code_run(sub: Submission) -> bool:
