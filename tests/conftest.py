@@ -60,6 +60,16 @@ def own_data_folder():
         shutil.rmtree(django_settings.CODERUN_DIR, ignore_errors=True)
 
 
+@pytest.fixture(autouse=True)
+def _umask_kept():
+    """A test that runs a server command in this process gets the server's umask
+    (077): the next test starts with the process's own again."""
+    before = os.umask(0o022)
+    os.umask(before)
+    yield
+    os.umask(before)
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     if not (SHARED_DATA / "rcc" / "train" / "data_set_citations.json").is_file():

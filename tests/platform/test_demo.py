@@ -195,7 +195,8 @@ def test_the_demos_printed_code_submission_command_is_accepted(tmp_path, shared_
     if why:
         pytest.skip(why)
     work = Path(f"/tmp/shareval-coderuns-demo-{os.getpid()}")         # the sandbox reaches it
-    work.mkdir(mode=0o711, exist_ok=True)
+    work.mkdir(exist_ok=True)
+    os.chmod(work, 0o711)                      # not left to the umask
     (tmp_path / "home").mkdir()
     s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"),
               SHAREVAL_CODERUN_WORKERS="0")          # accepted is enough: nothing runs

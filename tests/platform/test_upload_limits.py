@@ -25,7 +25,8 @@ def code_stacks(tmp_path):
     eval/eval-code) and alice in Team A, with that upload limit (default: the
     server's own)."""
     work = Path(f"/tmp/shareval-coderuns-limits-{os.getpid()}")     # the sandbox reaches it
-    work.mkdir(mode=0o711, exist_ok=True)
+    work.mkdir(exist_ok=True)
+    os.chmod(work, 0o711)                      # not left to the umask
     made = []
 
     def start(limit_mb=None):
