@@ -13,6 +13,8 @@ from django.template.loader import get_template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from shareval.platform.labels import value
+
 from .board_cache import TIMEOUT
 
 ROW = "shareval/leaderboard_row.html"
@@ -23,9 +25,11 @@ _memo: dict[tuple, str] = {}
 
 def page_rows(board: dict) -> list[dict]:
     """The page's rows of a board payload (``api.leaderboard_payload``): each row with
-    ``values`` and ``eff``, its metric and efficiency cells with their digits."""
+    ``values`` (each metric cell's value and its text) and ``eff`` (efficiency cells
+    with their digits)."""
     digits = board["precision"]
-    return [dict(r, values=[(r["metrics"].get(k), digits.get(k, 4)) for k in board["columns"]],
+    return [dict(r, values=[(r["metrics"].get(k), value(k, r["metrics"].get(k), digits.get(k, 4)))
+                            for k in board["columns"]],
                  eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
                       for e in board["efficiency_columns"]])
             for r in board["rows"]]

@@ -97,9 +97,7 @@ def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[st
     sign = 1 if dataset.task.lower_is_better else -1
     kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
                              e["created"]))
-    columns = [dataset.task.metric]
-    for e in kept:
-        columns += [k for k in e["metrics"] if k not in columns]
+    columns = leaderboard.metric_columns(dataset.task.metric, kept)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(kept, 1):
         if e["score"] != prev:

@@ -32,14 +32,25 @@ from django.db.models import Case, Count, F, IntegerField, Value, When, Window
 from django.db.models.functions import RowNumber
 
 from shareval.platform.coderuns import efficiency
+from shareval.platform.labels import ordered
 from shareval.platform.submissions.models import Score, Submission
 
 from .models import Dataset, Team
 
 
 def scalar_metrics(result: dict) -> dict[str, float]:
-    return {k: v for k, v in (result.get("metrics") or {}).items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    """The numeric metrics of a stored result, in the declared order (``labels.ordered``:
+    PostgreSQL's JSON columns do not keep the scorer's order, SQLite's do)."""
+    m = result.get("metrics") or {}
+    return {k: m[k] for k in ordered(m)
+            if isinstance(m[k], (int, float)) and not isinstance(m[k], bool)}
+
+
+def metric_columns(metric: str, entries) -> list[str]:
+    """The board's metric columns: the primary metric (if the task has one) first,
+    then every metric of the entries in the declared order."""
+    keys = [k for e in entries for k in e["metrics"]]
+    return ordered(keys + ([metric] if metric else []), first=metric)
 
 
 def _current_scored(dataset: Dataset, teams=None):
@@ -137,9 +148,7 @@ def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], 
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
     chosen.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"]))
-    columns: list[str] = [ct.metric]
-    for e in chosen:
-        columns += [k for k in e["metrics"] if k not in columns]
+    columns = metric_columns(ct.metric, chosen)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(chosen, 1):
         if e["score"] != prev:

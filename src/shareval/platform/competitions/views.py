@@ -22,7 +22,7 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.submissions.labels import label
+from shareval.platform.labels import label
 
 from shareval.platform.notifications import mail
 

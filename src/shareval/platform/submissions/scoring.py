@@ -11,9 +11,9 @@ from django.conf import settings
 from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars, plot_unit_histogram
 
-from .labels import label
-from .splits import score_parts
+from ..labels import label
 from .models import Submission
+from .splits import score_parts
 
 
 @dataclass
@@ -135,7 +135,8 @@ def compare_with_best(sub: Submission, primary) -> dict | None:
         return {"previous": str(prev.pk), "unavailable": str(e)[:500]}
     d = r.to_dict()
     return {"previous": str(prev.pk), "metric": d["conventions"].get("metric"),
-            "metrics": d["metrics"], "conventions": d["conventions"]}
+            "metrics": d["metrics"], "conventions": d["conventions"],
+            "units": d["counts"]["units"]}
 
 
 def rename_paths(text: str, path, original: str, reference) -> str:
