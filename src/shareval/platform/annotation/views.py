@@ -70,8 +70,13 @@ def home(request, c):
 
 @login_required
 def overview(request, c, study):
+    """The study's address (``rcc-study`` prints it): the organizers' overview; a
+    member without the organizer role lands on their own work."""
     st = _study(c, study)
-    _need(st, request.user, "organizer")
+    mine = _need(st, request.user, "organizer", Member.CODER, Member.JUDGE, Member.REVIEWER,
+                 "designer")
+    if "organizer" not in mine:
+        return redirect("annotation-work", c=c, study=st.pk)
     form = MemberForm()
     if request.method == "POST":
         form = MemberForm(request.POST)

@@ -22,8 +22,8 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform import work as site_work
 from shareval.platform.labels import label
-
 from shareval.platform.notifications import mail
 
 from . import access, board_html, eligibility, export, phase_status, teams
@@ -58,7 +58,8 @@ def competition(request, c):
         "registration": eligibility.registration(request.user, comp),
         "has_data": comp.data_files.exists(), "terms_page": eligibility.page(comp, "terms"),
         "takes_code": Dataset.objects.filter(phase__competition=comp,
-                                             code__isnull=False).exists()})
+                                             code__isnull=False).exists(),
+        "my_work": site_work.for_user(request.user, comp.slug)})
 
 
 @login_required

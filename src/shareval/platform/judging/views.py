@@ -30,13 +30,6 @@ def _campaign(comp, j) -> Campaign:
 
 
 @login_required
-def my_campaigns(request):
-    camps = request.user.judging.select_related("dataset__phase__competition")
-    return render(request, "shareval/judging_home.html",
-                  {"campaigns": [c for c in camps if service.may_judge(c, request.user)]})
-
-
-@login_required
 def campaigns(request, c):
     comp = _comp(request, c)
     datasets = Dataset.objects.filter(phase__competition=comp).select_related("phase", "task")
