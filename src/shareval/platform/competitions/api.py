@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions import factsheets
 
-from . import access, board_cache, boards, eligibility, export
+from . import access, board_cache, boards, eligibility, export, unranked
 from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
@@ -86,7 +86,8 @@ def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) 
             "runs_per_team": "several" if several else "one",
             "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
-            "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
+            "task": ds.task.slug, "primary_metric": ds.task.metric or None,
+            "ranked": unranked.ranked(ds), "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
             "rule": boards.rule(ds, shown, several),
             "rows": rows}

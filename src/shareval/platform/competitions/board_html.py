@@ -25,17 +25,28 @@ _memo: dict[tuple, str] = {}
 
 def page_rows(board: dict) -> list[dict]:
     """The page's rows of a board payload (``api.leaderboard_payload``): each row with
-    ``values`` (each metric cell's value and its text) and ``eff`` (efficiency cells
-    with their digits)."""
+    ``values`` (each metric cell's value and its text), ``dist`` (an unranked board's
+    most frequent values, else None) and ``eff`` (efficiency cells with their digits)."""
     digits = board["precision"]
     return [dict(r, values=[(r["metrics"].get(k), value(k, r["metrics"].get(k), digits.get(k, 4)))
                             for k in board["columns"]],
+                 dist=_distribution(r) if not board["ranked"] and board["scores"] == "shown"
+                 else None,
                  eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
                       for e in board["efficiency_columns"]])
             for r in board["rows"]]
 
 
-def body(rows: list[dict], key: str | None) -> SafeString:
+def _distribution(r: dict) -> str:
+    """An unranked board's values cell: the run's most frequent values with their records."""
+    if r.get("distribution") is None:
+        return ""
+    shown = " · ".join(f"{v} ({n})" for v, n in r["distribution"])
+    more = r.get("distinct", 0) - len(r["distribution"])
+    return shown + (f" · {more} more" if more > 0 else "")
+
+
+def body(rows: list[dict], key: str | None, ranked: bool = True) -> SafeString:
     """The ``<tbody>`` rows of ``rows`` (page rows: a board row with ``values``
     and ``eff``, the formatted metric and efficiency cells); cached under ``key``."""
     cache = caches["boards"]
@@ -43,15 +54,15 @@ def body(rows: list[dict], key: str | None) -> SafeString:
         hit = cache.get("body:" + key)
         if hit is not None:
             return mark_safe(hit)
-    html = "".join(_row(r) for r in rows) if rows else EMPTY
+    html = "".join(_row(r, ranked) for r in rows) if rows else EMPTY
     if key:
         cache.set("body:" + key, html, TIMEOUT)
     return mark_safe(html)
 
 
-def _row(r: dict) -> str:
+def _row(r: dict, ranked: bool = True) -> str:
     k = (r["team"], r["baseline"], r["run"], r.get("method"), r["runs"], r["submitted"],
-         tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")))
+         tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")), r.get("dist"))
     cells = _memo.get(k)
     if cells is None:
         if len(_memo) >= MEMO_MAX:
@@ -60,4 +71,4 @@ def _row(r: dict) -> str:
     rank = "" if r["rank"] is None else escape(r["rank"])
     # data-team: the page marks the viewer's own team's rows (views.leaderboard)
     return (f'<tr class="{"baseline" if r["baseline"] else ""}" data-team="{escape(r["team"])}">'
-            f'<td class="num">{rank}</td>\n' + cells)
+            + (f'<td class="num">{rank}</td>\n' if ranked else "") + cells)

@@ -90,20 +90,24 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
 
 def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], list[dict]]:
     kept = [e for es in entries.values() for e in es]
-    if not scores:
+    metric = dataset.task.metric
+    if not scores or not metric:       # by team, primary first, then latest: no ranks
         kept.sort(key=lambda e: (e["name"], e["kind"] != Submission.PRIMARY,
                                  -e["created"].timestamp()))
+    if not scores:
         return [], [_with_method(_row(e, None, {}, "contrastive"), e["method"]) for e in kept]
-    sign = 1 if dataset.task.lower_is_better else -1
-    kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
-                             e["created"]))
-    columns = leaderboard.metric_columns(dataset.task.metric, kept)
+    if metric:
+        sign = 1 if dataset.task.lower_is_better else -1
+        kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
+                                 e["created"]))
+    columns = leaderboard.metric_columns(metric, kept)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(kept, 1):
         if e["score"] != prev:
             rank, prev = i, e["score"]
-        row = _with_method(_row(e, rank, {k: e["metrics"].get(k) for k in columns},
-                                "contrastive"), e["method"])
+        row = _with_method(_row(e, rank if metric else None,
+                                {k: e["metrics"].get(k) for k in columns}, "contrastive"),
+                           e["method"])
         row["efficiency"] = e["efficiency"]
         out.append(row)
     return columns, out
@@ -137,6 +141,11 @@ def shape(dataset: Dataset, columns: list[str], rows: list[dict]) -> tuple[list[
 def rule(ds: Dataset, shown: bool, several: bool) -> str:
     """The board's rule in words (pages and API)."""
     m = ds.task.metric
+    if not m:
+        runs = "several runs per team, its primary run first, then the latest" if several \
+            else "its primary run if flagged, else its latest scored run"
+        return (f"{runs}; by team name, not ranked: the task has no gold and no primary "
+                f"metric, so the board shows what each run holds and how the teams overlap")
     if several:
         n = (ds.board or {}).get("max_runs")
         runs = f"up to {n} runs per team" if n else "every scored run of each team"

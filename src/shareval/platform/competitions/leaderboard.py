@@ -35,6 +35,7 @@ from shareval.platform.coderuns import efficiency
 from shareval.platform.labels import ordered
 from shareval.platform.submissions.models import Score, Submission
 
+from . import unranked
 from .models import Dataset, Team
 
 
@@ -102,12 +103,13 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     primary_field, metrics_field = PARTS[part]
     score = F(primary_field).asc(nulls_last=True) if ct.lower_is_better else \
         F(primary_field).desc(nulls_last=True)
+    order = [_not_primary(), score, F("submission__created").asc(), F("pk").asc()] \
+        if ct.metric else [_not_primary(), F("submission__created").desc(), F("pk").desc()]
     picked: dict[int, dict] = {}
     for team, n, kind, created, pk, primary in _first_per_team(
-            dataset, [_not_primary(), score, F("submission__created").asc(), F("pk").asc()],
-            teams, "pk", primary_field):
+            dataset, order, teams, "pk", primary_field):
         picked[pk] = {"team": team, "kind": kind, "runs": n, "created": created,
-                      "score": primary}
+                      "score": primary, "pk": pk}
     names = _teams(e["team"] for e in picked.values())
     subs = []
     for pk, sub, m in Score.objects.filter(pk__in=picked) \
@@ -120,6 +122,8 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     for e, sub in subs:
         e.update(names[e["team"]], efficiency=eff.get(sub))
         out[e["team"]] = [e]
+    if not ct.metric:                      # no ranks: the board shows the runs' values
+        unranked.add_values(out)
     return out
 
 
@@ -147,15 +151,19 @@ def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], 
         return [], [_row(e, None, {}, "latest") for e in chosen]
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
-    chosen.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"]))
+    chosen.sort(key=lambda e: (e["name"],) if not ct.metric else
+                (e["score"] is None, sign * (e["score"] or 0), e["name"]))
     columns = metric_columns(ct.metric, chosen)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(chosen, 1):
         if e["score"] != prev:
             rank, prev = i, e["score"]
-        row = _row(e, rank, {k: e["metrics"].get(k) for k in columns}, "best")
+        row = _row(e, rank if ct.metric else None, {k: e["metrics"].get(k) for k in columns},
+                   "best" if ct.metric else "latest")
         row["efficiency"] = e["efficiency"]
         out.append(row)
+    if not ct.metric:
+        unranked.describe(out, chosen)
     return columns, out
 
 

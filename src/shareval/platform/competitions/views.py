@@ -26,7 +26,7 @@ from shareval.platform import work as site_work
 from shareval.platform.labels import label
 from shareval.platform.notifications import mail
 
-from . import access, board_html, eligibility, export, phase_status, teams
+from . import access, board_html, eligibility, export, phase_status, teams, unranked
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
@@ -112,14 +112,16 @@ def leaderboard(request, c, p, d):
     key: list = []
     board = leaderboard_payload(ds, request.user, request.GET.get("part"), key)
     metric = ds.task.metric           # the rule's text names the metric: say it in words
-    board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
-    body = board_html.body(board_html.page_rows(board), key[0])
+    if metric:
+        board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
+    body = board_html.body(board_html.page_rows(board), key[0], board["ranked"])
     own = ds.phase.competition.team_of(request.user) if request.user.is_authenticated else None
     if own is not None:              # the cached body is everyone's: mark the viewer's rows here
         attr = f'data-team="{escape(own.name)}"'
         body = mark_safe(body.replace(attr + ">", attr + ' data-own="yes">'))
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board, "body": body,
+        "overlap": unranked.matrix(board["rows"]),
         "own_team": own, "organizer": ds.phase.competition.is_organizer(request.user)})
 
 

@@ -31,10 +31,16 @@ def _reference(sub: Submission):
     return str(ref) if ref is not None else None
 
 
+# What boards need from a scorer beyond its command-line defaults (the bundle's
+# options win): the board of a task without a primary metric compares the teams'
+# value sets, so every value is listed (competitions/unranked.py).
+BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
+
+
 def score_submission(sub: Submission) -> Outcome:
     ct = sub.dataset.task
     task = ct.registry_task
-    options = dict(ct.options)
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
     plots = []
     if any(o.name == "plot" for o in task.options):
         out = Path(settings.RESULTS_DIR) / str(sub.pk)
