@@ -70,7 +70,22 @@ def leaderboard_payload(ds: Dataset, user, part: str | None = None,
     """The board ``user`` may see. ``key``, if given, receives the cache key of
     its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
-    return board_payload(ds, shown, access.board_part(user, ds, part), key)
+    board = board_payload(ds, shown, access.board_part(user, ds, part), key)
+    board["rows"] = runs_they_may_open(board["rows"], ds, user)
+    return board
+
+
+def runs_they_may_open(rows: list[dict], ds: Dataset, user) -> list[dict]:
+    """The rows with their run's ``id`` kept where ``user`` may open that run (its
+    team's members, the organizers) and taken out elsewhere: another team's run
+    ids are never shown."""
+    comp = ds.phase.competition
+    if comp.is_organizer(user):
+        return rows
+    team = comp.team_of(user)
+    mine = team.name if team is not None else None
+    return [r if r["team"] == mine else {k: v for k, v in r.items() if k != "id"}
+            for r in rows]
 
 
 def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) -> dict:

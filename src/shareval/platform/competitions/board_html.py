@@ -8,8 +8,11 @@ and the rank cells (which shift when one team moves) are written here.
 """
 from __future__ import annotations
 
+import re
+
 from django.core.cache import caches
 from django.template.loader import get_template
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
@@ -37,6 +40,25 @@ def page_rows(board: dict) -> list[dict]:
             for r in board["rows"]]
 
 
+RUN_CELL = re.compile(r'<span class="run-name">(.*?)</span>', re.S)
+
+
+def link_runs(body: str, rows: list[dict]) -> SafeString:
+    """The body with a link to each run the viewer may open (the rows that kept
+    their ``id``): the cached body is everyone's, so it holds no run ids."""
+    parts = body.split("<tr ")
+    if len(parts) != len(rows) + 1 or not any(r.get("id") for r in rows):
+        return mark_safe(body)
+    out = [parts[0]]
+    for html, r in zip(parts[1:], rows):
+        if r.get("id"):
+            href = escape(reverse("submission", args=[r["id"]]))
+            html = RUN_CELL.sub(lambda m: f'<a class="run-name" href="{href}">{m.group(1)}</a>',
+                                html, count=1)
+        out.append(html)
+    return mark_safe("<tr ".join(out))
+
+
 def _distribution(r: dict) -> str:
     """An unranked board's values cell: the run's most frequent values with their records."""
     if r.get("distribution") is None:
@@ -61,8 +83,9 @@ def body(rows: list[dict], key: str | None, ranked: bool = True) -> SafeString:
 
 
 def _row(r: dict, ranked: bool = True) -> str:
-    k = (r["team"], r["baseline"], r["run"], r.get("method"), r["runs"], r["submitted"],
-         tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")), r.get("dist"))
+    k = (r["team"], r["baseline"], r["run"], r.get("run_name"), r.get("method"), r["runs"],
+         r["submitted"], tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")),
+         r.get("dist"))
     cells = _memo.get(k)
     if cells is None:
         if len(_memo) >= MEMO_MAX:

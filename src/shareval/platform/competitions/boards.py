@@ -56,10 +56,11 @@ def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list
 def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None) -> dict:
     """{team: its kept runs, in the team's order}; see the module doc."""
     limit = (dataset.board or {}).get("max_runs") or 10 ** 6
+    task = dataset.task.task_name
     sign = 1 if dataset.task.lower_is_better else -1
     primary_field, metrics_field = PARTS[part]
     fields = ["pk", "submission__team_id", "submission__kind", "submission__created",
-              "submission__factsheet__method", "submission_id"]
+              "submission__factsheet__method", "submission_id", "submission__original_name"]
     if scores:
         fields.append(primary_field)
     by_team: dict[int, list[tuple]] = {}
@@ -69,14 +70,16 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
     out: dict[int, list[dict]] = {}
     for team, runs in by_team.items():
         if scores:
-            runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[6] is None,
-                                     sign * (r[6] or 0), r[3]))
+            runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[7] is None,
+                                     sign * (r[7] or 0), r[3]))
         else:       # primary first, then latest: no score is read
             runs.sort(key=lambda r: r[3], reverse=True)
             runs.sort(key=lambda r: r[2] != Submission.PRIMARY)
         out[team] = [{"team": team, "kind": r[2], "runs": len(runs), "created": r[3],
-                      "method": str(r[4]) if r[4] else "", "score": r[6] if scores else None,
-                      "pk": r[0], "sub": r[5], **names[team]} for r in runs[:limit]]
+                      "method": str(r[4]) if r[4] else "", "score": r[7] if scores else None,
+                      "pk": r[0], "sub": r[5], "sid": str(r[5]),
+                      "run_name": leaderboard.run_name(task, r[6]), **names[team]}
+                     for r in runs[:limit]]
     if scores:
         kept = [e for es in out.values() for e in es]
         results = dict(Score.objects.filter(pk__in=[e["pk"] for e in kept])

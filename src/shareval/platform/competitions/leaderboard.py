@@ -31,6 +31,7 @@ from __future__ import annotations
 from django.db.models import Case, Count, F, IntegerField, Value, When, Window
 from django.db.models.functions import RowNumber
 
+from shareval.formats.archive import parse_archive_name
 from shareval.platform.coderuns import efficiency
 from shareval.platform.labels import ordered
 from shareval.platform.submissions.models import Score, Submission
@@ -106,10 +107,10 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     order = [_not_primary(), score, F("submission__created").asc(), F("pk").asc()] \
         if ct.metric else [_not_primary(), F("submission__created").desc(), F("pk").desc()]
     picked: dict[int, dict] = {}
-    for team, n, kind, created, pk, primary in _first_per_team(
-            dataset, order, teams, "pk", primary_field):
+    for team, n, kind, created, pk, primary, file in _first_per_team(
+            dataset, order, teams, "pk", primary_field, "submission__original_name"):
         picked[pk] = {"team": team, "kind": kind, "runs": n, "created": created,
-                      "score": primary, "pk": pk}
+                      "score": primary, "pk": pk, "run_name": run_name(ct.task_name, file)}
     names = _teams(e["team"] for e in picked.values())
     subs = []
     for pk, sub, m in Score.objects.filter(pk__in=picked) \
@@ -120,7 +121,7 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     eff = efficiency.efficiency([sub for _, sub in subs])
     out = {}
     for e, sub in subs:
-        e.update(names[e["team"]], efficiency=eff.get(sub))
+        e.update(names[e["team"]], efficiency=eff.get(sub), sid=str(sub))
         out[e["team"]] = [e]
     if not ct.metric:                      # no ranks: the board shows the runs' values
         unranked.add_values(out)
@@ -128,10 +129,12 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
 
 
 def _blind_entries(dataset: Dataset, teams=None) -> dict[int, list[dict]]:
-    picked = {team: {"team": team, "kind": kind, "runs": n, "created": created}
-              for team, n, kind, created in _first_per_team(
+    task = dataset.task.task_name
+    picked = {team: {"team": team, "kind": kind, "runs": n, "created": created,
+                     "run_name": run_name(task, file), "sid": str(sid)}
+              for team, n, kind, created, file, sid in _first_per_team(
                   dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()],
-                  teams)}
+                  teams, "submission__original_name", "submission_id")}
     names = _teams(picked)
     return {t: [dict(e, **names[t])] for t, e in picked.items()}
 
@@ -174,7 +177,23 @@ def blind_rows(dataset: Dataset) -> list[dict]:
 
 
 def _row(e: dict, rank, metrics: dict, fallback: str) -> dict:
-    """A board row from an entry (team, name, baseline, kind, runs, created)."""
+    """A board row from an entry (team, name, baseline, kind, runs, created, the
+    run's name and id). ``id`` is the run's: the API and the page keep it only
+    for viewers who may open that run (``api.leaderboard_payload``)."""
     return {"rank": rank, "team": e["name"], "baseline": e["baseline"],
             "run": "primary" if e["kind"] == Submission.PRIMARY else fallback,
+            "run_name": e.get("run_name", ""), "id": e.get("sid"),
             "runs": e["runs"], "submitted": e["created"].isoformat(), "metrics": metrics}
+
+
+def run_name(task_name: str, file: str) -> str:
+    """A run's own name on a board. MATERIAL names its files after the system
+    (plan 8.2.1): the canonical ``<TeamID>_<Task>-…-<SysLabel>_…_<Timestamp>.tgz``
+    is shown whole, a web upload's ``<SysLabel>.tgz`` by its label. Other file
+    names stay private to the team and the organizers: ""."""
+    if not task_name.startswith("material-"):
+        return ""
+    fields = parse_archive_name(file or "")
+    if isinstance(fields, str):
+        return ""
+    return file if "task" in fields else fields["sys"]

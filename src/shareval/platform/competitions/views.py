@@ -114,7 +114,8 @@ def leaderboard(request, c, p, d):
     metric = ds.task.metric           # the rule's text names the metric: say it in words
     if metric:
         board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
-    body = board_html.body(board_html.page_rows(board), key[0], board["ranked"])
+    body = board_html.link_runs(board_html.body(board_html.page_rows(board), key[0],
+                                                board["ranked"]), board["rows"])
     own = ds.phase.competition.team_of(request.user) if request.user.is_authenticated else None
     if own is not None:              # the cached body is everyone's: mark the viewer's rows here
         attr = f'data-team="{escape(own.name)}"'

@@ -48,19 +48,21 @@ def _slot(n: int) -> threading.BoundedSemaphore:
 
 
 def validate(task: str, path: str, reference: str | None, limits: Limits,
-             catalog: tuple[str, str] | None = None) -> Verdict:
+             catalog: tuple[str, str] | None = None, name: str | None = None) -> Verdict:
     """Run the task's validator on ``path`` in a limited child process; with
-    ``catalog`` (file, label), a valid submission naming ids not in it is refused."""
+    ``catalog`` (file, label), a valid submission naming ids not in it is refused.
+    ``name`` is the uploaded file's own name (``path`` is where it is stored): the
+    task checks it as ``shareval validate`` checks the file's name."""
     slot = _slot(limits.slots)
     if not slot.acquire(timeout=limits.slot_wait):
         return Verdict(limit="busy")
     try:
-        return _run_child(task, path, reference, limits, catalog)
+        return _run_child(task, path, reference, limits, catalog, name)
     finally:
         slot.release()
 
 
-def _run_child(task, path, reference, limits: Limits, catalog=None) -> Verdict:
+def _run_child(task, path, reference, limits: Limits, catalog=None, name=None) -> Verdict:
     # no server secrets (database URL, secret key) for a process that reads hostile
     # files; fewer malloc arenas and BLAS threads: less address space, same speed
     env = {k: v for k, v in os.environ.items()
@@ -68,7 +70,7 @@ def _run_child(task, path, reference, limits: Limits, catalog=None) -> Verdict:
     env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MALLOC_ARENA_MAX="2")
     job = json.dumps({"task": task, "submission": path, "reference": reference,
                       "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                      "unpacked_mb": limits.unpacked_mb, "catalog": catalog})
+                      "unpacked_mb": limits.unpacked_mb, "catalog": catalog, "name": name})
     try:
         r = subprocess.run([sys.executable, "-m", __name__], input=job, env=env,
                            capture_output=True, text=True, timeout=limits.wall_seconds)
@@ -158,7 +160,7 @@ def _child(job: dict) -> dict:
     if big:
         return {"problems": [f"{path}: {big}"], "total": 1}
     try:
-        warnings = task.validate(path, job["reference"])
+        warnings = task.validate(path, job["reference"], job.get("name"))
         if job.get("catalog"):
             from shareval.tasks.catalogs import unknown_ids_problem
             problem = unknown_ids_problem(task.name, path, *job["catalog"])

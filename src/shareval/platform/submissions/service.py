@@ -304,7 +304,7 @@ def _validate(dataset: Dataset, path: Path, original: str) -> tuple[list[str], l
     def named(text):
         return rename_paths(text, path, original, ref)
     v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits,
-                         catalog=catalogs.phase_catalog(dataset))
+                         catalog=catalogs.phase_catalog(dataset), name=original)
     if v.limit == "busy":
         raise SubmissionError(503, "the server is busy validating other uploads; "
                                    "try again in a few minutes")
