@@ -389,3 +389,16 @@ def test_material_result_page_shows_the_det_plot(db, tmp_path, client):
     assert 'id="table-per_query"' in page and "query1" in page
     r = client.get(f"/s/{sub.pk}/plot/{score.plots[0]}")
     assert r.status_code == 200 and r["Content-Type"] == "image/png"
+
+
+def test_a_result_page_leads_back_to_the_competition_and_its_board(world, client):
+    sub = submit(world)
+    queue.drain()
+    client.force_login(world["users"]["alice"])
+    page = client.get(f"/s/{sub.pk}/").content.decode()
+    crumbs = page.split('id="crumbs"')[1].split("</p>")[0]
+    assert 'href="/c/tiny/"' in crumbs and 'href="/c/tiny/leaderboard/dev/dev/"' in crumbs
+    assert 'href="/c/tiny/submissions/"' in crumbs and "Organizer dashboard" not in crumbs
+    client.force_login(world["org"])
+    crumbs = client.get(f"/s/{sub.pk}/").content.decode().split('id="crumbs"')[1]
+    assert 'href="/c/tiny/organize/"' in crumbs.split("</p>")[0]

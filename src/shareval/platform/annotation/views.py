@@ -13,6 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.competitions import eligibility
 
 from . import results, service
@@ -326,7 +327,7 @@ def results_page(request, c, study):
         "cons": cons, "trail": trail, "status": response_status(st)})
 
 
-@login_required
+@token_or_session
 @require_GET
 def audit(request, c, study):
     st = _study(c, study)

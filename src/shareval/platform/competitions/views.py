@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
 from shareval.platform import work as site_work
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.labels import label
 from shareval.platform.notifications import mail
 
@@ -102,7 +103,8 @@ def team(request, c):
         "comp": comp, "team": my_team,
         "members": my_team.memberships.select_related("user") if my_team else [],
         "is_lead": bool(my_team and my_team.lead_id == request.user.pk),
-        "history": my_team.events.select_related("actor") if my_team else []})
+        "history": my_team.events.select_related("actor") if my_team else [],
+        "joinable": [] if my_team else teams.joinable(comp)})
 
 
 def leaderboard(request, c, p, d):
@@ -266,7 +268,7 @@ def rescore(request, c, t):
     return redirect("organize", c=comp.slug)
 
 
-@login_required
+@token_or_session
 def export_csv(request, c):
     comp = _organizer_comp(request, c)
     return export.csv_response(comp)

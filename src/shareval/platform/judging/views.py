@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.competitions import eligibility
 from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
@@ -279,7 +280,7 @@ def adjudicate_item(request, c, j, item):
     return redirect("adjudicate", c=comp.slug, j=camp.pk)
 
 
-@login_required
+@token_or_session
 def export(request, c, j, kind):
     comp = _comp(request, c)
     camp = _campaign(comp, j)

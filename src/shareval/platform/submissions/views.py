@@ -94,6 +94,7 @@ def submission(request, s):
                   for f in factsheets.fields(comp.factsheet)],
         "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
         "organizer": organizer, "is_member": member,
+        "board_link": access.can_view_leaderboard(request.user, sub.dataset),
         "frozen": access.frozen(sub.dataset.phase),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
         "comparison": comparison_view(score.get("comparison"))})
