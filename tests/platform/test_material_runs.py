@@ -83,14 +83,15 @@ def test_each_run_has_its_own_name_a_link_for_those_who_may_open_it_and_the_prim
     other = submit(m, "bob", "Other", "theirs.tgz")
     assert queue.drain() == 5                   # and the bundle's baseline
     rows = [r for r in client.get(API).json()["rows"] if r["team"] == "NIST"]
-    assert sorted(r["run_name"] for r in rows) == sorted([NAMES[0], "sysB", ""])
+    assert sorted(r["run_name"] for r in rows) == ["", "sysA", "sysB"]
+    assert {r["run_file"] for r in rows} == {NAMES[0], ""}        # the canonical name whole
     assert [r["run"] for r in rows if r["run_name"] == "sysB"] == ["primary"]
     assert all("id" not in r for r in client.get(API).json()["rows"])      # visitors
     page = client.get(URL).content.decode()
     assert 'class="run-name" href=' not in page and str(runs[0].pk) not in page
     nist = [t for t in page.split("<tr ") if 'data-team="NIST"' in t]
     cells = [text_of(t.split('<td class="run">')[1].split("</td>")[0]) for t in nist]
-    assert any(c.startswith(NAMES[0]) for c in cells)
+    assert any(c.startswith("sysA") and c.endswith(NAMES[0]) for c in cells)
     assert any(c.startswith("sysB primary") for c in cells)         # the primary is marked
     assert any(c.startswith("Contrastive run") for c in cells)      # a free name stays private
     assert "my-run" not in page

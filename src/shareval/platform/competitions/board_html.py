@@ -83,7 +83,8 @@ def body(rows: list[dict], key: str | None, ranked: bool = True) -> SafeString:
 
 
 def _row(r: dict, ranked: bool = True) -> str:
-    k = (r["team"], r["baseline"], r["run"], r.get("run_name"), r.get("method"), r["runs"],
+    k = (r["team"], r["baseline"], r["run"], r.get("run_name"), r.get("run_file"),
+         r.get("method"), r["runs"],
          r["submitted"], tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")),
          r.get("dist"))
     cells = _memo.get(k)

@@ -78,7 +78,7 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
         out[team] = [{"team": team, "kind": r[2], "runs": len(runs), "created": r[3],
                       "method": str(r[4]) if r[4] else "", "score": r[7] if scores else None,
                       "pk": r[0], "sub": r[5], "sid": str(r[5]),
-                      "run_name": leaderboard.run_name(task, r[6]), **names[team]}
+                      **leaderboard.run_names(task, r[6]), **names[team]}
                      for r in runs[:limit]]
     if scores:
         kept = [e for es in out.values() for e in es]

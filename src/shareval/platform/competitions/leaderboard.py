@@ -110,7 +110,7 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     for team, n, kind, created, pk, primary, file in _first_per_team(
             dataset, order, teams, "pk", primary_field, "submission__original_name"):
         picked[pk] = {"team": team, "kind": kind, "runs": n, "created": created,
-                      "score": primary, "pk": pk, "run_name": run_name(ct.task_name, file)}
+                      "score": primary, "pk": pk, **run_names(ct.task_name, file)}
     names = _teams(e["team"] for e in picked.values())
     subs = []
     for pk, sub, m in Score.objects.filter(pk__in=picked) \
@@ -131,7 +131,7 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
 def _blind_entries(dataset: Dataset, teams=None) -> dict[int, list[dict]]:
     task = dataset.task.task_name
     picked = {team: {"team": team, "kind": kind, "runs": n, "created": created,
-                     "run_name": run_name(task, file), "sid": str(sid)}
+                     **run_names(task, file), "sid": str(sid)}
               for team, n, kind, created, file, sid in _first_per_team(
                   dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()],
                   teams, "submission__original_name", "submission_id")}
@@ -182,18 +182,18 @@ def _row(e: dict, rank, metrics: dict, fallback: str) -> dict:
     for viewers who may open that run (``api.leaderboard_payload``)."""
     return {"rank": rank, "team": e["name"], "baseline": e["baseline"],
             "run": "primary" if e["kind"] == Submission.PRIMARY else fallback,
-            "run_name": e.get("run_name", ""), "id": e.get("sid"),
+            "run_name": e.get("run_name", ""), "run_file": e.get("run_file", ""),
+            "id": e.get("sid"),
             "runs": e["runs"], "submitted": e["created"].isoformat(), "metrics": metrics}
 
 
-def run_name(task_name: str, file: str) -> str:
-    """A run's own name on a board. MATERIAL names its files after the system
-    (plan 8.2.1): the canonical ``<TeamID>_<Task>-…-<SysLabel>_…_<Timestamp>.tgz``
-    is shown whole, a web upload's ``<SysLabel>.tgz`` by its label. Other file
-    names stay private to the team and the organizers: ""."""
-    if not task_name.startswith("material-"):
-        return ""
-    fields = parse_archive_name(file or "")
+def run_names(task_name: str, file: str) -> dict[str, str]:
+    """A run's own name on a board (``run_name``) and its canonical file name
+    (``run_file``). MATERIAL names its files after the system (plan 8.2.1): a
+    canonical ``<TeamID>_<Task>-…-<SysLabel>_…_<Timestamp>.tgz`` gives its SysLabel
+    and the whole name, a web upload's ``<SysLabel>.tgz`` its label. Other file
+    names stay private to the team and the organizers: empty."""
+    fields = parse_archive_name(file or "") if task_name.startswith("material-") else ""
     if isinstance(fields, str):
-        return ""
-    return file if "task" in fields else fields["sys"]
+        return {"run_name": "", "run_file": ""}
+    return {"run_name": fields["sys"], "run_file": file if "task" in fields else ""}

@@ -156,7 +156,10 @@ def comparison_view(comparison: dict | None) -> dict | None:
             ("ci_low", metric, m.get("ci_low")), ("ci_high", metric, m.get("ci_high")),
             ("p_randomization", "p", m.get("p_randomization")),
             ("p_bootstrap", "p", m.get("p_bootstrap"))]
+    few = units is not None and units < MIN_UNITS             # the decision says so
     return {"previous": comparison.get("previous"), "metric": metric, "units": units,
+            "units_note": "" if units is None or few else
+            f"{units} paired unit{'s' if units != 1 else ''}.",
             "rows": [{"key": k, "label": label(k), "value": number(v)} for k, _, v in rows],
             "decision": decision(units, m.get("p_randomization")),
             "rule": f"the paired randomization test decides (p < {ALPHA}, with at least "
