@@ -144,7 +144,7 @@ def test_replaying_the_design_sources_on_the_demo(browser, demo, tmp_path):
     judge.reload()
     assert "Choose your topic areas" in judge.inner_text("#work")
     # the judge ranks one phase-1 publication alone: Kendall's W is undefined, not "nan"
-    judge.click("tr[id$=-topics] a.open-work")
+    judge.click("tr[id$=-topics] a.open-work")          # "Start" on the topics row
     for box in judge.locator("input[name=topics]").all():
         box.check()
     judge.click("#save-topics")

@@ -36,7 +36,7 @@ def test_judges_see_their_items_left_in_the_header_and_nobody_else_does(judged, 
     client.force_login(judges[0])
     assert left_in_header(client) == items
     page = client.get("/work/").content.decode()
-    row = text_of(page.split(f'id="campaign-{camp.pk}"')[1].split("</tr>")[0])
+    row = text_of(page.split(f'id="row-campaign-{camp.pk}"')[1].split("</tr>")[0])
     assert "Judge items" in row and "Chains" in row and f"{items} items" in row
     assert client.get("/judging/").content.decode().count(f'id="campaign-{camp.pk}"') == 1
     for who in (w["users"]["alice"], w["org"]):          # a team member, the organizer
@@ -52,7 +52,7 @@ def test_judges_see_their_items_left_in_the_header_and_nobody_else_does(judged, 
     _run_all(camp, judges)
     assert left_in_header(client) is None
     row = text_of(client.get("/work/").content.decode().split(
-        f'id="campaign-{camp.pk}"')[1].split("</tr>")[0])
+        f'id="row-campaign-{camp.pk}"')[1].split("</tr>")[0])
     assert "none" in row and "every item has its judges" in row
 
 
