@@ -124,7 +124,8 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
         e.update(names[e["team"]], efficiency=eff.get(sub), sid=str(sub))
         out[e["team"]] = [e]
     if not ct.metric:                      # no ranks: the board shows the runs' values
-        unranked.add_values(out)
+        unranked.add_values(out, dict(Score.objects.filter(pk__in=picked).values_list(
+            "pk", "result__breakdowns__value_counts")))
     return out
 
 

@@ -11,8 +11,6 @@ is read again.
 """
 from __future__ import annotations
 
-from shareval.platform.submissions.models import Score
-
 from .models import Dataset
 
 TOP = 5                       # most frequent values shown per row
@@ -22,11 +20,9 @@ def ranked(dataset: Dataset) -> bool:
     return bool(dataset.task.metric)
 
 
-def add_values(entries: dict) -> None:
-    """Each entry's value set with its records, from its score's ``value_counts``."""
-    pks = [e["pk"] for es in entries.values() for e in es]
-    stored = dict(Score.objects.filter(pk__in=pks)
-                  .values_list("pk", "result__breakdowns__value_counts"))
+def add_values(entries: dict, stored: dict) -> None:
+    """Each entry's value set with its records, from its score's stored
+    ``value_counts`` breakdown (``stored``: score pk -> breakdown)."""
     for es in entries.values():
         for e in es:
             counts = stored.get(e["pk"]) or {}
