@@ -102,3 +102,8 @@ def test_several_runs_per_team_are_unranked_too(methods_board, client):
     assert {r["rank"] for r in b["rows"]} == {None} and len(b["rows"]) == 4
     assert [r["team"] for r in b["rows"]] == ["Team A", "Team B", "Team C", "Team C"]
     assert "" not in b["columns"]
+    assert [r["distribution"] for r in b["rows"][2:]] == [[["regression", 1], ["survey", 1]],
+                                                          [["old", 1]]]
+    assert all("overlap" not in r for r in b["rows"])      # several rows per team: no matrix
+    page = client.get(URL).content.decode()
+    assert "old (1)" in page and 'id="overlap"' not in page

@@ -19,7 +19,7 @@ from __future__ import annotations
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions.models import Score, Submission
 
-from . import leaderboard
+from . import leaderboard, unranked
 from .leaderboard import PARTS, _current_scored, _row, scalar_metrics
 from .models import Dataset
 
@@ -88,6 +88,9 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
         for e in kept:
             e["metrics"] = scalar_metrics({"metrics": results.get(e["pk"]) or {}})
             e["efficiency"] = eff.get(e["sub"])
+        if not dataset.task.metric:        # no ranks: the board shows the runs' values
+            unranked.add_values(out, dict(Score.objects.filter(pk__in=results).values_list(
+                "pk", "result__breakdowns__value_counts")))
     return out
 
 
@@ -113,6 +116,8 @@ def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[st
                            e["method"])
         row["efficiency"] = e["efficiency"]
         out.append(row)
+    if not metric:            # each run's values; teams overlap on one-row boards only
+        unranked.describe(out, kept, overlap=False)
     return columns, out
 
 

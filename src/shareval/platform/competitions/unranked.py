@@ -30,18 +30,19 @@ def add_values(entries: dict, stored: dict) -> None:
                            for v, r in counts.items()}
 
 
-def describe(rows: list[dict], chosen: list[dict]) -> None:
-    """Give each row (built from the entry beside it) its most frequent values and
-    its overlap with every other row's team."""
+def describe(rows: list[dict], chosen: list[dict], overlap: bool = True) -> None:
+    """Give each row (built from the entry beside it) its most frequent values and,
+    with ``overlap`` (one row per team), its overlap with every other row's team."""
     for row, e in zip(rows, chosen):
         values = e.get("values") or {}
         row["distribution"] = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
         row["distinct"] = len(values)
-        row["overlap"] = {o["name"]: overlap(values, o.get("values") or {})
-                          for o in chosen if o is not e}
+        if overlap:
+            row["overlap"] = {o["name"]: overlap_of(values, o.get("values") or {})
+                              for o in chosen if o is not e}
 
 
-def overlap(a: dict, b: dict) -> dict:
+def overlap_of(a: dict, b: dict) -> dict:
     """Jaccard of two value sets (undefined, None, when both are empty) and the
     number of values they share."""
     union = len(a.keys() | b.keys())
