@@ -69,8 +69,15 @@ def agreement_result(path) -> Result:
                   warnings=warnings)
 
 
+# Fewer paired units than this, and neither test means anything: the randomization
+# test cannot reach p < 0.05 below 6 units (its smallest p is 2/2^n), and the bootstrap
+# draws its resamples from too few distinct ones (35 for 4 units) for a p or an interval.
+MIN_UNITS = 10
+ALPHA = 0.05
 COMPARE_CONVENTIONS = {
     "units": "the task's evaluation units (queries, documents or publications), paired",
+    "decision": f"the randomization test decides: A and B differ when p < {ALPHA} with at "
+                f"least {MIN_UNITS} paired units; the bootstrap gives the interval",
     "bootstrap": "paired bootstrap over units (within languages for SV-Ident); percentile CI "
                  "of metric(A) - metric(B); two-sided p with add-one smoothing",
     "randomization": "approximate paired randomization test, swapping A/B per unit; two-sided "
@@ -112,5 +119,23 @@ def compare_result(task_name: str, reference, sub_a, sub_b, samples: int = 10_00
                "p_bootstrap": boot.p_value, "p_randomization": rand.p_value}
     conventions = dict(COMPARE_CONVENTIONS, metric=ua.metric, confidence=confidence,
                        samples=samples, seed=seed)
+    warnings = [too_few_units(len(ua.units))] if len(ua.units) < MIN_UNITS else []
     return Result(f"compare:{task_name}", f"compare/1 (shareval {__version__})", conventions,
-                  metrics, counts={"units": len(ua.units), "A": str(sub_a), "B": str(sub_b)})
+                  metrics, counts={"units": len(ua.units), "A": str(sub_a), "B": str(sub_b)},
+                  warnings=warnings)
+
+
+def too_few_units(units: int) -> str:
+    return (f"only {units} paired unit{'s' if units != 1 else ''}: with fewer than "
+            f"{MIN_UNITS} neither test means anything, whatever its p")
+
+
+def decision(units: int | None, p_randomization) -> str:
+    """What a comparison supports, in words (the randomization test decides)."""
+    if units is not None and units < MIN_UNITS:
+        return "no decision: " + too_few_units(units)
+    if not isinstance(p_randomization, (int, float)) or p_randomization != p_randomization:
+        return "no decision: the randomization test gave no p"
+    if p_randomization < ALPHA:
+        return f"A and B differ (randomization test, p < {ALPHA})"
+    return f"no significant difference (randomization test, p ≥ {ALPHA})"

@@ -94,7 +94,7 @@ def test_invitation_links_and_lead_handover(stack, tmp_path):  # noqa: F811
         carl.click("#join-submit")
         carl.wait_for_selector("text=You are registered")
         carl.goto(c + "/team/")
-        carl.fill("input[name=name][placeholder='exact team name']", "Ina's lab")
+        carl.select_option("#team-join-name", "Ina's lab")      # chosen, not typed
         carl.click("button[value=join]")
         carl.wait_for_selector("text=its lead must approve")
         ina.goto(c + "/team/")

@@ -53,7 +53,9 @@ RULES = {
     "api-submission-cancel": (set(), {"bob", "org"}),
     "api-tokens": (USERS, USERS), "api-token": (set(), set()),
     # judging: dave (the outsider) is the scene campaign's only judge
-    "my-campaigns": (USERS, USERS), "judge": ({"outsider"}, {"outsider"}),      # POST: "Start judging"
+    # /work/ (and its older address /judging/): everything a person has to do
+    "work": (USERS, set()), "my-campaigns": (USERS, set()),
+    "judge": ({"outsider"}, {"outsider"}),      # POST: "Start judging"
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
     # code submissions: the scene gives bob's team a code submission with the id of

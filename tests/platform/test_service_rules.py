@@ -40,9 +40,9 @@ def val(monkeypatch):
         verdict = isolate.Verdict()
         calls: list[dict] = []
 
-    def fake(task, path, reference, limits, catalog=None):
+    def fake(task, path, reference, limits, catalog=None, name=None):
         V.calls.append({"task": task, "path": path, "reference": reference,
-                        "limits": limits, "catalog": catalog,
+                        "limits": limits, "catalog": catalog, "name": name,
                         "data": Path(path).read_bytes()})
         return V.verdict
     monkeypatch.setattr(service.isolate, "validate", fake)
@@ -88,6 +88,7 @@ def test_accepted_upload_is_stored_validated_queued_and_timestamped(rw, val):
     call = val.calls[-1]
     assert call["task"] == "classification" and call["reference"] is None
     assert call["data"] == BODY.encode() and call["path"] == str(new)
+    assert call["name"] == "My.Run.TSV"           # its own name, checked as the CLI checks it
     assert call["limits"].memory_mb == django_settings.VALIDATION_MEMORY_MB
     assert call["limits"].cpu_seconds == django_settings.VALIDATION_CPU_SECONDS
     assert call["limits"].wall_seconds == django_settings.VALIDATION_WALL_SECONDS

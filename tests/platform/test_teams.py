@@ -131,3 +131,57 @@ def test_one_person_is_in_one_team_per_competition(world, client):
     assert b"already in a team" in r.content
     assert Membership.objects.filter(team__competition=comp, user=dave,
                                      status=Membership.APPROVED).count() == 1
+
+
+def test_joining_offers_the_teams_to_choose_from(world, client):
+    """Nobody has to type a team's exact name: the team page lists the teams."""
+    dave = world["users"]["dave"]
+    client.force_login(dave)
+    page = client.get("/c/tiny/team/").content.decode()
+    options = page.split('id="team-join-name"')[1].split("</select>")[0]
+    assert '<option value="Team A">Team A (2 members)</option>' in options
+    assert '<option value="Team B">Team B (1 member)</option>' in options
+    assert "Baseline" not in options                      # organizers' baselines: not joinable
+    client.post("/c/tiny/team/", {"action": "join", "name": "Team B"})
+    assert Membership.objects.get(user=dave).team.name == "Team B"
+
+
+def test_a_full_team_is_listed_but_cannot_be_chosen(world, client):
+    comp = world["comp"]
+    comp.max_team_size = 2
+    comp.save()
+    client.force_login(world["users"]["dave"])
+    page = client.get("/c/tiny/team/").content.decode()
+    assert '<option value="Team A" disabled>Team A (2 members, full)</option>' in page
+
+
+def test_the_organizer_is_not_in_the_baseline_team(world, client):
+    """Loading a bundle with baselines made its organizer a member of the baseline
+    team: their team page offered an empty 'Hand over the lead' list and boards said
+    that team's rows were theirs."""
+    org, comp = world["org"], world["comp"]
+    baseline = Team.objects.get(competition=comp, is_baseline=True)
+    assert not baseline.memberships.exists()
+    assert comp.team_of(org) is None
+    # memberships stored by earlier versions make nobody a baseline's member either
+    Membership.objects.create(team=baseline, user=org, status=Membership.APPROVED)
+    assert comp.team_of(org) is None
+    client.force_login(org)
+    assert "Hand over the lead" not in client.get("/c/tiny/team/").content.decode()
+    board = client.get("/c/tiny/leaderboard/dev/dev/").content.decode()
+    assert "are highlighted" not in board and 'data-own="yes"' not in board
+
+
+def test_removing_the_stored_baseline_memberships(world):
+    """The migration that takes organizers out of baseline teams stored earlier."""
+    import importlib
+
+    from django.apps import apps
+    org, comp = world["org"], world["comp"]
+    baseline = Team.objects.get(competition=comp, is_baseline=True)
+    Membership.objects.create(team=baseline, user=org, status=Membership.APPROVED)
+    migration = importlib.import_module(
+        "shareval.platform.competitions.migrations.0009_baseline_teams_without_members")
+    migration.remove_baseline_members(apps, None)
+    assert not baseline.memberships.exists() and Membership.objects.filter(
+        team__is_baseline=False).count() == 3

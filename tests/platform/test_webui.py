@@ -15,9 +15,9 @@ from django.views.defaults import permission_denied
 from shareval.formats.errors import Problems
 from shareval.formats.rcc import read_citations
 from shareval.formats.svident import read_detection
+from shareval.platform.labels import label, number, state_label
 from shareval.platform.submissions import queue, samples, service
 from shareval.platform.submissions.breakdowns import PAGE_SIZE, breakdown_tables
-from shareval.platform.submissions.labels import label, number, state_label
 from shareval.platform.submissions.models import Submission
 from shareval.platform.submissions.scoring import unit_bars
 
@@ -42,7 +42,7 @@ def test_labels_states_and_numbers():
     assert state_label("queued") == "Waiting for scoring"
     assert state_label("primary") == "Primary run"
     assert number(72) == "72" and number(0.5) == "0.5000" and number(True) == "yes"
-    assert number(None) == "" and number(float("nan")) == "n/a"
+    assert number(None) == "" and number(float("nan")) == "—"
 
 
 def test_result_page_labels_metrics_and_shows_counts_as_integers(world, client):
@@ -88,7 +88,7 @@ def test_description_is_markdown_without_raw_html(world, client):
 
 def big_breakdown(n=120):
     units = {f"u{k:03d}": {"score": (k * 37) % n / n, "count": k} for k in range(n)}
-    units["u007"]["score"] = None                          # missing values sort last
+    units["u007"]["score"] = None                 # undefined (a scorer's NaN) sorts last
     return {"big": units, "small": {"a": {"score": 0.5}}}
 
 
@@ -105,7 +105,7 @@ def test_breakdowns_page_and_sort_on_the_server():
     last = breakdown_tables(big_breakdown(), {"bd": "big", "sort": "score", "order": "desc",
                                               "page": "3"})[0]
     assert len(last["rows"]) == 20 and last["rows"][-1][0]["text"] == "u007"
-    assert last["rows"][-1][1]["text"] == "" and not last["next"]
+    assert last["rows"][-1][1]["text"] == "—" and not last["next"]
     counts = breakdown_tables(big_breakdown(), {"bd": "big", "sort": "count",
                                                 "order": "asc", "page": "99"})[0]
     assert counts["page"] == 3 and counts["rows"][0][2]["text"] == "100"   # page clamped
@@ -390,3 +390,16 @@ def test_material_result_page_shows_the_det_plot(db, tmp_path, client):
     assert 'id="table-per_query"' in page and "query1" in page
     r = client.get(f"/s/{sub.pk}/plot/{score.plots[0]}")
     assert r.status_code == 200 and r["Content-Type"] == "image/png"
+
+
+def test_a_result_page_leads_back_to_the_competition_and_its_board(world, client):
+    sub = submit(world)
+    queue.drain()
+    client.force_login(world["users"]["alice"])
+    page = client.get(f"/s/{sub.pk}/").content.decode()
+    crumbs = page.split('id="crumbs"')[1].split("</p>")[0]
+    assert 'href="/c/tiny/"' in crumbs and 'href="/c/tiny/leaderboard/dev/dev/"' in crumbs
+    assert 'href="/c/tiny/submissions/"' in crumbs and "Organizer dashboard" not in crumbs
+    client.force_login(world["org"])
+    crumbs = client.get(f"/s/{sub.pk}/").content.decode().split('id="crumbs"')[1]
+    assert 'href="/c/tiny/organize/"' in crumbs.split("</p>")[0]

@@ -17,7 +17,7 @@ from types import SimpleNamespace
 from shareval.platform.competitions.phase_status import current_phase
 from shareval.platform.submissions import queue, service
 from shareval.platform.submissions.breakdowns import breakdown_tables
-from shareval.platform.submissions.labels import scorer_label
+from shareval.platform.labels import scorer_label
 
 from .conftest import Upload, run_with_accuracy
 from .test_judging import judged  # noqa: F401 (fixture)

@@ -272,7 +272,7 @@ def run_demo_server(args, console) -> int:
     console.print(f"Splits: {SPLITS}", markup=False)
     for name, organizer, team in ACCOUNTS:
         role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}" \
-            if team else f"judge (no team): {base}/judging/"
+            if team else f"judge (no team): {base}/work/"
         console.print(f"  {name:<10} password {accounts[name]:<14} {role}")
     console.print("Leaderboards: " + ", ".join(
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in

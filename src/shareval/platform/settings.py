@@ -107,6 +107,7 @@ TEMPLATES = [{
         "django.contrib.auth.context_processors.auth",
         "django.contrib.messages.context_processors.messages",
         "csp.context_processors.nonce",
+        "shareval.platform.work.header",        # the header's "Your work" link
     ]},
 }]
 

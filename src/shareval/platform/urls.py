@@ -10,6 +10,7 @@ from .competitions import (api as comp_api, records_views, views as comp_views, 
 from .competitions import api_access
 from .judging import views as judging_views
 from .submissions import api as sub_api, run_views, views as sub_views
+from .work import page as work_page
 
 admin.site.site_header = "shareval administration (organizers only)"
 
@@ -86,7 +87,8 @@ urlpatterns = [
          name="bulk-download"),
     path("c/<slug:c>/organize/export.tgz", records_views.export_archive,
          name="export-competition"),
-    path("judging/", judging_views.my_campaigns, name="my-campaigns"),
+    path("work/", work_page, name="work"),
+    path("judging/", work_page, name="my-campaigns"),       # the older address of /work/
     path("judging/<int:j>/", judging_views.judge, name="judge"),
     path("judging/<int:j>/text/<int:item>/", judging_views.judge_text, name="judge-text"),
     path("c/<slug:c>/organize/campaigns/", judging_views.campaigns, name="campaigns"),

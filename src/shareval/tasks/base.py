@@ -120,13 +120,18 @@ class Task:
             return None
         return self.load_reference(ref) if isinstance(ref, (str, Path)) else ref
 
-    def submission(self, sub, reference=None):
+    def submission(self, sub, reference=None, name: str | None = None):
+        """``sub`` loaded (a path) or as it is. ``name``: the file's name as its author
+        gave it, when it is stored under another (the server's uploads); only tasks
+        whose file names carry meaning read it (MATERIAL's archive names)."""
         return self.load_submission(sub, reference) if isinstance(sub, (str, Path)) else sub
 
-    def validate(self, submission, reference=None) -> list[str]:
-        """Load (and so check) a submission; returns warnings, raises InvalidInput."""
+    def validate(self, submission, reference=None, name: str | None = None) -> list[str]:
+        """Load (and so check) a submission; returns warnings, raises InvalidInput.
+        The command line and the server's uploads both validate here; the server
+        passes the uploaded file's ``name`` (it stores the file under another)."""
         ref = self.reference(reference) if reference is not None else None
-        sub = self.submission(submission, ref)
+        sub = self.submission(submission, ref, name)
         return list(getattr(sub, "warnings", []))
 
     def score(self, reference, submission, **options) -> Result:

@@ -1,6 +1,11 @@
-"""DRF authentication by ``Authorization: Token <key>`` against hashed ApiTokens."""
+"""DRF authentication by ``Authorization: Token <key>`` against hashed ApiTokens, and
+the same tokens for the pages scripts download from (``token_or_session``)."""
 from __future__ import annotations
 
+from functools import wraps
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
@@ -26,3 +31,23 @@ class ApiTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return self.keyword
+
+
+def token_or_session(view):
+    """For files scripts fetch (the organizers' exports): a request with
+    ``Authorization: Token <key>`` is the token's user for that request, a wrong
+    or revoked token is answered 401 in one line; without a token the browser's
+    session counts (else the log-in page, as ``login_required``)."""
+    session_view = login_required(view)
+
+    @wraps(view)
+    def wrapped(request, *args, **kwargs):
+        if not request.user.is_authenticated and "HTTP_AUTHORIZATION" in request.META:
+            try:
+                found = ApiTokenAuthentication().authenticate(request)
+            except exceptions.AuthenticationFailed as e:
+                return HttpResponse(f"{e.detail}\n", status=401, content_type="text/plain")
+            if found is not None:
+                request.user = found[0]
+        return session_view(request, *args, **kwargs)
+    return wrapped

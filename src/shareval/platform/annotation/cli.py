@@ -72,7 +72,8 @@ def run(args, console) -> int:
         console.print(f"  short: {s}")
     console.print(f"  {st.publications.filter(purpose='qualitative').count()} publications "
                   f"for phase-1 rankings")
-    console.print(f"pages: /c/{args.competition}/annotation/{st.pk}/")
+    console.print(f"pages: /c/{args.competition}/annotation/{st.pk}/ (organizers: the overview; "
+                  f"members: their work, also under 'Your work' in the site's header)")
     return 0
 
 

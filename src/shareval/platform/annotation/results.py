@@ -85,6 +85,8 @@ def consensus(study: Study) -> dict:
     out = {"publications": per_pub, "order": order, "points": pts,
            "w": r2.kendall_w(r2.ranks_table(full, teams)) if len(full) > 1 else float("nan"),
            "mean_w": _mean([x["w"] for x in per_pub]), "rankings": len(everything)}
+    out["undefined"] = any(math.isnan(x) for x in [out["w"], out["mean_w"]]
+                           + [x["w"] for x in per_pub])
     if len(teams) <= 7:
         out["kemeny"], out["kemeny_distance"] = r2.kemeny(everything)
     return out

@@ -13,6 +13,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.competitions import eligibility
 
 from . import results, service
@@ -70,8 +71,13 @@ def home(request, c):
 
 @login_required
 def overview(request, c, study):
+    """The study's address (``rcc-study`` prints it): the organizers' overview; a
+    member without the organizer role lands on their own work."""
     st = _study(c, study)
-    _need(st, request.user, "organizer")
+    mine = _need(st, request.user, "organizer", Member.CODER, Member.JUDGE, Member.REVIEWER,
+                 "designer")
+    if "organizer" not in mine:
+        return redirect("annotation-work", c=c, study=st.pk)
     form = MemberForm()
     if request.method == "POST":
         form = MemberForm(request.POST)
@@ -321,7 +327,7 @@ def results_page(request, c, study):
         "cons": cons, "trail": trail, "status": response_status(st)})
 
 
-@login_required
+@token_or_session
 @require_GET
 def audit(request, c, study):
     st = _study(c, study)

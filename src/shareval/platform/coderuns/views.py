@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions import eligibility
+from ..competitions import access, eligibility
 from ..submissions.service import SubmissionError
 from . import service
 from .api import visible_code
@@ -52,9 +52,11 @@ def submit_code(request, c):
 def code_submission(request, s):
     cs, organizer = visible_code(request, s)
     runs = [service.run_view(r, organizer) for r in cs.runs.order_by("created", "id")]
+    comp = cs.dataset.phase.competition
     return render(request, "shareval/code_submission.html",
-                  {"cs": cs, "comp": cs.dataset.phase.competition, "runs": runs,
-                   "organizer": organizer})
+                  {"cs": cs, "comp": comp, "runs": runs, "organizer": organizer,
+                   "member": comp.team_of(request.user) == cs.team,
+                   "board_link": access.can_view_leaderboard(request.user, cs.dataset)})
 
 
 @login_required

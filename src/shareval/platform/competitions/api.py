@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions import factsheets
 
-from . import access, board_cache, boards, eligibility, export
+from . import access, board_cache, boards, eligibility, export, unranked
 from .access_models import PhaseLimit
 from .models import Competition, CompetitionTask, Dataset, Phase
 
@@ -70,7 +70,22 @@ def leaderboard_payload(ds: Dataset, user, part: str | None = None,
     """The board ``user`` may see. ``key``, if given, receives the cache key of
     its rows (None when they are not cached): the page caches its table body under it."""
     shown = access.leaderboard_shows_scores(user, ds)
-    return board_payload(ds, shown, access.board_part(user, ds, part), key)
+    board = board_payload(ds, shown, access.board_part(user, ds, part), key)
+    board["rows"] = runs_they_may_open(board["rows"], ds, user)
+    return board
+
+
+def runs_they_may_open(rows: list[dict], ds: Dataset, user) -> list[dict]:
+    """The rows with their run's ``id`` kept where ``user`` may open that run (its
+    team's members, the organizers) and taken out elsewhere: another team's run
+    ids are never shown."""
+    comp = ds.phase.competition
+    if comp.is_organizer(user):
+        return rows
+    team = comp.team_of(user)
+    mine = team.name if team is not None else None
+    return [r if r["team"] == mine else {k: v for k, v in r.items() if k != "id"}
+            for r in rows]
 
 
 def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) -> dict:
@@ -86,7 +101,8 @@ def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) 
             "runs_per_team": "several" if several else "one",
             "competition": ds.phase.competition.slug, "phase": ds.phase.slug,
             "dataset": ds.slug,
-            "task": ds.task.slug, "primary_metric": ds.task.metric, "columns": columns,
+            "task": ds.task.slug, "primary_metric": ds.task.metric or None,
+            "ranked": unranked.ranked(ds), "columns": columns,
             "scores": "shown" if shown else "hidden until the organizers release results",
             "rule": boards.rule(ds, shown, several),
             "rows": rows}

@@ -73,4 +73,4 @@ def _warm(ids) -> None:
             key: list = []
             board = api.board_payload(ds, scores, part, key)
             if key[0]:
-                board_html.body(board_html.page_rows(board), key[0])
+                board_html.body(board_html.page_rows(board), key[0], board["ranked"])

@@ -19,7 +19,7 @@ from __future__ import annotations
 from shareval.platform.coderuns import efficiency
 from shareval.platform.submissions.models import Score, Submission
 
-from . import leaderboard
+from . import leaderboard, unranked
 from .leaderboard import PARTS, _current_scored, _row, scalar_metrics
 from .models import Dataset
 
@@ -56,10 +56,11 @@ def all_rows(dataset: Dataset, scores: bool, part: str = "public") -> tuple[list
 def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None) -> dict:
     """{team: its kept runs, in the team's order}; see the module doc."""
     limit = (dataset.board or {}).get("max_runs") or 10 ** 6
+    task = dataset.task.task_name
     sign = 1 if dataset.task.lower_is_better else -1
     primary_field, metrics_field = PARTS[part]
     fields = ["pk", "submission__team_id", "submission__kind", "submission__created",
-              "submission__factsheet__method", "submission_id"]
+              "submission__factsheet__method", "submission_id", "submission__original_name"]
     if scores:
         fields.append(primary_field)
     by_team: dict[int, list[tuple]] = {}
@@ -69,14 +70,16 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
     out: dict[int, list[dict]] = {}
     for team, runs in by_team.items():
         if scores:
-            runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[6] is None,
-                                     sign * (r[6] or 0), r[3]))
+            runs.sort(key=lambda r: (r[2] != Submission.PRIMARY, r[7] is None,
+                                     sign * (r[7] or 0), r[3]))
         else:       # primary first, then latest: no score is read
             runs.sort(key=lambda r: r[3], reverse=True)
             runs.sort(key=lambda r: r[2] != Submission.PRIMARY)
         out[team] = [{"team": team, "kind": r[2], "runs": len(runs), "created": r[3],
-                      "method": str(r[4]) if r[4] else "", "score": r[6] if scores else None,
-                      "pk": r[0], "sub": r[5], **names[team]} for r in runs[:limit]]
+                      "method": str(r[4]) if r[4] else "", "score": r[7] if scores else None,
+                      "pk": r[0], "sub": r[5], "sid": str(r[5]),
+                      **leaderboard.run_names(task, r[6]), **names[team]}
+                     for r in runs[:limit]]
     if scores:
         kept = [e for es in out.values() for e in es]
         results = dict(Score.objects.filter(pk__in=[e["pk"] for e in kept])
@@ -85,29 +88,36 @@ def all_entries(dataset: Dataset, scores: bool, part: str = "public", teams=None
         for e in kept:
             e["metrics"] = scalar_metrics({"metrics": results.get(e["pk"]) or {}})
             e["efficiency"] = eff.get(e["sub"])
+        if not dataset.task.metric:        # no ranks: the board shows the runs' values
+            unranked.add_values(out, dict(Score.objects.filter(pk__in=results).values_list(
+                "pk", "result__breakdowns__value_counts")))
     return out
 
 
 def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], list[dict]]:
     kept = [e for es in entries.values() for e in es]
-    if not scores:
+    metric = dataset.task.metric
+    if not scores or not metric:       # by team, primary first, then latest: no ranks
         kept.sort(key=lambda e: (e["name"], e["kind"] != Submission.PRIMARY,
                                  -e["created"].timestamp()))
+    if not scores:
         return [], [_with_method(_row(e, None, {}, "contrastive"), e["method"]) for e in kept]
-    sign = 1 if dataset.task.lower_is_better else -1
-    kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
-                             e["created"]))
-    columns = [dataset.task.metric]
-    for e in kept:
-        columns += [k for k in e["metrics"] if k not in columns]
+    if metric:
+        sign = 1 if dataset.task.lower_is_better else -1
+        kept.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"],
+                                 e["created"]))
+    columns = leaderboard.metric_columns(metric, kept)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(kept, 1):
         if e["score"] != prev:
             rank, prev = i, e["score"]
-        row = _with_method(_row(e, rank, {k: e["metrics"].get(k) for k in columns},
-                                "contrastive"), e["method"])
+        row = _with_method(_row(e, rank if metric else None,
+                                {k: e["metrics"].get(k) for k in columns}, "contrastive"),
+                           e["method"])
         row["efficiency"] = e["efficiency"]
         out.append(row)
+    if not metric:            # each run's values; teams overlap on one-row boards only
+        unranked.describe(out, kept, overlap=False)
     return columns, out
 
 
@@ -139,6 +149,11 @@ def shape(dataset: Dataset, columns: list[str], rows: list[dict]) -> tuple[list[
 def rule(ds: Dataset, shown: bool, several: bool) -> str:
     """The board's rule in words (pages and API)."""
     m = ds.task.metric
+    if not m:
+        runs = "several runs per team, its primary run first, then the latest" if several \
+            else "its primary run if flagged, else its latest scored run"
+        return (f"{runs}; by team name, not ranked: the task has no gold and no primary "
+                f"metric, so the board shows what each run holds and how the teams overlap")
     if several:
         n = (ds.board or {}).get("max_runs")
         runs = f"up to {n} runs per team" if n else "every scored run of each team"

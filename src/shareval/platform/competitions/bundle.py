@@ -28,7 +28,7 @@ from . import bundle_runs, checks
 from .bundle_access import load_access, read_access
 from .access_models import SettingChange
 from .checks import SLUG  # noqa: F401  (archive.py reads it from here)
-from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team
+from .models import Competition, CompetitionTask, Dataset, Phase, PublicFile, Quota, Team
 
 LINE = "__line__"
 
@@ -369,10 +369,10 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             if ds is None:
                 raise InvalidInput([_p("bundle.yaml", None, "baselines",
                                        f"no dataset {bl['phase']}/{bl['dataset']}")])
-            team, created = Team.objects.get_or_create(
+            # the organizer submits a baseline without being its member: a member
+            # would see the baseline as their team (boards, team page, API)
+            team, _ = Team.objects.get_or_create(
                 competition=comp, name=bl["team"], defaults={"lead": owner, "is_baseline": True})
-            if created:
-                Membership.objects.create(team=team, user=owner, status=Membership.APPROVED)
             made.append(_submit_file(owner, team, ds, bl))
     return comp, made
 

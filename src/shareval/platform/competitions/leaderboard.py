@@ -31,15 +31,28 @@ from __future__ import annotations
 from django.db.models import Case, Count, F, IntegerField, Value, When, Window
 from django.db.models.functions import RowNumber
 
+from shareval.formats.archive import parse_archive_name
 from shareval.platform.coderuns import efficiency
+from shareval.platform.labels import ordered
 from shareval.platform.submissions.models import Score, Submission
 
+from . import unranked
 from .models import Dataset, Team
 
 
 def scalar_metrics(result: dict) -> dict[str, float]:
-    return {k: v for k, v in (result.get("metrics") or {}).items()
-            if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    """The numeric metrics of a stored result, in the declared order (``labels.ordered``:
+    PostgreSQL's JSON columns do not keep the scorer's order, SQLite's do)."""
+    m = result.get("metrics") or {}
+    return {k: m[k] for k in ordered(m)
+            if isinstance(m[k], (int, float)) and not isinstance(m[k], bool)}
+
+
+def metric_columns(metric: str, entries) -> list[str]:
+    """The board's metric columns: the primary metric (if the task has one) first,
+    then every metric of the entries in the declared order."""
+    keys = [k for e in entries for k in e["metrics"]]
+    return ordered(keys + ([metric] if metric else []), first=metric)
 
 
 def _current_scored(dataset: Dataset, teams=None):
@@ -91,12 +104,13 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     primary_field, metrics_field = PARTS[part]
     score = F(primary_field).asc(nulls_last=True) if ct.lower_is_better else \
         F(primary_field).desc(nulls_last=True)
+    order = [_not_primary(), score, F("submission__created").asc(), F("pk").asc()] \
+        if ct.metric else [_not_primary(), F("submission__created").desc(), F("pk").desc()]
     picked: dict[int, dict] = {}
-    for team, n, kind, created, pk, primary in _first_per_team(
-            dataset, [_not_primary(), score, F("submission__created").asc(), F("pk").asc()],
-            teams, "pk", primary_field):
+    for team, n, kind, created, pk, primary, file in _first_per_team(
+            dataset, order, teams, "pk", primary_field, "submission__original_name"):
         picked[pk] = {"team": team, "kind": kind, "runs": n, "created": created,
-                      "score": primary}
+                      "score": primary, "pk": pk, **run_names(ct.task_name, file)}
     names = _teams(e["team"] for e in picked.values())
     subs = []
     for pk, sub, m in Score.objects.filter(pk__in=picked) \
@@ -107,16 +121,21 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     eff = efficiency.efficiency([sub for _, sub in subs])
     out = {}
     for e, sub in subs:
-        e.update(names[e["team"]], efficiency=eff.get(sub))
+        e.update(names[e["team"]], efficiency=eff.get(sub), sid=str(sub))
         out[e["team"]] = [e]
+    if not ct.metric:                      # no ranks: the board shows the runs' values
+        unranked.add_values(out, dict(Score.objects.filter(pk__in=picked).values_list(
+            "pk", "result__breakdowns__value_counts")))
     return out
 
 
 def _blind_entries(dataset: Dataset, teams=None) -> dict[int, list[dict]]:
-    picked = {team: {"team": team, "kind": kind, "runs": n, "created": created}
-              for team, n, kind, created in _first_per_team(
+    task = dataset.task.task_name
+    picked = {team: {"team": team, "kind": kind, "runs": n, "created": created,
+                     **run_names(task, file), "sid": str(sid)}
+              for team, n, kind, created, file, sid in _first_per_team(
                   dataset, [_not_primary(), F("submission__created").desc(), F("pk").desc()],
-                  teams)}
+                  teams, "submission__original_name", "submission_id")}
     names = _teams(picked)
     return {t: [dict(e, **names[t])] for t, e in picked.items()}
 
@@ -136,17 +155,19 @@ def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], 
         return [], [_row(e, None, {}, "latest") for e in chosen]
     ct = dataset.task
     sign = 1 if ct.lower_is_better else -1
-    chosen.sort(key=lambda e: (e["score"] is None, sign * (e["score"] or 0), e["name"]))
-    columns: list[str] = [ct.metric]
-    for e in chosen:
-        columns += [k for k in e["metrics"] if k not in columns]
+    chosen.sort(key=lambda e: (e["name"],) if not ct.metric else
+                (e["score"] is None, sign * (e["score"] or 0), e["name"]))
+    columns = metric_columns(ct.metric, chosen)
     out, rank, prev = [], 0, object()
     for i, e in enumerate(chosen, 1):
         if e["score"] != prev:
             rank, prev = i, e["score"]
-        row = _row(e, rank, {k: e["metrics"].get(k) for k in columns}, "best")
+        row = _row(e, rank if ct.metric else None, {k: e["metrics"].get(k) for k in columns},
+                   "best" if ct.metric else "latest")
         row["efficiency"] = e["efficiency"]
         out.append(row)
+    if not ct.metric:
+        unranked.describe(out, chosen)
     return columns, out
 
 
@@ -157,7 +178,23 @@ def blind_rows(dataset: Dataset) -> list[dict]:
 
 
 def _row(e: dict, rank, metrics: dict, fallback: str) -> dict:
-    """A board row from an entry (team, name, baseline, kind, runs, created)."""
+    """A board row from an entry (team, name, baseline, kind, runs, created, the
+    run's name and id). ``id`` is the run's: the API and the page keep it only
+    for viewers who may open that run (``api.leaderboard_payload``)."""
     return {"rank": rank, "team": e["name"], "baseline": e["baseline"],
             "run": "primary" if e["kind"] == Submission.PRIMARY else fallback,
+            "run_name": e.get("run_name", ""), "run_file": e.get("run_file", ""),
+            "id": e.get("sid"),
             "runs": e["runs"], "submitted": e["created"].isoformat(), "metrics": metrics}
+
+
+def run_names(task_name: str, file: str) -> dict[str, str]:
+    """A run's own name on a board (``run_name``) and its canonical file name
+    (``run_file``). MATERIAL names its files after the system (plan 8.2.1): a
+    canonical ``<TeamID>_<Task>-…-<SysLabel>_…_<Timestamp>.tgz`` gives its SysLabel
+    and the whole name, a web upload's ``<SysLabel>.tgz`` its label. Other file
+    names stay private to the team and the organizers: empty."""
+    fields = parse_archive_name(file or "") if task_name.startswith("material-") else ""
+    if isinstance(fields, str):
+        return {"run_name": "", "run_file": ""}
+    return {"run_name": fields["sys"], "run_file": file if "task" in fields else ""}

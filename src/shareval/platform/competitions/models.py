@@ -67,9 +67,11 @@ class Competition(models.Model):
         return user.is_superuser or self.organizers.filter(pk=user.pk).exists()
 
     def team_of(self, user):
+        """The participating team ``user`` is an approved member of (baseline teams,
+        which organizers submit for, are nobody's team), else None."""
         if not user.is_authenticated:
             return None
-        m = Membership.objects.filter(team__competition=self, user=user,
+        m = Membership.objects.filter(team__competition=self, user=user, team__is_baseline=False,
                                       status=Membership.APPROVED).select_related("team").first()
         return m.team if m else None
 

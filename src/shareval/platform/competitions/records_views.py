@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import tempfile
 
-from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
 from django.utils import timezone
+
+from shareval.platform.accounts.auth import token_or_session
 
 from . import archive, records
 from .views import _organizer_comp
@@ -19,7 +20,7 @@ def _filters(request) -> dict:
     return f
 
 
-@login_required
+@token_or_session
 def factsheet_table(request, c, fmt):
     """``factsheets.csv`` or ``factsheets.tex``; ``?phase=&dataset=&task=&team=&runs=primary``."""
     comp = _organizer_comp(request, c)
@@ -37,7 +38,7 @@ def factsheet_table(request, c, fmt):
     return resp
 
 
-@login_required
+@token_or_session
 def bulk_download(request, c):
     """The submitted files as a zip with a manifest; ``?phase=&task=&team=&runs=primary``."""
     comp = _organizer_comp(request, c)
@@ -48,7 +49,7 @@ def bulk_download(request, c):
                         filename=f"{comp.slug}-submissions.zip")
 
 
-@login_required
+@token_or_session
 def export_archive(request, c):
     comp = _organizer_comp(request, c)
     tmp = tempfile.TemporaryFile()

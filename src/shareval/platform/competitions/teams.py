@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Q
 
 from .eligibility import participation_refusal
 from .models import Competition, Membership, Team, TeamEvent
@@ -78,6 +79,19 @@ def ask_to_join(comp: Competition, user, name: str) -> Team:
         Membership.objects.create(team=team, user=user)
         log(team, user, "asked to join")
     return team
+
+
+def joinable(comp: Competition) -> list[dict]:
+    """The teams one may ask to join (not baselines, not refused by the organizers),
+    by name, with their approved members and whether they are full."""
+    cap = comp.max_team_size
+    teams = (Team.objects.filter(competition=comp, is_baseline=False)
+             .exclude(status=Team.REJECTED)
+             .annotate(members=Count("memberships",
+                                     filter=Q(memberships__status=Membership.APPROVED)))
+             .order_by("name"))
+    return [{"name": t.name, "members": t.members, "full": bool(cap and t.members >= cap)}
+            for t in teams]
 
 
 def log(team: Team, actor, action: str, detail: str = "") -> TeamEvent:

@@ -22,11 +22,12 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.submissions.labels import label
-
+from shareval.platform import work as site_work
+from shareval.platform.accounts.auth import token_or_session
+from shareval.platform.labels import label
 from shareval.platform.notifications import mail
 
-from . import access, board_html, eligibility, export, phase_status, teams
+from . import access, board_html, eligibility, export, phase_status, teams, unranked
 from .api import competition_summary, get_dataset, leaderboard_payload
 from .bundle import load_bundle_archive
 from .models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
@@ -58,7 +59,8 @@ def competition(request, c):
         "registration": eligibility.registration(request.user, comp),
         "has_data": comp.data_files.exists(), "terms_page": eligibility.page(comp, "terms"),
         "takes_code": Dataset.objects.filter(phase__competition=comp,
-                                             code__isnull=False).exists()})
+                                             code__isnull=False).exists(),
+        "my_work": site_work.for_user(request.user, comp.slug)})
 
 
 @login_required
@@ -101,7 +103,8 @@ def team(request, c):
         "comp": comp, "team": my_team,
         "members": my_team.memberships.select_related("user") if my_team else [],
         "is_lead": bool(my_team and my_team.lead_id == request.user.pk),
-        "history": my_team.events.select_related("actor") if my_team else []})
+        "history": my_team.events.select_related("actor") if my_team else [],
+        "joinable": [] if my_team else teams.joinable(comp)})
 
 
 def leaderboard(request, c, p, d):
@@ -111,14 +114,17 @@ def leaderboard(request, c, p, d):
     key: list = []
     board = leaderboard_payload(ds, request.user, request.GET.get("part"), key)
     metric = ds.task.metric           # the rule's text names the metric: say it in words
-    board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
-    body = board_html.body(board_html.page_rows(board), key[0])
+    if metric:
+        board["rule"] = board["rule"].replace(f" by {metric}", f" by {label(metric)}")
+    body = board_html.link_runs(board_html.body(board_html.page_rows(board), key[0],
+                                                board["ranked"]), board["rows"])
     own = ds.phase.competition.team_of(request.user) if request.user.is_authenticated else None
     if own is not None:              # the cached body is everyone's: mark the viewer's rows here
         attr = f'data-team="{escape(own.name)}"'
         body = mark_safe(body.replace(attr + ">", attr + ' data-own="yes">'))
     return render(request, "shareval/leaderboard.html", {
         "comp": ds.phase.competition, "ds": ds, "board": board, "body": body,
+        "overlap": unranked.matrix(board["rows"]),
         "own_team": own, "organizer": ds.phase.competition.is_organizer(request.user)})
 
 
@@ -262,7 +268,7 @@ def rescore(request, c, t):
     return redirect("organize", c=comp.slug)
 
 
-@login_required
+@token_or_session
 def export_csv(request, c):
     comp = _organizer_comp(request, c)
     return export.csv_response(comp)

@@ -14,6 +14,7 @@ from django.http import FileResponse, Http404, HttpResponseForbidden
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.accounts.views import RegisterForm, offer_verification
 from shareval.platform.notifications import mail
 
@@ -213,7 +214,7 @@ def phase_teams(request, c, p):
     return redirect("organize-access", c=comp.slug)
 
 
-@login_required
+@token_or_session
 @require_GET
 def downloads_csv(request, c):
     """The download log as CSV (who, what, when, from where)."""

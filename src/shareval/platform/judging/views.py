@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
+from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.competitions import eligibility
 from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
@@ -27,13 +28,6 @@ def _comp(request, c) -> Competition:
 
 def _campaign(comp, j) -> Campaign:
     return get_object_or_404(Campaign, pk=j, dataset__phase__competition=comp)
-
-
-@login_required
-def my_campaigns(request):
-    camps = request.user.judging.select_related("dataset__phase__competition")
-    return render(request, "shareval/judging_home.html",
-                  {"campaigns": [c for c in camps if service.may_judge(c, request.user)]})
 
 
 @login_required
@@ -286,7 +280,7 @@ def adjudicate_item(request, c, j, item):
     return redirect("adjudicate", c=comp.slug, j=camp.pk)
 
 
-@login_required
+@token_or_session
 def export(request, c, j, kind):
     comp = _comp(request, c)
     camp = _campaign(comp, j)

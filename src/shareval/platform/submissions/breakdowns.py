@@ -10,7 +10,7 @@ import json
 import math
 from urllib.parse import urlencode
 
-from .labels import label, number
+from ..labels import UNDEFINED, label, value
 
 PAGE_SIZE = 50
 UNIT = {"per_publication": "Publication", "per_document": "Document", "per_language": "Language",
@@ -19,10 +19,15 @@ UNIT = {"per_publication": "Publication", "per_document": "Document", "per_langu
 DATA_COLUMNS = {"confusion_matrix"}        # its columns are class names: shown as they are
 
 
-def _cell(v) -> dict:
+def _cell(row: dict, key: str) -> dict:
+    """A row's ``key`` as a cell: a value the scorer stored as null (NaN) is undefined,
+    a field the row lacks is blank."""
+    v = row.get(key)
     if isinstance(v, (dict, list)):
         return {"text": json.dumps(v)[:300], "num": False}
-    return {"text": number(v), "num": type(v) in (int, float)}
+    if v is None and key in row:
+        return {"text": UNDEFINED, "num": True}
+    return {"text": value(key, v), "num": type(v) in (int, float)}
 
 
 def _sort_key(v):
@@ -83,7 +88,7 @@ def breakdown_tables(breakdowns: dict, params) -> list[dict]:
                    for c in ["unit"] + cols]
         tables.append({
             "name": name, "label": label(name), "headers": headers,
-            "rows": [[{"text": u, "num": False}] + [_cell(r.get(c)) for c in cols]
+            "rows": [[{"text": u, "num": False}] + [_cell(r, c) for c in cols]
                      for u, r in shown],
             "total": len(rows), "page": page, "pages": pages,
             "first": (page - 1) * PAGE_SIZE + 1 if rows else 0,

@@ -60,11 +60,13 @@ def _slot(n: int) -> threading.BoundedSemaphore:
 
 
 def validate(task: str, path: str, reference: str | None, limits: Limits,
-             catalog: tuple[str, str] | None = None) -> Verdict:
+             catalog: tuple[str, str] | None = None, name: str | None = None) -> Verdict:
     """Run the task's validator on ``path`` in a limited child process; with
-    ``catalog`` (file, label), a valid submission naming ids not in it is refused."""
+    ``catalog`` (file, label), a valid submission naming ids not in it is refused.
+    ``name`` is the uploaded file's own name (``path`` is where it is stored): the
+    task checks it as ``shareval validate`` checks the file's name."""
     return run({"kind": "validate", "task": task, "submission": path, "reference": reference,
-                "catalog": catalog}, limits)
+                "catalog": catalog, "name": name}, limits)
 
 
 def run(job: dict, limits: Limits, env: dict[str, str] | None = None) -> Verdict:
@@ -188,7 +190,7 @@ def validate_job(job: dict, limit) -> dict:
     if big:
         return {"problems": [f"{path}: {big}"], "total": 1}
     try:
-        warnings = task.validate(path, job["reference"])
+        warnings = task.validate(path, job["reference"], job.get("name"))
         if job.get("catalog"):
             from shareval.tasks.catalogs import unknown_ids_problem
             problem = unknown_ids_problem(task.name, path, *job["catalog"])

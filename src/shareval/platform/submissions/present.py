@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from ..competitions import access
 from ..competitions.leaderboard import scalar_metrics
+from ..labels import label, number, ordered
 from .models import Score, Submission
 from .scoring import NON_FINITE_NAMES
 
@@ -46,8 +47,8 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
 def shown_metrics(result: dict) -> dict:
     """The numeric metrics, non-finite ones included (as their strings), in order."""
     numbers = scalar_metrics(result)
-    return {k: v for k, v in (result.get("metrics") or {}).items()
-            if k in numbers or v in NON_FINITE_NAMES}
+    m = result.get("metrics") or {}
+    return {k: m[k] for k in ordered(m) if k in numbers or m[k] in NON_FINITE_NAMES}
 
 
 def submission_payload(sub: Submission, user, organizer: bool | None = None,
@@ -154,3 +155,30 @@ def run_rows(subs, user) -> list[dict]:
         rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden,
                      "url": url.format(s.pk)})
     return rows
+
+
+def comparison_view(comparison: dict | None) -> dict | None:
+    """The stored significance comparison with the team's earlier run, in words: the
+    two values, the difference with its interval, both p-values, the number of
+    paired units and the decision (``stats.decision``: the randomization test
+    decides, and fewer than ``stats.MIN_UNITS`` units decide nothing)."""
+    from shareval.stats import ALPHA, MIN_UNITS, decision
+    if not comparison or comparison.get("unavailable"):
+        return comparison
+    m, metric = comparison.get("metrics") or {}, comparison.get("metric") or ""
+    units = comparison.get("units")
+    rows = [("This run (A)", metric, m.get(f"{metric} A")),
+            ("Previous best (B)", metric, m.get(f"{metric} B")),
+            ("difference", metric, m.get("difference")),
+            ("ci_low", metric, m.get("ci_low")), ("ci_high", metric, m.get("ci_high")),
+            ("p_randomization", "p", m.get("p_randomization")),
+            ("p_bootstrap", "p", m.get("p_bootstrap"))]
+    few = units is not None and units < MIN_UNITS             # the decision says so
+    return {"previous": comparison.get("previous"), "metric": metric, "units": units,
+            "units_note": "" if units is None or few else
+            f"{units} paired unit{'s' if units != 1 else ''}.",
+            "rows": [{"key": k, "label": label(k), "value": number(v)} for k, _, v in rows],
+            "decision": decision(units, m.get("p_randomization")),
+            "rule": f"the paired randomization test decides (p < {ALPHA}, with at least "
+                    f"{MIN_UNITS} paired units); the paired bootstrap gives the 95% interval "
+                    f"of the difference"}

@@ -31,7 +31,7 @@ from django.db.models import F, Max, Q
 from django.utils import timezone
 
 from .. import transient
-from .labels import scorer_label
+from ..labels import scorer_label
 from .models import Job, Score, Submission, SubmissionEvent
 
 log = logging.getLogger("shareval.queue")

@@ -11,9 +11,9 @@ from django.conf import settings
 from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars, plot_unit_histogram
 
-from .labels import label
-from .splits import score_parts
+from ..labels import label
 from .models import Submission
+from .splits import score_parts
 
 
 @dataclass
@@ -31,10 +31,16 @@ def _reference(sub: Submission):
     return str(ref) if ref is not None else None
 
 
+# What boards need from a scorer beyond its command-line defaults (the bundle's
+# options win): the board of a task without a primary metric compares the teams'
+# value sets, so every value is listed (competitions/unranked.py).
+BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
+
+
 def score_submission(sub: Submission) -> Outcome:
     ct = sub.dataset.task
     task = ct.registry_task
-    options = dict(ct.options)
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
     plots = []
     if any(o.name == "plot" for o in task.options):
         out = Path(settings.RESULTS_DIR) / str(sub.pk)
@@ -135,7 +141,8 @@ def compare_with_best(sub: Submission, primary) -> dict | None:
         return {"previous": str(prev.pk), "unavailable": str(e)[:500]}
     d = r.to_dict()
     return {"previous": str(prev.pk), "metric": d["conventions"].get("metric"),
-            "metrics": d["metrics"], "conventions": d["conventions"]}
+            "metrics": d["metrics"], "conventions": d["conventions"],
+            "units": d["counts"]["units"]}
 
 
 def rename_paths(text: str, path, original: str, reference) -> str:

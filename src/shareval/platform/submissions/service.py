@@ -317,7 +317,7 @@ def _validate(dataset: Dataset, path: Path, original: str,
     def named(text):
         return rename_paths(text, path, original, ref)
     v = isolate.validate(task.name, str(path), str(ref) if ref is not None else None, limits,
-                         catalog=catalogs.phase_catalog(dataset))
+                         catalog=catalogs.phase_catalog(dataset), name=original)
     if v.limit == "busy":
         raise SubmissionError(503, BUSY)
     if v.limit:

@@ -17,7 +17,7 @@ from . import factsheets, samples, service
 from .api import visible_submission
 from .breakdowns import breakdown_tables
 from .models import Submission
-from .present import run_rows, submission_payload
+from .present import comparison_view, run_rows, submission_payload
 
 
 @login_required
@@ -94,9 +94,10 @@ def submission(request, s):
                   for f in factsheets.fields(comp.factsheet)],
         "team_visibility": bool((sub.dataset.board or {}).get("team_visibility")),
         "organizer": organizer, "is_member": member,
+        "board_link": access.can_view_leaderboard(request.user, sub.dataset),
         "frozen": access.frozen(sub.dataset.phase),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
-        "comparison": score.get("comparison")})
+        "comparison": comparison_view(score.get("comparison"))})
 
 
 @login_required

@@ -84,13 +84,21 @@ class _MaterialTask(Task):
     def expected_docs(self, pack: Pack) -> np.ndarray:
         return np.ones(len(pack.doc_ids), dtype=bool)
 
-    def load_submission(self, path, reference=None):
+    def submission(self, sub, reference=None, name: str | None = None):
+        if isinstance(sub, (str, Path)):
+            return self.load_submission(sub, reference, name)
+        return sub
+
+    def load_submission(self, path, reference=None, name: str | None = None):
+        """``name``: the archive's own name when it is stored under another (the
+        server's uploads); its plan-8.2.1.2 fields are checked either way."""
         if reference is None:
             raise InvalidInput([Problem("<arguments>", None, "reference",
                                         f"{self.name} needs --reference PACK: the collection's "
                                         f"document list is part of the reference pack")])
         problems = Problems()
-        fields = self._check_archive_name(Path(path), reference, problems)
+        fields = self._check_archive_name(Path(path), name or Path(path).name, reference,
+                                          problems)
         sub = self._parse(Path(path), iter_submission_files(path, problems,
                                                             pack_limits(reference)),
                           reference, problems)
@@ -102,11 +110,12 @@ class _MaterialTask(Task):
 
     TASK_IN_NAME = {"clir": "CLIR", "domainid": "DomainID", "langid": "LangID"}
 
-    def _check_archive_name(self, path: Path, pack: Pack, problems: Problems) -> dict:
-        """Fields of a plan-8.2.1.2 archive name; they must agree with the task and pack."""
+    def _check_archive_name(self, path: Path, name: str, pack: Pack,
+                            problems: Problems) -> dict:
+        """Fields of a plan-8.2.1.2 archive ``name``; they must agree with the task and pack."""
         if not path.is_file():
             return {}
-        fields = parse_archive_name(path.name)
+        fields = parse_archive_name(name)
         if isinstance(fields, str) or "task" not in fields:
             return {}                       # a web upload (<SysLabel>.tgz) or a free name
         task = "E2E" if self.name == "material-e2e" else self.TASK_IN_NAME[self.kind]

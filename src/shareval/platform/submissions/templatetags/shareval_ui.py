@@ -1,5 +1,5 @@
-"""Template filters (``{% load shareval_ui %}``): label, state_label, scorer_label, number, when,
-zoned, markdown, results_label."""
+"""Template filters (``{% load shareval_ui %}``): label, state_label, scorer_label, number,
+value, when, zoned, markdown, results_label."""
 from __future__ import annotations
 
 from django import template
@@ -7,8 +7,8 @@ from django.utils import timezone
 from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
-from ..labels import label as _label, number as _number, scorer_label as _scorer
-from ..labels import state_label as _state
+from shareval.platform.labels import label as _label, number as _number, scorer_label as _scorer
+from shareval.platform.labels import state_label as _state, value as _value
 
 register = template.Library()
 # html=False: raw HTML in a description is shown as text, never rendered (descriptions
@@ -35,6 +35,12 @@ def scorer_label(version):
 @register.filter
 def number(v, digits=4):
     return _number(v, int(digits))
+
+
+@register.filter
+def value(v, key):
+    """A metric or count named ``key`` as shown (``{{ v|value:k }}``): counts whole."""
+    return _value(key, v)
 
 
 @register.filter

@@ -1,0 +1,30 @@
+"""A judge's work for the header and the work page (``platform/work.py``): per
+campaign they may judge, the items they could still be given (and the one they
+hold), and how many they judged."""
+from __future__ import annotations
+
+from django.urls import reverse
+from django.utils import timezone
+
+from shareval.platform.work import Work
+
+from . import service
+from .models import Assignment
+
+
+def judging_work(user) -> list[Work]:
+    out = []
+    for camp in user.judging.select_related("dataset__phase__competition").order_by("pk"):
+        if not service.may_judge(camp, user):
+            continue
+        comp = camp.dataset.phase.competition
+        mine = Assignment.objects.filter(item__campaign=camp, judge=user)
+        holding = mine.filter(status__in=service.OPEN, deadline__gte=timezone.now()).exists()
+        left = service.items_left(camp, user) + holding
+        out.append(Work(
+            what="Judge items", title=camp.title, competition=comp.title, slug=comp.slug,
+            url=reverse("judge", args=[camp.pk]), left=left,
+            done=mine.filter(status=Assignment.DONE).count(), unit="item",
+            anchor=f"campaign-{camp.pk}",
+            note="" if left else "every item has its judges"))
+    return out
