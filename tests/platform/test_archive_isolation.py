@@ -6,9 +6,7 @@ every export."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -21,27 +19,13 @@ from shareval.platform.competitions.bundle import load_bundle
 from shareval.platform.competitions.models import Competition, Dataset
 
 from .conftest import Upload, make_bundle, run_with_accuracy
+from .test_archive24 import _doc, _write
 from .test_coderuns import code_bundle
 
 
 def _tree(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def _members(archive: Path) -> tuple[dict, dict[str, bytes]]:
-    with tarfile.open(archive) as t:
-        files = {m.name: t.extractfile(m).read() for m in t.getmembers() if m.isfile()}
-    return json.loads(files.pop("competition.json")), files
-
-
-def _write(path: Path, doc: dict, files: dict[str, bytes]) -> Path:
-    with tarfile.open(path, "w:gz") as t:
-        for name, data in [("competition.json", json.dumps(doc).encode()), *files.items()]:
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            t.addfile(info, io.BytesIO(data))
-    return path
 
 
 @pytest.fixture
@@ -131,7 +115,7 @@ def _attacks(v) -> dict:
 
 def test_an_archive_naming_another_competitions_files_is_refused(victim_and_attacker):
     v = victim_and_attacker
-    doc, files = _members(v["archive"])
+    doc, files = _doc(v["archive"])
     before = {d: _tree(Path(getattr(settings, d))) for d in ("PRIVATE_DIR", "UPLOAD_DIR",
                                                              "PUBLIC_DIR")}
     assert before["PRIVATE_DIR"] and before["UPLOAD_DIR"]
@@ -152,14 +136,14 @@ def test_an_archive_naming_another_competitions_files_is_refused(victim_and_atta
 
 def test_an_imported_run_never_names_a_file_already_on_the_server(victim_and_attacker):
     v = victim_and_attacker
-    doc, files = _members(v["archive"])
+    doc, files = _doc(v["archive"])
     files.pop(f"files/uploads/{doc['submissions'][0]['stored_name']}")
     doc["submissions"][0]["stored_name"] = v["run"].stored_name      # alice's upload, not sent
     comp, _ = import_competition(_write(v["tmp"] / "forged.tgz", doc, files))
     mine = comp.phases.get(slug="dev").datasets.get().submissions.order_by("created").first()
     assert mine.stored_name != v["run"].stored_name
     export_competition(comp, v["tmp"] / "again.tgz")
-    assert v["run"].path.read_bytes() not in _members(v["tmp"] / "again.tgz")[1].values()
+    assert v["run"].path.read_bytes() not in _doc(v["tmp"] / "again.tgz")[1].values()
 
 
 def test_an_export_packs_only_the_competitions_own_files(victim_and_attacker):
@@ -171,7 +155,7 @@ def test_an_export_packs_only_the_competitions_own_files(victim_and_attacker):
     Dataset.objects.filter(phase__competition=comp, slug="eval").update(
         reference_path=v["gold"])
     export_competition(comp, v["tmp"] / "again.tgz")
-    doc, files = _members(v["tmp"] / "again.tgz")
+    doc, files = _doc(v["tmp"] / "again.tgz")
     assert b"BLIND-GOLD-MARKER\n" not in files.values()
     assert f"files/private/{v['gold']}" not in files
 
@@ -184,7 +168,7 @@ def test_a_scoring_program_travels_as_one_of_the_competitions_files(db, tmp_path
     comp, _ = load_bundle(program_bundle(tmp_path / "b")[0], org)
     archive = tmp_path / "prog.tgz"
     export_competition(comp, archive)
-    doc, files = _members(archive)
+    doc, files = _doc(archive)
     assert doc["tasks"][-1]["options"] == {"scorer": "prog/scorers/custom"}
     assert "files/private/prog/scorers/custom/score.py" in files
     comp.delete()

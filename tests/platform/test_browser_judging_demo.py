@@ -36,8 +36,8 @@ KBP_ITEMS = [
                  "source": "newswire, document d7"}, "submissions": ["Team Alpha"]}]
 
 
-def _login(browser, stack, user, password):
-    page = browser.new_context(viewport={"width": 1100, "height": 900}).new_page()
+def _login(browser, stack, user, password, width=1100):
+    page = browser.new_context(viewport={"width": width, "height": 900}).new_page()
     page.set_default_timeout(30_000)
     page.goto(stack.url + "/accounts/login/")
     page.fill("#id_username", user)

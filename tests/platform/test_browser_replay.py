@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from . import test_browser
+from .test_browser_judging_demo import _login
 from .test_material_runs import CANONICAL, archive
 from .test_webui import material_bundle
 
@@ -37,14 +38,7 @@ def shots(tmp_path) -> Path:
 
 
 def login(browser, stack, user, password):
-    page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
-    page.set_default_timeout(30_000)
-    page.goto(stack.url + "/accounts/login/")
-    page.fill("#id_username", user)
-    page.fill("#id_password", password)
-    page.click("#login-submit")
-    page.wait_for_url(stack.url + "/")
-    return page
+    return _login(browser, stack, user, password, width=1200)
 
 
 def token(stack, user) -> str:

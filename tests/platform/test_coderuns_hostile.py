@@ -20,6 +20,7 @@ from shareval.formats.errors import Problems
 from shareval.sandbox.bundle import unpack
 
 from .conftest import Upload, gold
+from .test_coderuns_memory import zip_bomb
 from .test_coderuns import SYSTEM, code_world, needs_sandbox, tgz  # noqa: F401 -- the fixture
 
 MANIFEST = "command: python main.py {input} {output}\n"
@@ -156,14 +157,7 @@ def bombs(tmp_path_factory):
     made = {}
     for name, mb in (("over", 1025), ("ratio", 300)):
         path = tmp_path_factory.mktemp("bombs") / f"{name}.zip"
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as z:
-            z.writestr("shareval-system.yaml", MANIFEST)
-            info = zipfile.ZipInfo("model.bin")
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with z.open(info, "w", force_zip64=True) as f:
-                block = bytes(1 << 20)
-                for _ in range(mb):
-                    f.write(block)
+        path.write_bytes(zip_bomb(mb))
         made[name] = path
     return made
 
