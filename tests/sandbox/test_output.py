@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from shareval.sandbox.run import output_usage
 from shareval.sandbox.workspace import collect
 
@@ -123,6 +125,19 @@ def test_folders_nested_too_deep_stop_the_run_and_its_folder_is_removed(sandboxe
     rep, _ = sandboxed(DEEP, {"wall_seconds": 30})
     assert rep.result.state == "output", rep.result
     assert "nested more than 32 deep" in rep.result.message
+    assert list((workspace.root / "runs").iterdir()) == []
+
+
+@needs_sandbox
+@pytest.mark.parametrize("program", [DEEP, FOLDERS.replace("time.sleep(2)", "")],
+                         ids=["deep", "many"])
+def test_a_run_that_ends_before_the_watchdog_looks_is_measured_at_its_end(
+        sandboxed, workspace, monkeypatch, program):
+    # a fast machine finishes these between two samples; here no sample is ever taken
+    monkeypatch.setattr("shareval.sandbox.run.POLL", 3600)
+    rep, _ = sandboxed(program, {"wall_seconds": 30})
+    assert rep.result.exit_code == 0
+    assert rep.result.state == "output", rep.result
     assert list((workspace.root / "runs").iterdir()) == []
 
 
