@@ -27,6 +27,7 @@ demo-scoring: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/shareval examples --out out/demo
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q -n 2 -p no:cacheprovider
 
 # The server tests again on PostgreSQL + Redis + Celery workers (.ci/services.sh
