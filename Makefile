@@ -51,7 +51,7 @@ bench-systems: $(STAMP)
 	$(BIN)/python bench/throughput.py
 
 # Mutation testing (mutmut): each module's mutants against that module's own tests;
-# prints the score per module and every survivor (see docs/testing.md).
+# prints the score per module and every survivor (see docs/dev/testing.md).
 # One module: make mutate MODULE=metrics/ranking.py
 mutate: $(STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[test,mutate]'

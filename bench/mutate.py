@@ -24,7 +24,7 @@ chance. Mutants in code those tests never run count as survivors ("no tests").
 
 Prints, per module: mutants, killed, survived, score = killed / (all - skipped)
 and the run time; then every survivor as a one-line diff. The list of accepted
-survivors (equivalent mutants and the reason for each) is docs/testing.md.
+survivors (equivalent mutants and the reason for each) is docs/dev/testing.md.
 A benchmark-style command: not part of `make test`.
 
 ``--recheck`` runs only the survivors of a module's last run (kept in

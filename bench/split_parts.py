@@ -1,4 +1,4 @@
-"""Cost of scoring both parts of a public/private split (docs/platform-measurements.md).
+"""Cost of scoring both parts of a public/private split (docs/dev/platform-measurements.md).
 
     PYTHONPATH=src python bench/split_parts.py [--queries 500] [--depth 1000] [--out DIR]
 

@@ -1,7 +1,7 @@
 """Label-free per-document calibration for SV-Ident detection scores (no torch needed).
 
 Used by ``bench/svident_finetune.py``; tested by ``tests/systems/test_svident_calib.py``.
-The record: docs/systems-experiments-round6-detection.md.
+The record: docs/dev/systems-experiments-round6-detection.md.
 """
 from __future__ import annotations
 

@@ -11,12 +11,12 @@ as shareval's scorer) at log-odds 0 (the shipped threshold), and with a threshol
 language chosen, for each fold, on the other four folds' out-of-fold scores (grid
 -2..2, step 0.2). ``--centered A`` also scores the shipped recipe's out-of-fold
 log-odds minus A times the median of their document's (a document-context variant).
-The record of the round that used it: docs/systems-experiments-round4.md.
+The record of the round that used it: docs/dev/systems-experiments-round4.md.
 
 ``--learning-curve``: the shipped recipe trained on n = 1..4 of the four other folds
 (every such subset) for each fold; printed per n, the mean over folds and subsets of
 the fold's F1-macro. Whether the curve still rises at n = 4 decides whether the shipped
-model should be trained on all documents (docs/systems-experiments-round7-detection.md).
+model should be trained on all documents (docs/dev/systems-experiments-round7-detection.md).
 """
 from __future__ import annotations
 

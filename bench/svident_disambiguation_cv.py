@@ -3,7 +3,7 @@
     PYTHONPATH=src python bench/svident_disambiguation_cv.py [--data ../shared/data]
         [--cache /tmp/svdis-vectors] [--no-e5]
 
-The experiment behind docs/systems-experiments-round5-disambiguation.md. Per language:
+The experiment behind docs/dev/systems-experiments-round5-disambiguation.md. Per language:
 the trial sentences that have a relevant variable and the trial vocabulary; every
 candidate retriever's score matrix (sentences x variables) is computed once (the
 vectors are kept in ``--cache`` so a second run does not embed again). MAP@10 as

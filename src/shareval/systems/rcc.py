@@ -130,7 +130,7 @@ def reference_only(X: np.ndarray) -> np.ndarray:
     """The rows (pairs) whose specific matches all lie in the text's reference list
     (``ref_share`` 1; ``rcc_zones``): an entry there names what the paper cites, not
     necessarily the data it uses, and in a PDF-to-text form, which keeps the whole list,
-    such pairs were mostly wrong (docs/systems-experiments-round5-rcc.md). A pair
+    such pairs were mostly wrong (docs/dev/systems-experiments-round5-rcc.md). A pair
     without specific matches has ``ref_share`` 0 and is kept."""
     return X[:, _REF_SHARE] >= 1.0 if len(X) else np.zeros(0, bool)
 

@@ -121,7 +121,7 @@ def candidates(text: str, catalog: Catalog) -> tuple[list[Candidate], list[str],
                 counts[t] += 1
         for acro, expansion in acronyms.items():
             # only an expansion indexed as written counts ("... survey" is not: stopword
-            # end); trimming it measured lower CV F1 (docs/systems-experiments-round1.md)
+            # end); trimming it measured lower CV F1 (docs/dev/systems-experiments-round1.md)
             for e in index.get(expansion, ()):
                 if e in found:
                     found[e].acronym_occ += counts[acro]

@@ -2,7 +2,7 @@
 from the training sentences.
 
 For the languages in ``CENTRED`` (chosen per encoder by five-fold cross-validation by
-document on the trial data, docs/systems-experiments-round4-disambiguation.md) the dense
+document on the trial data, docs/dev/systems-experiments-round4-disambiguation.md) the dense
 retriever embeds each variable's label and question only (not its answer categories and
 topic) and compares centred vectors:
 
@@ -132,7 +132,7 @@ def train_means(train_tsv: str | Path, out: str | Path | None = None,
             "sentences": counts, "e5_every": E5_EVERY,
             "centred_languages": {k: list(v) for k, v in CENTRED.items()},
             "chosen_by": "5-fold cross-validation by document on the trial data "
-                         "(docs/systems-experiments-round4-disambiguation.md)"}
+                         "(docs/dev/systems-experiments-round4-disambiguation.md)"}
     np.savez_compressed(out or DENSE_PATH, meta=json.dumps(info), **arrays)
     _MEANS.clear()
     return info

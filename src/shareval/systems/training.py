@@ -11,7 +11,7 @@ with ``split="all"`` on every document:
 * SV-Ident: per language, every fourth document in id order is held out
   (``svident_held_out``). The shipped detection model is trained on all documents
   (30 against 24: the learning curve of
-  docs/systems-experiments-round7-detection.md still rises), so ``bench/quality.py``
+  docs/dev/systems-experiments-round7-detection.md still rises), so ``bench/quality.py``
   measures the same recipe trained on the training part.
 * MATERIAL: nothing is learned; ``train_material`` tunes the two thresholds on a
   development pack the user supplies.
@@ -103,7 +103,7 @@ def _oof(X, y, groups, names, folds=RCC_FOLDS, fit=None):
 # Stage 1 is a bag: BAG boosted models, each on a random BAG_SHARE of the training
 # publications, averaged in log-odds. One model was unstable: identical features scored
 # 0.03 by one fold's model and 1.0 by another's. The bag raised the 4-fold CV F1 from
-# 0.602 to 0.606 (docs/systems-experiments-round1.md, step 3). Training scores with the
+# 0.602 to 0.606 (docs/dev/systems-experiments-round1.md, step 3). Training scores with the
 # sklearn members (_Bag); the shipped model holds them as one rcc.Trees.average.
 BAG = 4
 BAG_SHARE = 0.8
@@ -349,8 +349,8 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
             "held_out_documents": sorted(held), "C": C,
             "neighbors": svident.NEIGHBORS, "neighbor_weight": svident.NEIGHBOR_WEIGHT}
     # the neighbour term's k and weight were chosen by 5-fold document CV
-    # (docs/systems-experiments-round1.md); training on all documents rather than the 24 of
-    # the split follows the learning curve of docs/systems-experiments-round7-detection.md
+    # (docs/dev/systems-experiments-round1.md); training on all documents rather than the 24 of
+    # the split follows the learning curve of docs/dev/systems-experiments-round7-detection.md
     model = svident.DetectionModel(clf.coef_.ravel(), float(clf.intercept_[0]), 0.5, meta,
                                    vectors, y)
     model.save(out or svident.DETECTION_PATH)
