@@ -1,4 +1,9 @@
-"""``shareval`` command line: score, validate, agree, compare, tasks, demo.
+"""``shareval`` command line: scoring, samples, assessment, reference systems, the server.
+
+Scoring: score, validate, compare, agree, tasks, split-units; samples: demo,
+examples; human assessment: assess; the reference systems: run,
+serve-system, train-system, systems; code bundles: run-code; the server and
+its client: server, submit.
 
 Exit codes: 0 success, 2 invalid input (every problem listed as
 ``file:line: field: message``), 1 internal error. Never a traceback unless

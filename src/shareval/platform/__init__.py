@@ -1,8 +1,10 @@
-"""The competition server: a Django project with three apps.
+"""The competition server: a Django project with one app per domain.
 
-``accounts`` (users, teams, API tokens), ``competitions`` (tasks, phases,
-datasets with hidden references, quotas, bundles, leaderboards) and
-``submissions`` (uploads, validation, the scoring queue, results).
+The apps are layered: lower ones (accounts and access, competitions) know
+nothing of higher ones (leaderboards, code runs, judging, mail) and announce
+events that the higher ones subscribe to; the import-linter contracts in
+``pyproject.toml`` check it. docs/platform.md, "How the server is organized",
+lists the apps.
 
 The embedded default is SQLite plus an in-process worker thread; setting
 ``SHAREVAL_DATABASE_URL`` and ``SHAREVAL_BROKER_URL`` switches to PostgreSQL
