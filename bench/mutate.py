@@ -111,16 +111,18 @@ TESTS: dict[str, list[str]] = {
     # no scoring, no pages), a few seconds per mutant; the page-level tests
     # (test_visibility.py, test_submissions.py, test_teams.py) were the mapping
     # before them and can still be chosen with --tests
-    "platform/competitions/access.py": ["tests/platform/test_access_rules.py"],
-    "platform/competitions/leaderboard.py": ["tests/platform/test_leaderboard_rules.py"],
-    "platform/competitions/boards.py": ["tests/platform/test_leaderboard_rules.py"],
-    "platform/competitions/eligibility.py": ["tests/platform/test_eligibility_rules.py"],
+    "platform/competitions/access.py": ["tests/platform/access/test_access_rules.py"],
+    "platform/competitions/leaderboard.py":
+        ["tests/platform/leaderboards/test_leaderboard_rules.py"],
+    "platform/competitions/boards.py":
+        ["tests/platform/leaderboards/test_leaderboard_rules.py"],
+    "platform/competitions/eligibility.py": ["tests/platform/access/test_eligibility_rules.py"],
     # test_locks.py: the team lock and the retry of a deadlock victim (its lock tests run
     # in PostgreSQL mode only: SQLite has no row locks, so a --recheck there is needed)
-    "platform/submissions/service.py": ["tests/platform/test_service_rules.py",
-                                        "tests/platform/test_service_refusal_rules.py",
-                                        "tests/platform/test_service_edge_rules.py",
-                                        "tests/platform/test_locks.py"],
+    "platform/submissions/service.py": ["tests/platform/submissions/test_service_rules.py",
+                                        "tests/platform/submissions/test_service_refusal_rules.py",
+                                        "tests/platform/submissions/test_service_edge_rules.py",
+                                        "tests/platform/submissions/test_locks.py"],
 }
 
 # Django's test database: built from the models instead of by running every migration

@@ -1,8 +1,8 @@
 """A small competition built straight in the database, for the rule tests that
-``bench/mutate.py`` runs once per mutant (``test_access_rules.py``,
-``test_leaderboard_rules.py``, ``test_service_rules.py``).
+``bench/mutate.py`` runs once per mutant (``access/test_access_rules.py``,
+``leaderboards/test_leaderboard_rules.py``, ``submissions/test_service_rules.py``).
 
-The ``world`` fixture of conftest.py loads a bundle and scores a baseline
+The ``world`` fixture of conftest.py (``factories.make_world``) loads a bundle and scores a baseline
 (about 3 s a test on a busy machine); this one makes the same shape of
 competition with a handful of inserts: an open ``dev`` phase and a blind
 ``eval`` phase, far from the real clock (2001), an organizer, teams A

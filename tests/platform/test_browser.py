@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import make_bundle, run_with_accuracy, shows_number
-from .stack import Stack
+from .factories import make_bundle, run_with_accuracy, shows_number
 
 CHROMIUM = os.environ.get("SHAREVAL_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -20,18 +19,6 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 pytestmark = [pytest.mark.browser,
               pytest.mark.skipif(not Path(CHROMIUM).exists(),
                                  reason=f"Debian chromium not found at {CHROMIUM}")]
-
-
-@pytest.fixture
-def stack(tmp_path):
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    for user, org in (("org", True), ("alice", False), ("bob", False)):
-        s.cli("server", "add-user", user, "--password", f"{user}-pass-123",
-              *(["--organizer"] if org else []))
-    s.start()
-    yield s
-    s.stop()
 
 
 def login(browser, stack, user):
@@ -73,6 +60,7 @@ def wait_scored(page, timeout=90):
     raise AssertionError("not scored in time")
 
 
+@pytest.mark.stack(users=("org", "alice", "bob"), start=True)
 def test_organizer_bundle_two_teams_leaderboard_and_blind_release(browser, stack, tmp_path):
     bundle = make_bundle(tmp_path / "bundle")
     tgz = tmp_path / "bundle.tgz"

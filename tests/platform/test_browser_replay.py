@@ -17,8 +17,8 @@ import pytest
 import yaml
 
 from . import test_browser
-from .test_browser_judging_demo import _login
-from .test_material_runs import CANONICAL, archive
+from .judging.test_browser_judging_demo import _login
+from .submissions.test_material_runs import CANONICAL, archive
 from .test_webui import material_bundle
 
 pytestmark = [*test_browser.pytestmark, pytest.mark.realdata]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from .conftest import make_bundle
+from .factories import make_bundle
 from .stack import Stack
 from .test_browser import login, make_team, pytestmark  # noqa: F401 (marks: browser, skipif)
 
@@ -15,25 +15,18 @@ def tsv(labels):
     return "item\tlabel\n" + "".join(f"{i}\t{lab}\n" for i, lab in labels)
 
 
-@pytest.fixture
-def stack(tmp_path):
+def sixty_classes_bundle(tmp_path):
+    """The tiny bundle with 60 classes, so a breakdown needs two pages."""
     root = make_bundle(tmp_path / "bundle")
     gold = [(i, CLASSES[k % 60]) for k, i in enumerate(ITEMS)]      # 60 classes: 2 pages
     (root / "gold-dev.tsv").write_text(tsv(gold))
     (root / "items.txt").write_text("\n".join(ITEMS) + "\n")
     (root / "baseline.tsv").write_text(tsv((i, lab if k % 3 else CLASSES[(k + 1) % 60])
                                            for k, (i, lab) in enumerate(gold)))
-    (tmp_path / "home").mkdir()
-    s = Stack(tmp_path / "home")
-    for user, org in (("org", True), ("alice", False)):
-        s.cli("server", "add-user", user, "--password", f"{user}-pass-123",
-              *(["--organizer"] if org else []))
-    s.cli("server", "load-bundle", root, "--organizer", "org", "--wait")
-    s.start()
-    yield s
-    s.stop()
+    return root
 
 
+@pytest.mark.stack(users=("org", "alice"), bundle=sixty_classes_bundle, start=True)
 def test_copy_buttons_paging_and_error_pages(browser, stack, tmp_path):
     alice = login(browser, stack, "alice")
     alice.context.grant_permissions(["clipboard-read", "clipboard-write"],

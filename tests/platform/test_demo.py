@@ -149,7 +149,7 @@ def test_the_rcc_reference_system_passes_as_a_code_submission(db, tmp_path, shar
     from shareval.sandbox import bwrap
     from shareval.sandbox.bundle import pack
 
-    from .conftest import Upload
+    from .factories import Upload
     why = bwrap.probe(bwrap.sandbox_user("pool"))
     if why:
         pytest.skip(why)

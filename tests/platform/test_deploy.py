@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .conftest import make_bundle, run_with_accuracy
+from .factories import make_bundle, run_with_accuracy
 from .stack import Stack
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "src/shareval/platform/templates/shareval"

@@ -9,19 +9,14 @@ import pytest
 
 from shareval import stats
 from shareval.platform.labels import label, number, ordered, value
-from shareval.platform.submissions import queue, service
+from shareval.platform.submissions import queue
 from shareval.platform.submissions.models import Score
 
-from .conftest import Upload, run_with_accuracy
+from .factories import submit
 from .test_webui import text_of
 
 RAW = ("Ci low", "Ci high", "P bootstrap", "P randomization", "Map@1", "Partial f0 5", "nan",
        "n/a")
-
-
-def submit(w, user="alice", team="Team A", correct=15):
-    return service.submit(w["users"][user], w["teams"][team], w["ds"]["dev"],
-                          Upload("run.tsv", run_with_accuracy(correct)))
 
 
 def test_metric_and_count_names_read_as_words():

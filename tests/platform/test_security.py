@@ -22,7 +22,7 @@ from django.utils import timezone
 from shareval.platform.accounts.models import ApiToken
 from shareval.platform.submissions import queue, service
 
-from .conftest import Upload, run_with_accuracy, shows_number
+from .factories import Upload, run_with_accuracy, shows_number
 
 ALL = {"anon", "outsider", "alice", "bob", "org"}
 USERS = ALL - {"anon"}
@@ -66,11 +66,11 @@ RULES = {
     "api-code-submissions": (set(), set()),    # POST is an upload: tested elsewhere
     "api-code": ({"bob", "org"}, set()), "api-code-rerun": (set(), ORG),
     # RCC phase-2 studies: none exists in the scene (404 for all; roles with a real
-    # study are checked in test_annotation.py)
+    # study are checked in annotation/test_annotation.py)
     "annotation-home": (USERS, set()),
     **{f"annotation-{n}": (set(), set()) for n in (
         "study", "work", "capture", "related", "review", "rank", "final", "results", "audit")},
-    # access24: profile, password reset, registration, pages, data, organizer access
+    # access: profile, password reset, registration, pages, data, organizer access
     "profile": (USERS, USERS), "password_reset": (ALL, ALL), "password_reset_done": (ALL, set()),
     "password_reset_confirm": (ALL, ALL), "password_reset_complete": (ALL, set()),
     # a verification link with a wrong token is refused for everyone (404)
@@ -79,20 +79,20 @@ RULES = {
     "data-file": (ALL, set()), "organize-access": (ORG, set()),
     "decide-registration": (set(), ORG), "invite": (set(), ORG), "announce": (set(), ORG),
     "phase-teams": (set(), ORG), "downloads-csv": (ORG, set()),
-    # runs24: records are organizers-only; the run actions are addressed with
-    # action=cancel, which is not one of theirs (each action: test_runs.py)
+    # run records are organizers-only; the run actions are addressed with
+    # action=cancel, which is not one of theirs (each action: submissions/test_runs.py)
     "factsheet-table": (ORG, ORG), "bulk-download": (ORG, ORG),
     "export-competition": (ORG, ORG),
     "run-action": (set(), set()), "api-run-action": (set(), set()),
     "campaign-late": (set(), ORG), "campaign-crowd": (set(), ORG),
     # the scene's items are not publications: no full text for anyone
     "judge-text": (set(), set()),
-    # forms24: the organizers' settings forms (each form: test_settings_forms.py)
+    # the organizers' settings forms (each form: competitions/test_settings_forms.py)
     "organize-settings": (ORG, set()), "new-page": (ORG, ORG), "edit-page": (ORG, ORG),
     "delete-page": (set(), ORG),
     **{f"settings-{n}": (set(), ORG) for n in (
         "visibility", "secret-link", "registration", "teams", "downloads", "data", "catalog")},
-    # org24: an invitation link with a wrong token is refused for everyone (404);
+    # invitations: a link with a wrong token is refused for everyone (404);
     # the REST endpoints of access and teams follow the pages' rules
     "join": (set(), set()),
     "api-registrations": (ORG, set()), "api-registration": (set(), ORG),
@@ -160,7 +160,7 @@ def scene(world):
         for k in ("f1_macro", "precision_macro", "recall_macro"):
             blind_values += [repr(m[k]), f"{m[k]:.4f}"]
     ref_text = ds["eval"].reference_file.read_text()
-    # access24: an organizer page, a data file and a registration to address
+    # access: an organizer page, a data file and a registration to address
     from shareval.platform.competitions.access_models import DataFile, Page, Registration
     Page.objects.create(competition=w["comp"], slug="rules", title="Rules", body="Be *nice*.")
     data = settings.PRIVATE_DIR / w["comp"].slug / "data" / "corpus.txt"

@@ -14,7 +14,7 @@ from shareval.sandbox import bwrap
 
 from .stack import Stack
 from .test_browser import CHROMIUM, login
-from .test_browser_coderuns import blind_code_bundle
+from .coderuns.test_browser_coderuns import blind_code_bundle
 
 MANIFEST = "command: python main.py {input} {output}\n"
 

@@ -16,17 +16,12 @@ from shareval.formats.errors import Problems
 from shareval.formats.rcc import read_citations
 from shareval.formats.svident import read_detection
 from shareval.platform.labels import label, number, state_label
-from shareval.platform.submissions import queue, samples, service
+from shareval.platform.submissions import queue, samples
 from shareval.platform.submissions.breakdowns import PAGE_SIZE, breakdown_tables
 from shareval.platform.submissions.models import Submission
 from shareval.platform.submissions.scoring import unit_bars
 
-from .conftest import Upload, run_with_accuracy
-
-
-def submit(w, user="alice", team="Team A", ds="dev", correct=15, **kw):
-    return service.submit(w["users"][user], w["teams"][team], w["ds"][ds],
-                          Upload("run.tsv", run_with_accuracy(correct)), **kw)
+from .factories import submit
 
 
 def text_of(html: str) -> str:

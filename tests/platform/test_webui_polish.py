@@ -1,4 +1,4 @@
-"""What the pages still showed raw after the first round of issue 22 (the polish22
+"""What the pages still showed raw after the first round of issue 22 (its
 screenshots): task keys in headings and menus, the scorer's registry key, a
 repeated document column, a header-less column, the viewer's team unmarked on
 the leaderboard, empty Method columns, a home card without the phase, and a
@@ -15,18 +15,13 @@ import sys
 from types import SimpleNamespace
 
 from shareval.platform.competitions.phase_status import current_phase
-from shareval.platform.submissions import queue, service
+from shareval.platform.submissions import queue
 from shareval.platform.submissions.breakdowns import breakdown_tables
 from shareval.platform.labels import scorer_label
 
-from .conftest import Upload, run_with_accuracy
-from .test_judging import judged  # noqa: F401 (fixture)
+from .factories import submit
+from .judging.test_judging import judged  # noqa: F401 (fixture)
 from .test_webui import text_of
-
-
-def submit(w, user="alice", team="Team A", ds="dev", correct=15, **kw):
-    return service.submit(w["users"][user], w["teams"][team], w["ds"][ds],
-                          Upload("run.tsv", run_with_accuracy(correct)), **kw)
 
 
 # --- result pages ----------------------------------------------------------------

@@ -11,8 +11,8 @@ from pathlib import Path
 from shareval.platform import work
 from shareval.platform.judging import service as judging
 
-from .test_annotation import capture_all, make_study, post, rcc, url  # noqa: F401
-from .test_judging import _run_all, _truthful, judged  # noqa: F401
+from .annotation.test_annotation import capture_all, make_study, post, rcc, url  # noqa: F401
+from .judging.test_judging import _run_all, _truthful, judged  # noqa: F401
 from .test_webui import text_of as raw_text
 
 
