@@ -72,13 +72,19 @@ INSTALLED_APPS = [
     "rest_framework",
     "axes",
     "csp",
+    # the platform's apps, lowest first: each imports only apps listed before it
+    # (pyproject.toml's import-linter contract)
+    "shareval.platform.notifications",
     "shareval.platform.accounts",
     "shareval.platform.competitions",
+    "shareval.platform.access",
     "shareval.platform.submissions",
-    "shareval.platform.judging",
     "shareval.platform.coderuns",
+    "shareval.platform.leaderboards",
+    "shareval.platform.judging",
     "shareval.platform.annotation",
-    "shareval.platform.notifications",
+    "shareval.platform.bundles",
+    "shareval.platform.pages",
 ]
 
 MIDDLEWARE = [

@@ -3,14 +3,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .accounts import api as accounts_api, password_reset, views as accounts_views
-from .coderuns import api as code_api, views as code_views
-from .competitions import (api as comp_api, records_views, views as comp_views, views_access,
-                           views_settings)
-from .competitions import api_access
-from .judging import views as judging_views
-from .submissions import api as sub_api, run_views, views as sub_views
-from .work import page as work_page
+from shareval.platform.accounts import api as accounts_api, password_reset, views as accounts_views
+from shareval.platform.coderuns import api as code_api, views as code_views
+from shareval.platform.pages import api as comp_api
+from shareval.platform.pages import records_views
+from shareval.platform.pages import views as comp_views
+from shareval.platform.access import views as views_access
+from shareval.platform.bundles import views as views_settings
+from shareval.platform.access import api as api_access
+from shareval.platform.judging import views as judging_views
+from shareval.platform.submissions import api as sub_api, run_views, views as sub_views
+from shareval.platform.work import page as work_page
 
 admin.site.site_header = "shareval administration (organizers only)"
 

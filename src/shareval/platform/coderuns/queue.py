@@ -21,7 +21,8 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from .models import CodeRun
+from shareval.platform import broker
+from shareval.platform.coderuns.models import CodeRun
 
 log = logging.getLogger("shareval.coderuns")
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
@@ -32,8 +33,7 @@ _threads: list[threading.Thread] = []
 
 def dispatch(run_id: int) -> None:
     if settings.BROKER_URL:
-        from ..celery_app import code_run
-        code_run.apply_async((run_id,), queue=settings.CODERUN_QUEUE)
+        broker.send(broker.CODE_RUN, run_id, queue=settings.CODERUN_QUEUE)
     else:
         _wake.set()
 
@@ -58,7 +58,7 @@ def run_next() -> bool:
     run = claim()
     if run is None:
         return False
-    from .runner import INTERNAL_ERROR, _finish, execute
+    from shareval.platform.coderuns.runner import INTERNAL_ERROR, _finish, execute
     try:
         execute(run)
     except Exception:                                         # noqa: BLE001

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shareval.tasks.catalogs import CATALOG_KINDS as TASK_KINDS, read_catalog
 
-from .models import Competition
+from shareval.platform.competitions.models import Competition
 
 # Slugs become URL parts and folder names under the server's home: lower-case
 # letters, digits and inner hyphens only, so none can be "..", empty or hidden.

@@ -14,13 +14,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..competitions.models import Dataset, Team
+from shareval.platform.competitions import board_marks
+from shareval.platform.competitions.models import Dataset, Team
 
 
 class BoardQuerySet(models.QuerySet):
     """Writes that bypass signals (``update``, ``bulk_create``, ``bulk_update``) also
     give the teams they touch a new leaderboard mark, or the datasets a new token
-    when runs move between datasets or teams (competitions/board_cache.py)."""
+    when runs move between datasets or teams (leaderboards/cache.py)."""
     prefix = ""
 
     def _pairs(self, objs=None) -> set:
@@ -34,17 +35,15 @@ class BoardQuerySet(models.QuerySet):
                    .values_list("dataset_id", "team_id").distinct())
 
     def _mark(self, pairs: set) -> None:
-        from ..competitions.board_cache import mark
-        mark(pairs)
+        board_marks.mark(pairs)
 
     def update(self, **kwargs):
         pairs = self._pairs()
         n = super().update(**kwargs)
         if {"dataset", "team", "submission"} & {k.removesuffix("_id") for k in kwargs}:
-            from ..competitions.board_cache import bump
             ids = {d for d, _ in pairs | self._pairs()}
             if ids:
-                bump(Q(pk__in=ids))
+                board_marks.bump(Q(pk__in=ids))
         else:
             self._mark(pairs)
         return n
@@ -208,3 +207,12 @@ class Job(models.Model):
         ordering = ["created", "id"]
         constraints = [models.UniqueConstraint(
             fields=["submission", "scorer_version", "reference_digest"], name="job_once")]
+
+
+def mark_runs(submission_ids) -> None:
+    """A new board mark for the (dataset, team) of these runs: only those teams'
+    rows are rebuilt (``leaderboards/cache.py``)."""
+    ids = [s for s in submission_ids if s]
+    if ids:
+        board_marks.mark(Submission.objects.filter(pk__in=ids)
+                         .values_list("dataset_id", "team_id").distinct())

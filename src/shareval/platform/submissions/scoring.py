@@ -11,9 +11,9 @@ from django.conf import settings
 from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars, plot_unit_histogram
 
-from ..labels import label
-from .models import Submission
-from .splits import score_parts
+from shareval.platform.labels import label
+from shareval.platform.submissions.models import Submission
+from shareval.platform.submissions.splits import score_parts
 
 
 @dataclass
