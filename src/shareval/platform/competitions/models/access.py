@@ -38,7 +38,7 @@ class Invitation(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "kind", "value"],
-                                               name="access24_invitation_unique")]
+                                               name="invitation_unique")]
 
     def __str__(self):
         return self.value
@@ -72,7 +72,7 @@ class Registration(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "user"],
-                                               name="access24_registration_unique")]
+                                               name="registration_unique")]
         ordering = ["created"]
 
 
@@ -89,7 +89,7 @@ class Page(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "slug"],
-                                               name="access24_page_unique")]
+                                               name="page_unique")]
         ordering = ["id"]
 
     def __str__(self):
@@ -124,7 +124,7 @@ class DataFile(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "name"],
-                                               name="access24_datafile_unique")]
+                                               name="datafile_unique")]
         ordering = ["name"]
 
 
@@ -166,7 +166,7 @@ class Catalog(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "slug", "version"],
-                                               name="access24_catalog_version_unique")]
+                                               name="catalog_version_unique")]
         ordering = ["slug", "-version"]
 
     def __str__(self):

@@ -4,9 +4,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0004_runs24_records: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("competitions", "0004_runs24_records")]
 
     dependencies = [
-        ('competitions', '0003_access24_eligibility'),
+        ('competitions', '0003_eligibility'),
     ]
 
     operations = [

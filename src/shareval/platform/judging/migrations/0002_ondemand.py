@@ -5,6 +5,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0002_judge23_ondemand: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("judging", "0002_judge23_ondemand")]
 
     dependencies = [
         ('judging', '0001_initial'),

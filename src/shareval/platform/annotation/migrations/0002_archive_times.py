@@ -5,6 +5,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0002_org24_archive_times: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("annotation", "0002_org24_archive_times")]
 
     dependencies = [
         ('annotation', '0001_initial'),

@@ -7,9 +7,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0008_org24_team_lead_invitations: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("competitions", "0008_org24_team_lead_invitations")]
 
     dependencies = [
-        ('competitions', '0007_board22_marks'),
+        ('competitions', '0007_board_marks'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

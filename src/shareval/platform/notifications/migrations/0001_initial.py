@@ -7,6 +7,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0001_access24_mail: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("notifications", "0001_access24_mail")]
 
     initial = True
 

@@ -7,6 +7,9 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0003_access24_eligibility: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("competitions", "0003_access24_eligibility")]
 
     dependencies = [
         ('competitions', '0002_bundles_team_approval'),

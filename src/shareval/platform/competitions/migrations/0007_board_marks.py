@@ -6,9 +6,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0007_board22_marks: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("competitions", "0007_board22_marks")]
 
     dependencies = [
-        ('competitions', '0006_forms24_setting_changes'),
+        ('competitions', '0006_setting_changes'),
     ]
 
     operations = [

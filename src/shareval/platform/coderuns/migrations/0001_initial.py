@@ -8,12 +8,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0001_code25_initial: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("coderuns", "0001_code25_initial")]
 
     initial = True
 
     dependencies = [
-        ('competitions', '0005_perf22_indexes'),
-        ('submissions', '0003_perf22_indexes'),
+        ('competitions', '0005_indexes'),
+        ('submissions', '0003_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -7,9 +7,12 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+    # renamed from 0006_forms24_setting_changes: a database that applied it under that name
+    # counts this one as applied
+    replaces = [("competitions", "0006_forms24_setting_changes")]
 
     dependencies = [
-        ('competitions', '0005_perf22_indexes'),
+        ('competitions', '0005_indexes'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
