@@ -1,4 +1,4 @@
-"""REST endpoints of access and teams (org24), under the same rules as the pages:
+"""REST endpoints of access and teams, under the same rules as the pages:
 
 - ``GET  /api/competitions/<c>/registrations/`` and ``POST .../registrations/<id>/``
   (``{"action": "approve"|"reject"}``): organizers only; others get 404, as

@@ -5,8 +5,10 @@ versioned catalogs and the version each phase uses, announcements, the download
 log and the finalist lists (phases limited to chosen teams)."""
 from __future__ import annotations
 
-from shareval.platform.competitions.models.access import (Agreement, Announcement, Catalog, DataFile, Download, Invitation,
-                            Page, PhaseCatalog, PhaseLimit, Registration)
+from shareval.platform.competitions.models.access import (
+    Agreement, Announcement, Catalog, DataFile, Download, Invitation, Page, PhaseCatalog,
+    PhaseLimit, Registration
+)
 from shareval.platform.competitions.archive_io import Files, OwnFolders, dump, load, user_name
 
 

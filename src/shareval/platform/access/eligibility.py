@@ -30,8 +30,9 @@ from django.utils import timezone
 from shareval.platform.accounts.addresses import normalized
 from shareval.platform.accounts.models import VerifiedAddress
 
-from shareval.platform.competitions.models.access import (LICENCE, TERMS, Agreement, Download, Invitation, Page, PhaseLimit,
-                            Registration)
+from shareval.platform.competitions.models.access import (
+    LICENCE, TERMS, Agreement, Download, Invitation, Page, PhaseLimit, Registration
+)
 from shareval.platform.competitions.models import Competition, Membership
 
 SESSION_KEYS = "sv_competition_keys"

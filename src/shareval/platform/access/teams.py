@@ -31,14 +31,14 @@ def _lock(user) -> None:
 
 
 def _eligible(comp: Competition, user) -> None:
-    """access24: registration and terms come before any team."""
+    """Registration and terms come before any team."""
     why = participation_refusal(user, comp)
     if why:
         raise TeamError(why[0].upper() + why[1:] + ".")
 
 
 def _check_size(team: Team) -> None:
-    """access24: ``max_team_size`` counts approved members."""
+    """``max_team_size`` counts approved members."""
     limit = team.competition.max_team_size
     if limit and team.memberships.filter(status=Membership.APPROVED).count() >= limit:
         raise TeamError(f"{team.name} is full: teams have at most {limit} members.")

@@ -20,8 +20,10 @@ from shareval.platform.notifications import mail
 
 from shareval.platform.access import eligibility
 from shareval.platform.access import invitations
-from shareval.platform.competitions.models.access import (LICENCE, TERMS, Agreement, Announcement, DataFile, Download,
-                            Invitation, Page, PhaseLimit, Registration)
+from shareval.platform.competitions.models.access import (
+    LICENCE, TERMS, Agreement, Announcement, DataFile, Download, Invitation, Page, PhaseLimit,
+    Registration
+)
 from shareval.platform.competitions.models import Competition, Phase, Team
 
 
@@ -172,7 +174,7 @@ def invite(request, c):
             inv, _ = Invitation.objects.get_or_create(competition=comp, kind=kind,
                                                       value=value[:254])
             added.append(text)
-            if kind == Invitation.EMAIL:        # org24: a sign-up link by mail
+            if kind == Invitation.EMAIL:        # a sign-up link by mail
                 mailed += mail.invitation(inv, invitations.issue(inv, request.user))
         if added:
             messages.success(request, f"Invited: {', '.join(added)}." + (
@@ -237,7 +239,7 @@ def downloads_csv(request, c):
 
 
 # ---------------------------------------------------------------------------
-# org24: the mailed invitation link
+# the mailed invitation link
 
 def join(request, c, token):
     """Sign up (or log in) and register with a mailed invitation link."""

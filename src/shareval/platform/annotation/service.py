@@ -20,7 +20,9 @@ from shareval.assessment import rcc_phase2 as r2
 from shareval.platform.competitions.models import Membership
 
 from shareval.platform.annotation import sources
-from shareval.platform.annotation.models import Coding, Decision, Member, Publication, Ranking, Reference, Study
+from shareval.platform.annotation.models import (
+    Coding, Decision, Member, Publication, Ranking, Reference, Study
+)
 
 
 class NotAllowed(Exception):

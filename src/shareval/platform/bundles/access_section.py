@@ -29,7 +29,9 @@ from django.conf import settings
 from shareval.formats.errors import InvalidInput, Problem
 
 from shareval.platform.competitions import catalogs, checks
-from shareval.platform.competitions.models.access import Catalog, DataFile, Invitation, Page, PhaseCatalog, PhaseLimit
+from shareval.platform.competitions.models.access import (
+    Catalog, DataFile, Invitation, Page, PhaseCatalog, PhaseLimit
+)
 from shareval.platform.competitions.checks import CHOICES
 from shareval.platform.competitions.models import Competition, Team
 

@@ -5,7 +5,7 @@ configuration a bundle gives: tasks, phases, datasets with their board, split,
 quotas and fact-sheet schema; then teams and members, every submission with
 its fact sheet, history, scores and scoring jobs, and the judging campaigns
 with their items, assignments and adjudications; since format 2 also the
-access features' rows (``archive_access.py``), RCC phase-2 studies
+access features' rows (``access/archive.py``), RCC phase-2 studies
 (``annotation/archive.py``), code submissions (``coderuns/archive.py``) and
 the users' e-mail addresses) and ``files/`` (hidden references, released
 files, data files, catalogs, code inputs, submitted files and bundles, result
@@ -45,12 +45,14 @@ from shareval.formats.archive import Limits, iter_tgz
 from shareval.formats.errors import InvalidInput, Problems
 
 from shareval.platform.access.archive import check_access_paths, export_access, import_access
-from shareval.platform.competitions.archive_io import (Files, OwnFolders, Users, dump as _dump, load as _load, own_folder,
-                         plain_name, profile)
+from shareval.platform.competitions.archive_io import (
+    Files, OwnFolders, Users, dump as _dump, load as _load, own_folder, plain_name, profile
+)
 from shareval.platform.competitions.archive_io import user_name as _user
 from shareval.platform.bundles.loader import _p, inside
-from shareval.platform.competitions.models import (Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota,
-                     Team, TeamEvent)
+from shareval.platform.competitions.models import (
+    Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team, TeamEvent
+)
 
 FORMAT = "shareval-competition/2"
 READS = ("shareval-competition/1", FORMAT)     # version 1 archives still import

@@ -3,13 +3,13 @@ recorded as a ``SettingChange`` (who, when, what).
 
 The forms (``forms.py``) check the values with the bundle's checks
 (``checks.py``); these functions write them with the bundle loader's writers
-(``bundle_access.save_page``, ``save_data_file``, ``catalogs.store``), so a
+(``access_section.save_page``, ``save_data_file``, ``catalogs.store``), so a
 setting means the same whether it came from ``bundle.yaml`` or from the Settings
 page. Reloading the bundle writes the bundle's values again.
 
 Boards: none of these settings enters a leaderboard's cached rows (they are
 built from runs, scores, teams, tasks, the phase's release and the dataset's
-board options: ``board_cache.py``); who may open a board (visibility, finalist
+board options: ``leaderboards/cache.py``); who may open a board (visibility, finalist
 phases) is decided on every request. So nothing here bumps a board token.
 """
 from __future__ import annotations
@@ -24,7 +24,9 @@ from django.conf import settings
 from django.db import transaction
 
 from shareval.platform.competitions import catalogs
-from shareval.platform.competitions.models.access import LICENCE, TERMS, Catalog, Page, PhaseCatalog, SettingChange
+from shareval.platform.competitions.models.access import (
+    LICENCE, TERMS, Catalog, Page, PhaseCatalog, SettingChange
+)
 from shareval.platform.bundles.loader import _copy
 from shareval.platform.bundles.access_section import save_data_file, save_page
 from shareval.platform.competitions.models import Competition

@@ -1,4 +1,4 @@
-"""The organizers' settings forms (the Settings page, ``views_settings.py``).
+"""The organizers' settings forms (the Settings page, ``bundles/views.py``).
 
 Every value goes through the check the bundle applies to the same key
 (``checks.py``), so the browser refuses what ``bundle.yaml`` refuses, in the

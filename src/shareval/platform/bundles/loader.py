@@ -29,7 +29,9 @@ from shareval.platform.bundles import dataset_section as bundle_runs
 from shareval.platform.bundles.access_section import load_access, read_access
 from shareval.platform.competitions.models.access import SettingChange
 from shareval.platform.competitions.checks import SLUG  # noqa: F401  (archive.py reads it from here)
-from shareval.platform.competitions.models import Competition, CompetitionTask, Dataset, Phase, PublicFile, Quota, Team
+from shareval.platform.competitions.models import (
+    Competition, CompetitionTask, Dataset, Phase, PublicFile, Quota, Team
+)
 
 LINE = "__line__"
 
@@ -263,7 +265,7 @@ def read_bundle(root: Path) -> dict:
                                  "description": str(b.get("description", "")),
                                  "primary": bool(b.get("primary", True)),
                                  "factsheet": dict(b.get("factsheet") or {})})
-    out["access"] = read_access(doc, r, task_slugs)          # access24: bundle_access.py
+    out["access"] = read_access(doc, r, task_slugs)          # access_section.py
     r.problems.raise_if_any()
     return out
 
@@ -357,7 +359,7 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
     from shareval.platform.coderuns.bundle import save_programs
     save_programs(comp, b["tasks"], _copy, tree_digest)
     made = []
-    load_access(comp, b["access"], _copy)                    # access24: bundle_access.py
+    load_access(comp, b["access"], _copy)                    # access_section.py
     SettingChange.objects.create(competition=comp, user=organizer, setting="bundle",
                                  change="bundle loaded: every setting as in bundle.yaml")
     if b["baselines"]:

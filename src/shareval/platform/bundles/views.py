@@ -16,8 +16,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from shareval.platform.bundles import configure
 from shareval.platform.competitions.models.access import LICENCE, TERMS, Page, SettingChange
-from shareval.platform.bundles.forms import (CatalogForm, DataFileForm, DownloadsForm, PageForm, RegistrationForm,
-                    TeamsForm, VisibilityForm)
+from shareval.platform.bundles.forms import (
+    CatalogForm, DataFileForm, DownloadsForm, PageForm, RegistrationForm, TeamsForm,
+    VisibilityForm
+)
 from shareval.platform.competitions.models import Competition
 from shareval.platform.access.views import _organizer_comp
 

@@ -1,4 +1,4 @@
-"""The bundle's code options for a dataset (read by competitions/bundle.py)::
+"""The bundle's code options for a dataset (read by bundles/loader.py)::
 
     datasets:
       - slug: eval-code

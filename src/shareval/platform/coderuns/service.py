@@ -2,7 +2,7 @@
 
 A bundle is refused before anything is queued when: the dataset takes no
 code; the sandbox cannot run on this server (code is never run unsandboxed);
-the team may not submit (same rules as file uploads, access24's registration,
+the team may not submit (same rules as file uploads, registration,
 terms and finalist phases included); a quota is reached (code submissions count
 against the dataset's quotas like uploaded files); the dataset's ``concurrent``
 limit is reached (queued or running code runs count like runs being scored);
@@ -96,7 +96,7 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
         full = _quota_full(team, dataset, now)
         if full:
             raise subs.SubmissionError(429, full)
-        subs.check_concurrent(team, dataset)         # runs24's limit: code runs count too
+        subs.check_concurrent(team, dataset)         # the concurrent limit: code runs count too
     original = Path(getattr(upload, "name", "") or "bundle.tgz").name[:255]
     suffix = ".zip" if original.lower().endswith(".zip") else ".tgz"
     name = subs.stored_name("bundle" + suffix)
@@ -174,7 +174,7 @@ def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> C
     if cd is None:
         raise subs.SubmissionError(400, f"dataset {cs.dataset} no longer takes code")
     banned = Submission.objects.filter(code_runs__code_submission=cs).exclude(disqualified="")
-    if banned.exists():                  # runs24: a new output would escape the decision
+    if banned.exists():                  # a new output would escape the decision
         raise subs.SubmissionError(400, f"an output run of this code submission "
                                         f"({banned.first().pk}) is disqualified; reinstate it "
                                         f"before running the code again")

@@ -17,7 +17,7 @@ from shareval.platform.coderuns.models import CodeDataset, CodeSubmission
 
 @login_required
 def submit_code(request, c):
-    comp = eligibility.visible(request, c)             # access24: hidden ones look missing
+    comp = eligibility.visible(request, c)             # hidden ones look missing
     team = comp.team_of(request.user)
     if team is None:
         messages.error(request, "Join or create a team first.")

@@ -1,5 +1,5 @@
 """Checks of a competition's settings shared by the bundle (``bundle.py``,
-``bundle_access.py``) and the organizers' settings forms (``forms.py``), so a
+``bundles/access_section.py``) and the organizers' settings forms (``forms.py``), so a
 value refused in ``bundle.yaml`` is refused in the browser with the same words.
 
 Each check returns the problem as text (None when the value is fine); the

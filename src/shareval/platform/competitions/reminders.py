@@ -41,7 +41,7 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
 
 
 def claim_past(comp, now=None, within: dt.timedelta = dt.timedelta(days=3)) -> int:
-    """org24: after ``import-competition``, mark as sent what the old server had
+    """After ``import-competition``, mark as sent what the old server had
     already mailed (releases reached, the reminder of a phase closing soon), so
     ``send-reminders`` on the new server does not mail it a second time: the
     once-keys name phase ids, which an import gives anew."""

@@ -37,7 +37,9 @@ from shareval.assessment.ondemand import OnDemand
 
 from shareval.platform.judging import content, designs
 from shareval.platform.judging.build import team_runs, unit_payload
-from shareval.platform.judging.models import Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
+from shareval.platform.judging.models import (
+    Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
+)
 from shareval.platform.judging.service import final_answers
 
 ONDEMAND = "ondemand"

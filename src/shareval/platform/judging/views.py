@@ -17,7 +17,9 @@ from shareval.platform.access import eligibility
 from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
-from shareval.platform.judging import build, content, costs, crowd, designs, help, ondemand, results, service
+from shareval.platform.judging import (
+    build, content, costs, crowd, designs, help, ondemand, results, service
+)
 from shareval.platform.judging.forms import CampaignForm
 from shareval.platform.judging.models import Assignment, Campaign, Item
 

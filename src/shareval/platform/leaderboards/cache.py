@@ -22,7 +22,7 @@ random tokens are written in the same transaction as the write:
   shown, hidden, factsheet; a note changes no row, but marking on it too keeps
   the rule simple: "any run action"); ``Team`` saves (name, baseline), for
   every dataset of its competition; code runs with an output (their resources
-  are efficiency columns: ``coderuns/efficiency.py``);
+  are efficiency columns: ``leaderboards/efficiency.py``);
 - a delete gives ``Dataset.board_token`` a new value (``bump``): deletes of
   runs, scores, code runs, teams, tasks and phases (a mark written in the
   middle of a cascade could name a team about to be deleted), and queryset
@@ -38,7 +38,7 @@ key, and what a release changes (part, scores shown) is decided per request
 and in both keys; so no row built under other settings answers, and entries
 built before are re-ranked rather than rebuilt. These saves and ``bump``
 build the boards the next requests will ask for once they commit
-(``board_warm.py``).
+(``warm.py``).
 
 The cache holds, under (dataset, token, part, shown or hidden, what entries
 read), each team's entries (``boards.entries``) with the marks they were built

@@ -1,7 +1,7 @@
 """The leaderboard page's table body (``leaderboard.html``), built a row at a time.
 
 Rendering 500 rows through the template takes 0.2-0.3 s, so the body is kept
-under the board's cache key (``board_cache.board``) until the next change, and
+under the board's cache key (``cache.board``) until the next change, and
 each row's cells after the rank are kept in-process, keyed by everything they
 show: after a change, only the rows whose content changed are rendered again,
 and the rank cells (which shift when one team moves) are written here.

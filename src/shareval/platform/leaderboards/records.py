@@ -2,7 +2,7 @@
 and bulk downloads of the submitted files.
 
 Both read every run of a competition (or of one phase, task, team), scored or
-not, disqualified ones marked; they are organizers-only (see ``records_views``).
+not, disqualified ones marked; they are organizers-only (see ``pages/records_views.py``).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ the latest scored run; rows are ordered by team name; no ranks; no metrics.
 Disqualified runs and runs their team took off the board never appear either.
 The dataset's ``board`` options (several runs per team, columns, precision) are
 in ``boards.py``, whose ``board_rows`` pages and API call (through
-``board_cache.py``); ``part`` chooses the public or private part of a split
+``leaderboards/cache.py``); ``part`` chooses the public or private part of a split
 dataset's scores.
 
 Four queries: the database picks each team's row (a window function over the
@@ -22,9 +22,9 @@ team's current scores, ordered by the rule above) and counts its runs, the
 teams' names, the metrics of the picked rows only, so the cost grows with the
 number of submissions but not with the size of their results, and Python sees
 one row per team; then the resources of the code runs behind the picked rows
-(``coderuns/efficiency.py``). They build each team's *entry* (:func:`entries`,
+(``leaderboards/efficiency.py``). They build each team's *entry* (:func:`entries`,
 for all teams or only some), and :func:`assemble` ranks the entries: a cached
-board rebuilds only the entries of the teams that changed (``board_cache.py``).
+board rebuilds only the entries of the teams that changed (``leaderboards/cache.py``).
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def entries(dataset: Dataset, scores: bool = True, part: str = "public",
     """{team id: [its row's entry]} for every team with a current scored run on
     the board, or for ``teams`` only: what :func:`assemble` ranks. A team's entry
     depends on its own runs and name only, so a cached board replaces the entries
-    of the teams that changed (``board_cache.py``)."""
+    of the teams that changed (``leaderboards/cache.py``)."""
     if not scores:
         return _blind_entries(dataset, teams)
     ct = dataset.task

@@ -1,7 +1,7 @@
 """Boards built right after a dataset-wide change commits, so no viewer pays it.
 
 A team's change patches that team's entries at the next request (a few ms,
-``board_cache.py``); a change of the whole dataset does not: a release makes
+``leaderboards/cache.py``); a change of the whole dataset does not: a release makes
 requests ask for another part or for scores (never built before, or not since
 the last bump), a new direction picks other runs, new board options (runs per
 team) other entries, a delete gives the dataset a new token. Each of these

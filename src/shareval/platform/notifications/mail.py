@@ -91,7 +91,7 @@ def team_reviewed(team) -> int:
 
 
 def invitation(inv, token: str) -> int:
-    """org24: the sign-up link to an invited address (no account needed yet)."""
+    """The sign-up link to an invited address (no account needed yet)."""
     comp = inv.competition
     url = link(f"/c/{comp.slug}/join/{token}/")
     try:
@@ -107,7 +107,7 @@ def invitation(inv, token: str) -> int:
 
 
 def lead_proposed(team) -> int:
-    """org24: under team approval a lead change waits for the organizers."""
+    """Under team approval a lead change waits for the organizers."""
     comp = team.competition
     return send(comp.organizers.all(),
                 f"{comp.title}: team {team.name} asks to change its lead",

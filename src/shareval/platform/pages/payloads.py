@@ -18,7 +18,7 @@ def competition_summary(comp: Competition, user) -> dict:
                  "task_title": ds.task.title, "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
                  "quotas": [q.describe() for q in ds.quotas.all()],
                  "public_files": [f.name for f in ds.public_files.all()],
-                 # runs24: never the split's units or seed, only that there is one
+                 # never the split's units or seed, only that there is one
                  "concurrent": ds.concurrent, "split": bool(ds.split),
                  "runs_per_team": "several" if (ds.board or {}).get("runs") == "all"
                  else "one", "team_visibility": bool((ds.board or {}).get("team_visibility"))}

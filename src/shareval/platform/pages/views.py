@@ -37,7 +37,9 @@ from shareval.platform.leaderboards import unranked
 from shareval.platform.leaderboards.payloads import get_dataset, leaderboard_payload
 from shareval.platform.pages.payloads import competition_summary
 from shareval.platform.bundles.loader import load_bundle_archive
-from shareval.platform.competitions.models import Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
+from shareval.platform.competitions.models import (
+    Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
+)
 from shareval.platform.access.views import token_user
 
 
@@ -60,7 +62,7 @@ def competition(request, c):
     return render(request, "shareval/competition.html", {
         "comp": comp, "summary": summary, "team": team,
         "pending": pending, "organizer": comp.is_organizer(request.user),
-        # access24: pages, announcements, registration
+        # pages, announcements, registration
         "pages": comp.pages.all(), "announcements": comp.announcements.all()[:20],
         "refusal": eligibility.participation_refusal(request.user, comp),
         "registration": eligibility.registration(request.user, comp),
@@ -136,11 +138,11 @@ def leaderboard(request, c, p, d):
 
 
 def public_file(request, c, p, d, name):
-    token_user(request)           # org24: scripts fetch released files as data files
+    token_user(request)           # scripts fetch released files as data files
     ds = get_dataset(request, c, p, d)
     comp = ds.phase.competition
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
-    why = eligibility.download_refusal(request.user, comp)       # access24
+    why = eligibility.download_refusal(request.user, comp)
     if why:
         if not request.user.is_authenticated:
             return redirect_to_login(request.path)

@@ -84,7 +84,7 @@ class Submission(models.Model):
     problems = models.JSONField(default=list, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
-    # runs24: the run's fact sheet, the team's board visibility, disqualification
+    # the run's fact sheet, the team's board visibility, disqualification
     factsheet = models.JSONField(default=dict, blank=True)
     on_board = models.BooleanField(default=True, help_text="the team shows this run on "
                                    "leaderboards (where the organizers let teams choose)")
@@ -163,7 +163,7 @@ class Score(models.Model):
     primary = models.FloatField(null=True)
     comparison = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=list, blank=True)
-    # runs24: with a public/private split, ``result``/``primary`` are the public
+    # with a public/private split, ``result``/``primary`` are the public
     # part and these the private part, shown only once the phase is released
     private_result = models.JSONField(null=True, blank=True)
     private_primary = models.FloatField(null=True)

@@ -33,7 +33,7 @@ def _reference(sub: Submission):
 
 # What boards need from a scorer beyond its command-line defaults (the bundle's
 # options win): the board of a task without a primary metric compares the teams'
-# value sets, so every value is listed (competitions/unranked.py).
+# value sets, so every value is listed (leaderboards/unranked.py).
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 

@@ -151,7 +151,7 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
     if access.frozen(dataset.phase, now):      # a blind phase whose results are out
         raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
                                    f"its runs are final")
-    # access24: registration, terms and finalist-only phases
+    # registration, terms and finalist-only phases
     why = eligibility.participation_refusal(user, comp) or \
         eligibility.phase_refusal(team, dataset.phase)
     if why:

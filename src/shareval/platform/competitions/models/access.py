@@ -3,7 +3,7 @@ pages (terms, data licence), restricted data files and their download log,
 finalist-only phases, versioned catalogs, announcements.
 
 The rules that read these rows are in ``eligibility.py``; the bundle keys that
-write them in ``bundle_access.py``. Imported by ``models.py`` so Django sees them.
+write them in ``bundles/access_section.py``. Imported by ``models/__init__.py`` so Django sees them.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class Invitation(models.Model):
     kind = models.CharField(max_length=8, choices=[(USER, USER), (EMAIL, EMAIL),
                                                    (DOMAIN, DOMAIN)])
     value = models.CharField(max_length=254, help_text="lower case")
-    # org24: an address invited from the browser gets a mailed sign-up link; only
+    # an address invited from the browser gets a mailed sign-up link; only
     # the token's SHA-256 is kept; it is used once and expires (invitations.py)
     token_hash = models.CharField(max_length=64, blank=True, db_index=True)
     sent = models.DateTimeField(null=True, blank=True)
@@ -194,7 +194,7 @@ class Announcement(models.Model):
 
 class SettingChange(models.Model):
     """One change an organizer made to a competition's settings in the browser
-    (forms24: ``configure.py``), or a bundle load: who, when, what. Append-only;
+    (``bundles/configure.py``), or a bundle load: who, when, what. Append-only;
     shown on the Access page."""
     competition = models.ForeignKey(Competition, on_delete=models.CASCADE,
                                     related_name="setting_changes")

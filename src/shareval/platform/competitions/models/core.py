@@ -28,11 +28,11 @@ class Competition(models.Model):
     team_approval = models.BooleanField(
         default=False, help_text="new teams may submit only once an organizer approves them")
     created = models.DateTimeField(default=timezone.now)
-    # runs24: the fact sheet every run carries (bundle ``factsheet:``; records.py)
+    # the fact sheet every run carries (bundle ``factsheet:``; records.py)
     factsheet = models.JSONField(default=dict, blank=True,
                                  help_text="required standard fields and organizer-defined extras")
 
-    # --- access24: access and eligibility (see eligibility.py, access_models.py) ---
+    # --- access and eligibility (see access/eligibility.py, models/access.py) ---
     PUBLIC, UNLISTED, PRIVATE = "public", "unlisted", "private"
     VISIBILITY = [(PUBLIC, "public: listed, anyone may read"),
                   (UNLISTED, "unlisted: only with the secret link"),
@@ -49,7 +49,7 @@ class Competition(models.Model):
         max_length=12, default=OPEN, choices=[(OPEN, OPEN), (PARTICIPANTS, PARTICIPANTS)],
         help_text="participants: released files only for approved, signed-in participants "
                   "who accepted the data licence")
-    # --- end access24 ---
+    # --- end of access and eligibility ---
 
     class Meta:
         ordering = ["-created"]
@@ -174,8 +174,8 @@ class Dataset(models.Model):
                                    "(subject to the phase's blind setting)")
     board_token = models.CharField(
         max_length=32, default=new_board_token, editable=False,
-        help_text="a new value whenever anything its leaderboard reads changes (board_cache.py)")
-    # runs24: board options (runs per team, columns, team-chosen visibility), the
+        help_text="a new value whenever anything its leaderboard reads changes (leaderboards/cache.py)")
+    # board options (runs per team, columns, team-chosen visibility), the
     # public/private split of the reference, and a limit on runs queued or running
     board = models.JSONField(default=dict, blank=True)
     split = models.JSONField(default=dict, blank=True,
@@ -271,7 +271,7 @@ class Team(models.Model):
                               choices=[(PENDING, PENDING), (APPROVED, APPROVED),
                                        (REJECTED, REJECTED)])
     created = models.DateTimeField(default=timezone.now)
-    # org24: a lead handed over under team_approval waits here for an organizer
+    # a lead handed over under team_approval waits here for an organizer
     proposed_lead = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL,
                                       null=True, blank=True, related_name="+")
 
@@ -313,7 +313,7 @@ class TeamEvent(models.Model):
 class BoardMark(models.Model):
     """A new ``token`` whenever anything a team's rows on a dataset's board are
     built from changes (its runs, their scores, the team): a cached board rebuilds
-    only the rows of the teams whose mark changed (``board_cache.py``)."""
+    only the rows of the teams whose mark changed (``leaderboards/cache.py``)."""
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="+")
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
     token = models.CharField(max_length=32, default=new_board_token)
