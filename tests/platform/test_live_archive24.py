@@ -15,7 +15,7 @@ from .test_access24 import restricted_bundle
 SETUP = """
 import django; django.setup()
 from django.contrib.auth import get_user_model
-from shareval.platform.competitions import eligibility
+from shareval.platform.access import eligibility
 from shareval.platform.competitions.models.access import Announcement, Download, Registration
 from shareval.platform.competitions.models import Competition, Membership, Team
 comp = Competition.objects.get(slug="secret")
