@@ -26,7 +26,8 @@ from shareval.platform.submissions import isolate, queue as scoring_queue, servi
 from shareval.platform.submissions.models import Submission, SubmissionEvent, mark_runs
 from shareval.platform.submissions.scoring import json_safe
 from shareval.platform.coderuns.models import CodeDataset, CodeRun
-from shareval.platform.coderuns.service import sandbox_problem, sandbox_user, unpack_bundle
+from shareval.platform.coderuns.service import (
+    queue_run, sandbox_problem, sandbox_user, unpack_bundle)
 
 log = logging.getLogger("shareval.coderuns")
 LOG_CHARS = 60_000
@@ -126,7 +127,6 @@ def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> N
             score=json_safe(score) if score else None, **fields)
     cs = run.code_submission
     if not cs.runs.filter(stage=CodeRun.FINAL).exists():
-        from shareval.platform.coderuns.service import queue_run
         with transaction.atomic():
             queue_run(cs, CodeRun.FINAL, Limits.from_dict(run.limits))
 

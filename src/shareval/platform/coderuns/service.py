@@ -23,6 +23,7 @@ from shareval.sandbox.run import Limits, run_limits as _limits
 
 from shareval.platform.submissions import isolate, service as subs
 from shareval.platform.submissions.models import Submission
+from shareval.platform.coderuns.dispatch import dispatch
 from shareval.platform.coderuns.models import CodeDataset, CodeRun, CodeSubmission
 
 log = logging.getLogger("shareval.coderuns")
@@ -148,13 +149,12 @@ def queue_run(cs: CodeSubmission, stage: str, limits: Limits, by=None) -> CodeRu
     """Queue an attempt of ``stage``. Its output is scored like an uploaded file, so
     it may not outgrow the upload limit (the run stops at the lower of the two)."""
     from dataclasses import asdict, replace
-    from shareval.platform.coderuns import queue
     limits = replace(limits, output_mb=min(limits.output_mb, scored_output_mb()))
     last = cs.runs.filter(stage=stage).order_by("-attempt").values_list("attempt", flat=True)
     run = CodeRun.objects.create(code_submission=cs, stage=stage,
                                  attempt=(last[0] + 1) if last else 1,
                                  limits=asdict(limits), requested_by=by)
-    transaction.on_commit(lambda: queue.dispatch(run.pk))
+    transaction.on_commit(lambda: dispatch(run.pk))
     return run
 
 
