@@ -38,7 +38,7 @@ from django.test import Client  # noqa: E402
 call_command("migrate", verbosity=0)
 settings.ALLOWED_HOSTS = ["*"]
 settings.BOARD_CACHE = True
-from shareval.platform.competitions.board_cache import bump  # noqa: E402
+from shareval.platform.leaderboards.cache import bump  # noqa: E402
 from shareval.platform.competitions.models import CompetitionTask, Dataset, Phase  # noqa: E402
 from shareval.platform.submissions.models import Score  # noqa: E402
 

@@ -38,7 +38,7 @@ def seed(home: Path) -> None:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
 
-    from shareval.platform.competitions.access_models import Invitation
+    from shareval.platform.competitions.models.access import Invitation
     from shareval.platform.competitions.models import Competition
     call_command("migrate", interactive=False, verbosity=0)
     User = get_user_model()

@@ -107,7 +107,7 @@ def build(home: Path, teams: int, runs: int, seed: int = 0) -> dict:
     from django.core.management import call_command
 
     from shareval.platform.accounts.models import ApiToken
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.submissions.models import Score, Submission, SubmissionEvent
     call_command("migrate", verbosity=0)
@@ -278,7 +278,7 @@ def after_a_change(base, lb, cookies, n: int, pid: int, org_token: str | None) -
     from shareval.platform.competitions.models import Dataset
     from shareval.platform.submissions.models import Score
     try:
-        from shareval.platform.competitions.board_cache import bump
+        from shareval.platform.leaderboards.cache import bump
     except ImportError:                                      # code without the cache
         return []
     settings.BOARD_WARM = False              # this process's bumps build nothing here

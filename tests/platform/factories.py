@@ -99,7 +99,7 @@ def make_world(tmp_path, **bundle_kw) -> dict:
     """The ``world`` fixture's competition, with ``make_bundle`` options (needs ``db``)."""
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.submissions.queue import drain
     User = get_user_model()

@@ -9,8 +9,8 @@ import shutil
 import pytest
 import yaml
 
-from shareval.platform.competitions import leaderboard
-from shareval.platform.competitions.bundle import load_bundle
+from shareval.platform.leaderboards import rows as leaderboard
+from shareval.platform.bundles.loader import load_bundle
 from shareval.platform.demo import build_bundle
 from shareval.platform.submissions.queue import drain
 

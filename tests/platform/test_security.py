@@ -161,7 +161,7 @@ def scene(world):
             blind_values += [repr(m[k]), f"{m[k]:.4f}"]
     ref_text = ds["eval"].reference_file.read_text()
     # access: an organizer page, a data file and a registration to address
-    from shareval.platform.competitions.access_models import DataFile, Page, Registration
+    from shareval.platform.competitions.models.access import DataFile, Page, Registration
     Page.objects.create(competition=w["comp"], slug="rules", title="Rules", body="Be *nice*.")
     data = settings.PRIVATE_DIR / w["comp"].slug / "data" / "corpus.txt"
     data.parent.mkdir(parents=True, exist_ok=True)
@@ -450,7 +450,7 @@ def test_formula_escape_leaves_numbers_and_plain_text_alone_and_round_trips():
 
 
 def test_csv_rows_stay_whole_with_line_breaks_in_names(world):
-    from shareval.platform.competitions.export import results_csv
+    from shareval.platform.leaderboards.export import results_csv
     users = world["users"]
     for name in ("a\rb.tsv", "c\nd.tsv", "e\r\nf.tsv"):
         service.submit(users["alice"], world["teams"]["Team A"], world["ds"]["dev"],

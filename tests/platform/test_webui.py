@@ -310,7 +310,7 @@ def test_demo_results_have_their_plots(db, tmp_path, shared_data, client, demo_d
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.demo import build_bundle
     org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
     root = build_bundle(shared_data, tmp_path / "demo", dt.datetime.now(dt.timezone.utc),
@@ -369,7 +369,7 @@ def test_material_result_page_shows_the_det_plot(db, tmp_path, client):
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     org = get_user_model().objects.create_user("organizer", password="x", is_staff=True)
     _, made = load_bundle(material_bundle(tmp_path / "bundle"), org)
     queue.drain()

@@ -23,7 +23,7 @@ from django.urls import Resolver404, resolve
 
 # route names (urls.py) whose POST carries a file
 UPLOAD_ROUTES = {"submit", "api-submissions", "new-competition", "campaigns",
-                 "settings-data", "settings-catalog",         # forms24
+                 "settings-data", "settings-catalog",         # the settings forms
                  "submit-code", "api-code-submissions"}       # code bundles
 MARGIN = 2 ** 20        # multipart boundaries, headers and the other form fields
 

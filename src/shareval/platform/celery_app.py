@@ -11,10 +11,9 @@ from __future__ import annotations
 import os
 import threading
 
-from celery import Celery
 from celery.signals import worker_ready, worker_shutting_down
 
-from .home import private_umask
+from shareval.platform.home import private_umask
 
 private_umask()                  # a worker started by celery itself keeps the data private
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shareval.platform.settings")
@@ -23,31 +22,30 @@ import django  # noqa: E402
 django.setup()
 from django.conf import settings  # noqa: E402
 
-app = Celery("shareval", broker=settings.BROKER_URL or "memory://")
-app.conf.update(task_acks_late=True, task_reject_on_worker_lost=True,
-                worker_prefetch_multiplier=1, task_default_queue=settings.SCORING_QUEUE,
-                broker_connection_retry_on_startup=True, worker_hijack_root_logger=False)
+from shareval.platform import broker  # noqa: E402
+
+app = broker.app()
 _stop = threading.Event()
 
 
-@app.task(name="shareval.score_job")
+@app.task(name=broker.SCORE_JOB)
 def score_job(job_id: int) -> bool:
     """A message per queued job; the worker runs the fairest claimable job, which
     may be another team's (the named one is then run by a later message)."""
     from django.db import close_old_connections
-    from .submissions.queue import run_job
+    from shareval.platform.submissions.queue import run_job
     try:
         return run_job()
     finally:
         close_old_connections()
 
 
-@app.task(name="shareval.code_run")
+@app.task(name=broker.CODE_RUN)
 def code_run(run_id: int) -> bool:
     """A message per queued code run (queue CODERUN_QUEUE); the worker runs the
     oldest queued run."""
     from django.db import close_old_connections
-    from .coderuns.queue import run_next
+    from shareval.platform.coderuns.queue import run_next
     try:
         return run_next()
     finally:
@@ -56,14 +54,14 @@ def code_run(run_id: int) -> bool:
 
 def _resend_code_runs() -> None:
     """A message for every queued code run (their workers listen on CODERUN_QUEUE)."""
-    from .coderuns.models import CodeRun
+    from shareval.platform.coderuns.models import CodeRun
     for pk in CodeRun.objects.filter(state=CodeRun.QUEUED).values_list("pk", flat=True):
         code_run.apply_async((pk,), queue=settings.CODERUN_QUEUE)
 
 
 def _sweeper():
     from django.db import close_old_connections
-    from .submissions.queue import sweep, Job
+    from shareval.platform.submissions.queue import sweep, Job
     # jobs queued while no worker was up (or whose message was lost) are re-sent too
     first = True
     while not _stop.wait(1 if first else max(1.0, settings.LEASE_SECONDS / 3)):
@@ -74,7 +72,7 @@ def _sweeper():
                 _resend_code_runs()
                 first = False
             sweep()
-            from .coderuns.queue import sweep as sweep_code_runs
+            from shareval.platform.coderuns.queue import sweep as sweep_code_runs
             if sweep_code_runs():         # runs whose code worker died: queued again
                 _resend_code_runs()
         except Exception:                       # database not reachable yet
@@ -85,7 +83,7 @@ def _sweeper():
 
 @worker_ready.connect
 def _start_sweeper(**_):
-    from .submissions.queue import start_small_lane
+    from shareval.platform.submissions.queue import start_small_lane
     threading.Thread(target=_sweeper, daemon=True, name="shareval-sweeper").start()
     start_small_lane(poll=1.0)
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
+
+from shareval.platform.server import check_port, migrate, serve
 
 
 def add_server_parser(sub) -> None:
@@ -65,89 +66,31 @@ def add_server_parser(sub) -> None:
     demo.add_argument("--port", type=int, default=8000)
     demo.add_argument("--data", default=None)
     demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
-    from .annotation.cli import add_parser as add_rcc_study
+    from shareval.platform.annotation.cli import add_parser as add_rcc_study
     add_rcc_study(cmds)
 
 
 def _setup(args) -> None:
-    from .home import lock, private_umask
+    from shareval.platform.home import lock, private_umask
     private_umask()              # before the data folder, the database or a file is made
     if args.home:
         os.environ["SHAREVAL_HOME"] = args.home
-    from . import setup
+    from shareval.platform import setup
     setup()
     from django.conf import settings
     lock(settings.HOME, settings.CODERUN_DIR)
-
-
-def migrate(verbosity: int = 0) -> None:
-    from django.core.management import call_command
-    call_command("migrate", interactive=False, verbosity=verbosity)
-
-
-def collect_static() -> None:
-    """Copy the admin's and apps' static files into HOME/static for WhiteNoise."""
-    from django.core.management import call_command
-    call_command("collectstatic", interactive=False, verbosity=0)
-
-
-def proxy_options() -> dict:
-    """HTTPS mode: believe the scheme and client address sent by the proxy, and only it."""
-    from django.conf import settings
-    if not settings.HTTPS:
-        return {}
-    return {"trusted_proxy": settings.TRUSTED_PROXY, "trusted_proxy_count": 1,
-            "trusted_proxy_headers": {"x-forwarded-proto", "x-forwarded-for"}}
-
-
-def check_port(host: str, port: int) -> None:
-    """Fail with one plain line (exit 1) when the address is taken, before any slow work."""
-    import socket
-    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)     # as waitress does
-        try:
-            s.bind((host, port))
-        except OSError as e:
-            raise SystemExit(f"shareval server: cannot listen on {host}:{port}: {e.strerror}; "
-                             f"stop what uses it or pick another port (--port N; "
-                             f"make demo PORT=N)") from None
-
-
-def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
-    import tempfile
-
-    check_port(host, port)
-    collect_static()      # before the WSGI app exists: WhiteNoise indexes the folder then
-
-    from django.conf import settings
-
-    from .bodylimit import MARGIN, waitress_server
-    from .submissions.queue import start_inprocess_worker
-    from .wsgi import application
-    # request bodies and uploads are spooled inside the data folder, not the
-    # system's temporary folder
-    tmp = settings.HOME / "tmp"
-    tmp.mkdir(mode=0o700, exist_ok=True)
-    tempfile.tempdir = str(tmp)
-    if worker:
-        start_inprocess_worker()
-        from .coderuns.queue import start_inprocess_workers
-        start_inprocess_workers()
-    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
-                    max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
-                    **proxy_options()).run()
 
 
 def _code_worker(args, console) -> int:
     """A code-run worker: Celery on CODERUN_QUEUE, else database polling."""
     from django.conf import settings
     if settings.BROKER_URL:
-        from .celery_app import app
+        from shareval.platform.celery_app import app
         app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={args.concurrency}",
                          "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                          "-Q", settings.CODERUN_QUEUE, "-n", f"coderuns@%h-{os.getpid()}"])
         return 0
-    from .coderuns.queue import worker_loop
+    from shareval.platform.coderuns.queue import worker_loop
     console.print("code-run worker (database polling); Ctrl-C to stop")
     worker_loop()
     return 0
@@ -173,12 +116,12 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         return _code_worker(args, console)
     if c == "worker":
         if settings.BROKER_URL:
-            from .celery_app import app
+            from shareval.platform.celery_app import app
             app.worker_main(["worker", "--loglevel=INFO", f"--concurrency={args.concurrency}",
                              "--pool=prefork" if args.concurrency > 1 else "--pool=solo",
                              "-Q", settings.SCORING_QUEUE, "-n", f"shareval@%h-{os.getpid()}"])
             return 0
-        from .submissions.queue import start_small_lane, worker_loop
+        from shareval.platform.submissions.queue import start_small_lane, worker_loop
         console.print("scoring worker (database polling); Ctrl-C to stop")
         start_small_lane()
         worker_loop()
@@ -196,11 +139,11 @@ def run_server_command(args: argparse.Namespace, console) -> int:
             u.email = args.email
         u.save()
         if args.email:          # an administrator's word: no link needed
-            from .accounts.addresses import mark_verified
-            from .accounts.models import VerifiedAddress
+            from shareval.platform.accounts.addresses import mark_verified
+            from shareval.platform.accounts.models import VerifiedAddress
             mark_verified(u, VerifiedAddress.COMMAND_LINE)
         if args.team:
-            from .competitions.models import Competition, Membership, Team
+            from shareval.platform.competitions.models import Competition, Membership, Team
             comp = Competition.objects.filter(slug=args.competition or "").first()
             if comp is None:
                 console.print("--team needs --competition with an existing slug")
@@ -215,7 +158,7 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "token":
         from django.contrib.auth import get_user_model
 
-        from .accounts.models import ApiToken
+        from shareval.platform.accounts.models import ApiToken
         u = get_user_model().objects.filter(username=args.username).first()
         if u is None:
             console.print(f"no user {args.username!r}")
@@ -224,12 +167,12 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         print(key)
         return 0
     if c == "rcc-study":
-        from .annotation.cli import run as rcc_study
+        from shareval.platform.annotation.cli import run as rcc_study
         return rcc_study(args, console)
     if c == "send-reminders":
         import datetime as dt
 
-        from .notifications.reminders import send_due
+        from shareval.platform.competitions.reminders import send_due
         n = send_due(within=dt.timedelta(hours=args.within_hours))
         console.print(f"{n['reminders']} deadline reminders and {n['releases']} release "
                       f"notices mailed")
@@ -237,7 +180,7 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "demo":
         if not args.no_serve:
             check_port(args.host, args.port)
-        from .demo import run_demo_server
+        from shareval.platform.demo import run_demo_server
         return run_demo_server(args, console)
     raise AssertionError(c)
 
@@ -247,7 +190,7 @@ def _load_bundle(args, console) -> int:
 
     from django.contrib.auth import get_user_model
 
-    from .competitions.bundle import load_bundle, load_bundle_archive
+    from shareval.platform.bundles.loader import load_bundle, load_bundle_archive
     migrate()
     org = None
     if args.organizer:
@@ -261,7 +204,7 @@ def _load_bundle(args, console) -> int:
     console.print(f"competition {comp.slug}: {comp.phases.count()} phases, "
                   f"{comp.tasks.count()} tasks, {len(made)} baseline submissions queued")
     if args.wait and made:
-        from .submissions.queue import drain
+        from shareval.platform.submissions.queue import drain
         drain()
     return 0
 
@@ -271,8 +214,8 @@ def _archive(args, console) -> int:
 
     from shareval.formats.errors import InvalidInput
 
-    from .competitions.archive import export_competition, import_competition
-    from .competitions.models import Competition
+    from shareval.platform.bundles.archive import export_competition, import_competition
+    from shareval.platform.competitions.models import Competition
     if args.server_command == "export-competition":
         comp = Competition.objects.filter(slug=args.slug).first()
         if comp is None:
@@ -287,7 +230,7 @@ def _archive(args, console) -> int:
     except InvalidInput as e:
         console.print(e.render(), markup=False)
         return 2
-    from .submissions.models import Submission
+    from shareval.platform.submissions.models import Submission
     n = Submission.objects.filter(dataset__phase__competition=comp).count()
     console.print(f"competition {comp.slug} imported: {comp.phases.count()} phases, "
                   f"{comp.teams.count()} teams, {n} submissions"
@@ -295,7 +238,3 @@ def _archive(args, console) -> int:
                      if created else ""), markup=False)
     return 0
 
-
-if __name__ == "__main__":       # python -m shareval.platform.commands ...
-    from shareval.cli import main
-    sys.exit(main(["server", *sys.argv[1:]]))

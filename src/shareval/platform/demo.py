@@ -27,7 +27,7 @@ import yaml
 
 from shareval.systems.training import rcc_held_out, svident_held_out
 
-from .demo_judging import add_rcc_content, set_up_judging, team_runs
+from shareval.platform.demo_judging import add_rcc_content, set_up_judging, team_runs
 
 KEYWORDS = re.compile(r"\b(question|asked|respondents?|survey|scale|items?|measured|agree|"
                       r"Frage|gefragt|Befragten?|Skala|Zustimmung|Umfrage)\b", re.I)
@@ -215,7 +215,7 @@ def build_bundle(data: Path, out: Path, now: dt.datetime, detection_model: Path 
              "factsheet": {"method": "Most cited datasets"}}],
     }
     # code submissions and an organizer-scored task (demo_code.py)
-    from .demo_code import add_to_bundle
+    from shareval.platform.demo_code import add_to_bundle
     add_to_bundle(bundle, data, out)
     (out / "bundle.yaml").write_text(yaml.safe_dump(bundle, sort_keys=False))
     return out
@@ -226,10 +226,10 @@ def run_demo_server(args, console) -> int:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from .commands import migrate, serve
-    from .competitions.bundle import load_bundle
-    from .competitions.models import Competition, Membership, Team
-    from .submissions.queue import drain
+    from shareval.platform.server import migrate, serve
+    from shareval.platform.bundles.loader import load_bundle
+    from shareval.platform.competitions.models import Competition, Membership, Team
+    from shareval.platform.submissions.queue import drain
     migrate()
     home = Path(settings.HOME)
     accounts_file = home / "demo-accounts.json"
@@ -278,7 +278,7 @@ def run_demo_server(args, console) -> int:
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
         (("development", "svident-dev"), ("development", "rcc-dev"),
          ("evaluation", "svident-eval"))))
-    from .demo_code import rcc_system_bundle
+    from shareval.platform.demo_code import rcc_system_bundle
     example = rcc_system_bundle(home / "demo-rcc-system",
                                 _find_data(args.data) / "rcc/catalog/dataset_text_dict.json")
     console.print(f"Code submissions: the RCC reference system as a bundle in {example};\n"

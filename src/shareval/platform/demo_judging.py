@@ -136,10 +136,10 @@ def team_runs(data: Path, out: Path) -> dict[tuple[str, str], Path]:
 
 def set_up_judging(comp, users: dict, teams: dict, runs: dict, console) -> list:
     """Submit the teams' runs, score them, and create the demo's campaigns."""
-    from .judging.models import Campaign
-    from .judging.service import create_campaign
-    from .submissions import service as subs
-    from .submissions.queue import drain
+    from shareval.platform.judging.models import Campaign
+    from shareval.platform.judging.service import create_campaign
+    from shareval.platform.submissions import service as subs
+    from shareval.platform.submissions.queue import drain
     dev = comp.phases.get(slug="development")
     for (team, slug), path in runs.items():
         ds = dev.datasets.get(slug=slug)

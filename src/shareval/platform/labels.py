@@ -159,3 +159,11 @@ def scorer_label(version) -> str:
     if task == "program":
         return "the organizers' scoring program" + (f" (run by {by})" if by else "")
     return f"{by or 'shareval'}, scorer version {v}"
+
+
+def scalar_metrics(result: dict) -> dict[str, float]:
+    """The numeric metrics of a stored result, in the declared order (:func:`ordered`:
+    PostgreSQL's JSON columns do not keep the scorer's order, SQLite's do)."""
+    m = result.get("metrics") or {}
+    return {k: m[k] for k in ordered(m)
+            if isinstance(m[k], (int, float)) and not isinstance(m[k], bool)}

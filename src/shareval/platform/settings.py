@@ -72,13 +72,19 @@ INSTALLED_APPS = [
     "rest_framework",
     "axes",
     "csp",
+    # the platform's apps, lowest first: each imports only apps listed before it
+    # (pyproject.toml's import-linter contract)
+    "shareval.platform.notifications",
     "shareval.platform.accounts",
     "shareval.platform.competitions",
+    "shareval.platform.access",
     "shareval.platform.submissions",
-    "shareval.platform.judging",
     "shareval.platform.coderuns",
+    "shareval.platform.leaderboards",
+    "shareval.platform.judging",
     "shareval.platform.annotation",
-    "shareval.platform.notifications",
+    "shareval.platform.bundles",
+    "shareval.platform.pages",
 ]
 
 MIDDLEWARE = [
@@ -127,10 +133,10 @@ DATABASES["default"]["TEST"] = {"NAME": os.environ.get("SHAREVAL_TEST_DB_NAME")}
     if os.environ.get("SHAREVAL_TEST_DB_NAME") else {}
 
 # Leaderboard rows are cached per dataset under a token that every write they
-# depend on replaces (competitions/board_cache.py); SHAREVAL_BOARD_CACHE=0 turns it off.
+# depend on replaces (leaderboards/cache.py); SHAREVAL_BOARD_CACHE=0 turns it off.
 BOARD_CACHE = os.environ.get("SHAREVAL_BOARD_CACHE", "1") not in ("", "0")
 # A dataset-wide change builds the boards it changed right after it commits
-# (competitions/board_warm.py); SHAREVAL_BOARD_WARM=0 leaves that to the next request.
+# (leaderboards/warm.py); SHAREVAL_BOARD_WARM=0 leaves that to the next request.
 BOARD_WARM = os.environ.get("SHAREVAL_BOARD_WARM", "1") not in ("", "0")
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
           "boards": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache",
@@ -199,7 +205,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "shareval/locked.html"
 AXES_VERBOSE = False
-# Mail (access24): Django's mail framework; the backend is chosen by SHAREVAL_EMAIL.
+# Mail: Django's mail framework; the backend is chosen by SHAREVAL_EMAIL.
 _email = os.environ.get("SHAREVAL_EMAIL", "console")
 if _email == "file":
     EMAIL_BACKEND = "django.core.mail.backends.filebased.EmailBackend"

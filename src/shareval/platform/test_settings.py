@@ -23,7 +23,7 @@ os.chmod(_coderuns, 0o711)
 atexit.register(shutil.rmtree, _coderuns, True)
 os.environ.setdefault("SHAREVAL_CODERUN_DIR", _coderuns)
 
-from .settings import *  # noqa: E402,F401,F403
+from shareval.platform.settings import *  # noqa: E402,F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast test users only
 

@@ -3,14 +3,17 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from .accounts import api as accounts_api, password_reset, views as accounts_views
-from .coderuns import api as code_api, views as code_views
-from .competitions import (api as comp_api, records_views, views as comp_views, views_access,
-                           views_settings)
-from .competitions import api_access
-from .judging import views as judging_views
-from .submissions import api as sub_api, run_views, views as sub_views
-from .work import page as work_page
+from shareval.platform.accounts import api as accounts_api, password_reset, views as accounts_views
+from shareval.platform.coderuns import api as code_api, views as code_views
+from shareval.platform.pages import api as comp_api
+from shareval.platform.pages import records_views
+from shareval.platform.pages import views as comp_views
+from shareval.platform.access import views as views_access
+from shareval.platform.bundles import views as views_settings
+from shareval.platform.access import api as api_access
+from shareval.platform.judging import views as judging_views
+from shareval.platform.submissions import api as sub_api, run_views, views as sub_views
+from shareval.platform.work import page as work_page
 
 admin.site.site_header = "shareval administration (organizers only)"
 
@@ -22,7 +25,7 @@ urlpatterns = [
     path("accounts/logout/", accounts_views.logout_page, name="logout"),
     path("accounts/tokens/", accounts_views.tokens, name="tokens"),
     path("accounts/tokens/<int:pk>/revoke/", accounts_views.revoke_token, name="revoke-token"),
-    # access24: profile (mail opt-out) and password reset by e-mail
+    # profile (mail opt-out) and password reset by e-mail
     path("accounts/profile/", accounts_views.profile, name="profile"),
     path("accounts/profile/verify/", accounts_views.send_verification, name="send-verification"),
     path("accounts/verify/<uidb64>/<token>/", accounts_views.verify_address,
@@ -43,7 +46,7 @@ urlpatterns = [
     path("c/<slug:c>/leaderboard/<slug:p>/<slug:d>/", comp_views.leaderboard, name="leaderboard"),
     path("c/<slug:c>/files/<slug:p>/<slug:d>/<str:name>", comp_views.public_file,
          name="public-file"),
-    # access24: registration, pages, data; the organizers' access dashboard
+    # registration, pages, data; the organizers' access dashboard
     path("c/<slug:c>/register/", views_access.register, name="register-competition"),
     path("c/<slug:c>/pages/<slug:page>/", views_access.page, name="page"),
     path("c/<slug:c>/data/", views_access.data, name="data"),
@@ -57,7 +60,7 @@ urlpatterns = [
     path("c/<slug:c>/organize/phase-teams/<slug:p>/", views_access.phase_teams,
          name="phase-teams"),
     path("c/<slug:c>/organize/downloads.csv", views_access.downloads_csv, name="downloads-csv"),
-    # forms24: the settings the bundle sets, edited in the browser
+    # the settings the bundle sets, edited in the browser
     path("c/<slug:c>/organize/settings/", views_settings.settings_page, name="organize-settings"),
     path("c/<slug:c>/organize/settings/visibility/", views_settings.visibility,
          name="settings-visibility"),
@@ -80,7 +83,7 @@ urlpatterns = [
     path("c/<slug:c>/organize/teams/<int:team>/", comp_views.review_team, name="review-team"),
     path("c/<slug:c>/organize/rescore/<slug:t>/", comp_views.rescore, name="rescore"),
     path("c/<slug:c>/organize/results.csv", comp_views.export_csv, name="export-csv"),
-    # runs24: records (fact-sheet tables, bulk downloads, the competition archive)
+    # records (fact-sheet tables, bulk downloads, the competition archive)
     path("c/<slug:c>/organize/runs.<str:fmt>", records_views.factsheet_table,
          name="factsheet-table"),
     path("c/<slug:c>/organize/submissions.zip", records_views.bulk_download,

@@ -2,13 +2,13 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-from .home import lock, private_umask
+from shareval.platform.home import lock, private_umask
 
 private_umask()                  # under any WSGI server: the data folder stays private
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shareval.platform.settings")
 application = get_wsgi_application()
 
-from .accounts import background  # noqa: E402  (after Django is set up)
+from shareval.platform.accounts import background  # noqa: E402  (after Django is set up)
 
 background.start()          # password-reset mail goes out after the response
 

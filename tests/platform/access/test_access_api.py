@@ -8,8 +8,8 @@ import pytest
 from django.core import mail as outbox
 
 from shareval.platform.accounts.models import ApiToken
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import Announcement, Registration
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import Announcement, Registration
 
 from .test_competition_access import _approved, secret  # noqa: F401 -- the fixture
 

@@ -15,7 +15,7 @@ import datetime as dt
 import pytest
 from django.contrib.auth.models import AnonymousUser
 
-from shareval.platform.competitions import access
+from shareval.platform.access import visibility as access
 from shareval.platform.competitions.models import Phase
 
 from ..rules_world import rw  # noqa: F401  (fixture)

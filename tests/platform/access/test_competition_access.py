@@ -13,10 +13,11 @@ from django.contrib.auth import get_user_model
 from shareval.formats.errors import InvalidInput
 from shareval.platform.accounts.addresses import mark_verified
 from shareval.platform.accounts.models import VerifiedAddress
-from shareval.platform.competitions import eligibility, teams
-from shareval.platform.competitions.access_models import (Agreement, Catalog, Download,
+from shareval.platform.access import eligibility
+from shareval.platform.access import teams
+from shareval.platform.competitions.models.access import (Agreement, Catalog, Download,
                                                           PhaseLimit, Registration)
-from shareval.platform.competitions.bundle import load_bundle
+from shareval.platform.bundles.loader import load_bundle
 from shareval.platform.competitions.models import Membership, Team
 from shareval.platform.submissions import queue, service
 

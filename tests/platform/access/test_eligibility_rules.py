@@ -13,8 +13,8 @@ from django.http import Http404
 
 from shareval.platform.accounts.addresses import mark_verified
 from shareval.platform.accounts.models import VerifiedAddress
-from shareval.platform.competitions import eligibility as el
-from shareval.platform.competitions.access_models import (Agreement, Download, Invitation,
+from shareval.platform.access import eligibility as el
+from shareval.platform.competitions.models.access import (Agreement, Download, Invitation,
                                                           Page, PhaseLimit, Registration)
 from shareval.platform.competitions.models import Competition, Membership
 

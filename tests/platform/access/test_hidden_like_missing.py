@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 
 from shareval.platform.accounts.addresses import mark_verified
 from shareval.platform.accounts.models import VerifiedAddress
-from shareval.platform.competitions.bundle import load_bundle
+from shareval.platform.bundles.loader import load_bundle
 
 from .test_competition_access import c_routes, restricted_bundle
 from ..test_security import fill

@@ -11,8 +11,8 @@ from django.contrib.auth import get_user_model
 from django.core import mail as outbox
 from django.utils import timezone
 
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import Invitation, Registration
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import Invitation, Registration
 
 from .test_competition_access import secret  # noqa: F401 -- the fixture
 

@@ -116,7 +116,7 @@ def test_under_team_approval_the_organizers_approve_the_new_lead(approval, clien
 
 
 def test_a_proposal_lapses_when_the_member_may_no_longer_take_part(approval):  # noqa: F811
-    from shareval.platform.competitions import teams
+    from shareval.platform.access import teams
     w = approval
     comp, alice, carol = w["comp"], w["users"]["alice"], w["users"]["carol"]
     teams.hand_lead(team_a(w), alice, "carol")

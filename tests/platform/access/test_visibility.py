@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from shareval.platform.competitions import leaderboard
+from shareval.platform.leaderboards import rows as leaderboard
 from shareval.platform.competitions.models import Phase
 from shareval.platform.submissions import queue, service
 from shareval.platform.submissions.models import Score

@@ -16,8 +16,8 @@ from django.utils.http import urlsafe_base64_encode
 
 from shareval.platform.accounts import addresses
 from shareval.platform.accounts.models import VerifiedAddress
-from shareval.platform.competitions.access_models import Invitation, Registration
-from shareval.platform.competitions.bundle import load_bundle
+from shareval.platform.competitions.models.access import Invitation, Registration
+from shareval.platform.bundles.loader import load_bundle
 
 from ..access.test_competition_access import restricted_bundle, secret  # noqa: F401 -- the fixture
 

@@ -58,7 +58,7 @@ def run(pairs) -> str:
 def rcc(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.submissions import queue, service
     User = get_user_model()

@@ -19,10 +19,10 @@ from django.contrib.auth import get_user_model
 from shareval.formats.errors import InvalidInput
 from shareval.platform.accounts.addresses import mark_verified
 from shareval.platform.accounts.models import VerifiedAddress
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import (Agreement, Announcement, Download,
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import (Agreement, Announcement, Download,
                                                           Invitation, PhaseLimit, Registration)
-from shareval.platform.competitions.archive import export_competition, import_competition
+from shareval.platform.bundles.archive import export_competition, import_competition
 from shareval.platform.competitions.models import Competition, Membership, Team
 
 from ..access.test_competition_access import _approved, secret  # noqa: F401 -- the fixture
@@ -204,7 +204,7 @@ def test_a_phase2_study_and_its_trail_survive_the_archive(rcc, client, tmp_path)
 def test_code_datasets_bundles_and_runs_survive_the_archive(world, client,  # noqa: F811
                                                             tmp_path):
     from shareval.platform.coderuns.models import CodeDataset, CodeRun, CodeSubmission
-    from shareval.platform.competitions.api import leaderboard_payload
+    from shareval.platform.leaderboards.payloads import leaderboard_payload
     cs, sub = _scored_code_output(world, 15, 1.5, 64.0)
     CodeRun.objects.filter(code_submission=cs, stage=CodeRun.FINAL).update(log="ran fine\n")
     ds = world["ds"]
@@ -308,7 +308,7 @@ def test_hostile_or_corrupt_archives_are_refused_and_nothing_is_stored(secret,  
     clash.unlink()
     # sizes: a member over the limit stops the reading before anything is stored
     from shareval.formats.archive import Limits
-    from shareval.platform.competitions import archive as archive_module
+    from shareval.platform.bundles import archive as archive_module
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(archive_module, "LIMITS", Limits(max_member_bytes=10, nested_ok=True))
         with pytest.raises(InvalidInput, match="larger than 10 bytes"):
@@ -340,7 +340,7 @@ def test_a_version_1_archive_still_imports(secret, tmp_path):  # noqa: F811
 def test_mail_already_sent_is_not_sent_again_after_an_import(db, tmp_path):
     from django.core import mail as outbox
 
-    from shareval.platform.notifications.reminders import send_due
+    from shareval.platform.competitions.reminders import send_due
 
     from ..factories import make_world
     w = make_world(tmp_path)

@@ -14,8 +14,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions.archive import export_competition, import_competition
-from shareval.platform.competitions.bundle import load_bundle
+from shareval.platform.bundles.archive import export_competition, import_competition
+from shareval.platform.bundles.loader import load_bundle
 from shareval.platform.competitions.models import Competition, Dataset
 
 from ..factories import Upload, make_bundle, run_with_accuracy

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions.bundle import load_bundle, load_bundle_archive, read_bundle
+from shareval.platform.bundles.loader import load_bundle, load_bundle_archive, read_bundle
 from shareval.platform.competitions.models import Competition
 from shareval.platform.submissions import queue, service
 from shareval.platform.submissions.models import Score
@@ -194,7 +194,7 @@ def test_a_staff_user_cannot_take_over_anothers_competition(world, tmp_path, cli
 def test_a_symlink_in_home_cannot_make_the_loader_write_or_delete_outside(db, tmp_path):
     from django.conf import settings
 
-    from shareval.platform.competitions.bundle import inside
+    from shareval.platform.bundles.loader import inside
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "keep.txt").write_text("precious")

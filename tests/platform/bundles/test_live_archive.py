@@ -15,8 +15,8 @@ from ..access.test_competition_access import restricted_bundle
 SETUP = """
 import django; django.setup()
 from django.contrib.auth import get_user_model
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import Announcement, Download, Registration
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import Announcement, Download, Registration
 from shareval.platform.competitions.models import Competition, Membership, Team
 comp = Competition.objects.get(slug="secret")
 U = get_user_model()
@@ -102,6 +102,6 @@ def test_the_access_records_load_into_a_fresh_server(stacks, tmp_path):
     assert download(b, "/c/secret/data/texts.txt", tokens_b["ute"])[0] == 403
     # the download log came along (and the new server goes on logging)
     django(b, "import django; django.setup()\n"
-              "from shareval.platform.competitions.access_models import Download\n"
+              "from shareval.platform.competitions.models.access import Download\n"
               "log = list(Download.objects.order_by('at').values_list('user__username', 'what'))\n"
               "assert log == [('uma', 'data/texts.txt')] * 2, log\n")

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-from shareval.platform.competitions.archive import export_competition, import_competition
+from shareval.platform.bundles.archive import export_competition, import_competition
 from shareval.platform.competitions.models import Competition
 from shareval.platform.submissions import queue, runs, service
 from shareval.platform.submissions.models import Submission

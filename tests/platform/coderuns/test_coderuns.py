@@ -44,7 +44,7 @@ def code_bundle(root, code: dict | None = None, submission="code"):
 
 
 def test_bundle_code_block_problems_are_all_listed(tmp_path):
-    from shareval.platform.competitions.bundle import read_bundle
+    from shareval.platform.bundles.loader import read_bundle
     root = code_bundle(tmp_path / "b", {"input": "missing/", "limits": {"wall_secs": 5,
                                                                        "memory_mb": -1}},
                        submission="code")
@@ -117,7 +117,7 @@ def test_zip_and_tgz_bundles_unpack_alike_and_links_are_refused(tmp_path):
 def code_world(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     User = get_user_model()
     org = User.objects.create_user("org", password="org-pass-123", is_staff=True)
@@ -220,7 +220,7 @@ def program_bundle(root):
 
 
 def test_program_task_needs_its_scorer_and_metric(tmp_path):
-    from shareval.platform.competitions.bundle import read_bundle
+    from shareval.platform.bundles.loader import read_bundle
     root, _ = program_bundle(tmp_path / "b")
     b = yaml.safe_load((root / "bundle.yaml").read_text())
     b["tasks"][-1] = {"slug": "custom", "task": "program", "options": {"scorer": "nowhere"}}
@@ -235,7 +235,7 @@ def test_program_task_needs_its_scorer_and_metric(tmp_path):
 def test_organizer_scoring_program_scores_in_the_sandbox(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.submissions.queue import drain
     from shareval.platform.submissions.service import submit

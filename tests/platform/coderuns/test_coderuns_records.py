@@ -9,8 +9,8 @@ from functools import partial
 import pytest
 from django.core import mail as outbox
 
-from shareval.platform.competitions.access_models import PhaseLimit
-from shareval.platform.competitions.api import leaderboard_payload
+from shareval.platform.competitions.models.access import PhaseLimit
+from shareval.platform.leaderboards.payloads import leaderboard_payload
 from shareval.platform.submissions import queue as scoring_queue, runs, service as subs
 
 from .. import factories

@@ -13,10 +13,10 @@ import yaml
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import (Agreement, Catalog, DataFile, Page,
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import (Agreement, Catalog, DataFile, Page,
                                                           PhaseCatalog, SettingChange)
-from shareval.platform.competitions.bundle import load_bundle, read_bundle
+from shareval.platform.bundles.loader import load_bundle, read_bundle
 from shareval.platform.submissions import queue
 
 from ..factories import Upload, make_bundle

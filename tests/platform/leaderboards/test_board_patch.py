@@ -18,7 +18,9 @@ import re
 
 import pytest
 
-from shareval.platform.competitions import board_cache, board_html, boards
+from shareval.platform.leaderboards import cache as board_cache
+from shareval.platform.leaderboards import html as board_html
+from shareval.platform.leaderboards import boards
 from shareval.platform.competitions.models import (CompetitionTask, Dataset, Membership, Phase,
                                                    Team)
 from shareval.platform.submissions import queue, runs, service
@@ -289,7 +291,7 @@ def test_one_warm_up_per_transaction(world5, monkeypatch, django_capture_on_comm
     each board once, after the commit; a rolled-back transaction builds nothing."""
     from django.db import transaction
 
-    from shareval.platform.competitions import board_warm
+    from shareval.platform.leaderboards import warm as board_warm
     warmed = []
     monkeypatch.setattr(board_warm, "warm", lambda ids: warmed.append(ids))
     ev, dev = (Dataset.objects.get(pk=world5["ds"][s].pk) for s in ("eval", "dev"))

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from shareval.formats.errors import InvalidInput
-from shareval.platform.competitions import boards
-from shareval.platform.competitions.bundle import read_bundle
+from shareval.platform.leaderboards import boards
+from shareval.platform.bundles.loader import read_bundle
 from shareval.platform.competitions.models import Phase
 from shareval.platform.submissions import queue, service, splits
 from shareval.platform.submissions.models import Score

@@ -12,7 +12,8 @@ modules in ``bench/mutate.py``.
 """
 from __future__ import annotations
 
-from shareval.platform.competitions import boards, leaderboard
+from shareval.platform.leaderboards import boards
+from shareval.platform.leaderboards import rows as leaderboard
 from shareval.platform.submissions.models import Score, Submission
 
 from ..rules_world import H, rw, scored, team  # noqa: F401  (rw: fixture)

@@ -73,7 +73,7 @@ def split_of(slug: str, root: Path) -> dict:
 def world(db, tmp_path, client):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     User = get_user_model()
     runs = write_bundle(tmp_path / "bundle")
@@ -193,7 +193,7 @@ def test_a_participant_never_sees_the_private_part_before_release(world, client)
 def test_bundle_checks_private_ids_against_the_task_units(tmp_path):
     """SV-Ident's units are documents: a sentence uuid or an unknown id is refused."""
     from shareval.formats.errors import InvalidInput
-    from shareval.platform.competitions.bundle import read_bundle
+    from shareval.platform.bundles.loader import read_bundle
     root = tmp_path / "bundle"
     write_bundle(root)
     (root / "private-docs.txt").write_text("doc1\nu1-0\nnodoc\n")

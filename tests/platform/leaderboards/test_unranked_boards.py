@@ -32,7 +32,7 @@ def methods(values: list[str]) -> str:
 def methods_board(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.submissions import queue, service
     root = tmp_path / "b"

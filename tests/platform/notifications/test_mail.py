@@ -10,11 +10,11 @@ from django.core import mail as outbox
 from django.utils import timezone
 
 from shareval.platform.accounts import background
-from shareval.platform.competitions import eligibility
-from shareval.platform.competitions.access_models import Page, Registration
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models.access import Page, Registration
 from shareval.platform.notifications import mail
 from shareval.platform.notifications.models import MailPreference
-from shareval.platform.notifications.reminders import send_due
+from shareval.platform.competitions.reminders import send_due
 from shareval.platform.submissions import queue, service
 
 from ..factories import Upload, run_with_accuracy

@@ -10,7 +10,7 @@ import pytest
 from django.db import OperationalError, connection, transaction
 
 from shareval.platform import transient
-from shareval.platform.competitions import board_cache
+from shareval.platform.leaderboards import cache as board_cache
 from shareval.platform.competitions.models import Team
 from shareval.platform.submissions import isolate, queue, service
 from shareval.platform.submissions.models import Submission

@@ -49,7 +49,7 @@ def archive(root: Path, drop: int = 0) -> bytes:
 def material(db, tmp_path):
     from django.contrib.auth import get_user_model
 
-    from shareval.platform.competitions.bundle import load_bundle
+    from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     root = material_bundle(tmp_path / "bundle")
     User = get_user_model()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from shareval.platform.competitions import leaderboard
+from shareval.platform.leaderboards import rows as leaderboard
 from shareval.platform.submissions import queue, runs, service
 from shareval.platform.submissions.models import Job, Score, SubmissionEvent
 
@@ -52,7 +52,7 @@ def test_fact_sheet_is_validated_against_the_bundle_schema(rw):
 
 def test_bundle_refuses_a_bad_fact_sheet_schema(tmp_path):
     from shareval.formats.errors import InvalidInput
-    from shareval.platform.competitions.bundle import read_bundle
+    from shareval.platform.bundles.loader import read_bundle
 
     from ..factories import make_bundle
     root = make_bundle(tmp_path / "b", extra={"factsheet": {

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from shareval.platform.competitions.access_models import PhaseLimit, Registration
+from shareval.platform.competitions.models.access import PhaseLimit, Registration
 from shareval.platform.competitions.models import Phase, Team
 from shareval.platform.submissions import queue, service
 from shareval.platform.submissions.models import Job, Submission

@@ -9,7 +9,8 @@ from html import unescape
 
 import pytest
 
-from shareval.platform.competitions import access, leaderboard
+from shareval.platform.access import visibility as access
+from shareval.platform.leaderboards import rows as leaderboard
 from shareval.platform.competitions.models import Phase, Quota
 from shareval.platform.submissions import queue, service
 from shareval.platform.submissions.models import Job, Score, Submission
@@ -184,7 +185,7 @@ def test_csv_export_has_every_score_with_history(world, monkeypatch):
     monkeypatch.setattr(type(world["ds"]["dev"].task.registry_task), "version", "9")
     service.rescore(world["ds"]["dev"].task)
     queue.drain()
-    from shareval.platform.competitions.export import results_csv
+    from shareval.platform.leaderboards.export import results_csv
     rows = list(csv.DictReader(io.StringIO(results_csv(world["comp"]))))
     mine = [r for r in rows if r["team"] == "Team A"]
     assert len(mine) == 2 and {r["current"] for r in mine} == {"0", "1"}

@@ -19,8 +19,8 @@ from django.utils.http import urlsafe_base64_decode, urlsafe_base64_encode
 
 from shareval.platform.notifications import mail
 
-from . import mail_limits
-from .models import MailRequest, VerifiedAddress
+from shareval.platform.accounts import mail_limits
+from shareval.platform.accounts.models import MailRequest, VerifiedAddress
 
 
 def normalized(address: str | None) -> str:

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import ApiToken
+from shareval.platform.accounts.models import ApiToken
 
 
 @admin.register(ApiToken)

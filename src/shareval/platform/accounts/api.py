@@ -7,7 +7,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .models import ApiToken
+from shareval.platform.accounts.models import ApiToken
 
 
 def token_dict(t: ApiToken) -> dict:

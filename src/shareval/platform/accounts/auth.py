@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
-from .models import ApiToken, digest
+from shareval.platform.accounts.models import ApiToken, digest
 
 
 class ApiTokenAuthentication(authentication.BaseAuthentication):

@@ -17,7 +17,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from .models import MailRequest
+from shareval.platform.accounts.models import MailRequest
 
 WINDOW = dt.timedelta(hours=1)
 

@@ -19,8 +19,8 @@ from django.contrib.auth import get_user_model, views as auth_views
 from django.contrib.auth.forms import PasswordResetForm
 from django.http import HttpResponseRedirect
 
-from . import addresses, background, mail_limits
-from .models import MailRequest, VerifiedAddress
+from shareval.platform.accounts import addresses, background, mail_limits
+from shareval.platform.accounts.models import MailRequest, VerifiedAddress
 
 
 class ResetForm(PasswordResetForm):

@@ -9,8 +9,8 @@ from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from . import addresses, mail_limits
-from .models import ApiToken, VerifiedAddress
+from shareval.platform.accounts import addresses, mail_limits
+from shareval.platform.accounts.models import ApiToken, VerifiedAddress
 
 
 class RegisterForm(UserCreationForm):

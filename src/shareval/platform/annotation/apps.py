@@ -9,5 +9,8 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from shareval.platform import work as site_work
 
-        from .work import annotation_work
+        from shareval.platform.annotation.work import annotation_work
         site_work.provide(annotation_work)       # the header's "Your work" and /work/
+        from shareval.platform.annotation.results import board_columns
+        from shareval.platform.leaderboards.payloads import add_human_columns
+        add_human_columns(board_columns)         # studies' scores on the leaderboards

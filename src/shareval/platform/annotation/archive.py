@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from shareval.platform.competitions.archive_io import dump, load, user_name
 
-from .models import Coding, Decision, Member, Publication, Ranking, Reference, Study
+from shareval.platform.annotation.models import (
+    Coding, Decision, Member, Publication, Ranking, Reference, Study
+)
 
 
 def export_studies(comp) -> list[dict]:

@@ -38,7 +38,7 @@ def run(args, console) -> int:
     from shareval.formats.errors import InvalidInput
     from shareval.platform.competitions.models import Dataset
 
-    from . import service, sources
+    from shareval.platform.annotation import service, sources
     User = get_user_model()
     ds = Dataset.objects.filter(phase__competition__slug=args.competition,
                                 phase__slug=args.phase, slug=args.dataset).first()
@@ -87,8 +87,8 @@ def _create(args, ds, user, strata, mix):
 
 
 def _create_in(args, ds, user, strata, mix):
-    from . import service
-    from .models import Member
+    from shareval.platform.annotation import service
+    from shareval.platform.annotation.models import Member
     st = service.create_study(
         ds, args.slug, args.title, user(args.designer), per_topic=args.per_topic, mix=mix,
         seed=args.seed, qualitative=args.qualitative, rankers=args.rankers, strata=strata,

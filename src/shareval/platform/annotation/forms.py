@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django import forms
 
-from .models import Member, Reference
-from .service import REVIEW_ACTIONS
+from shareval.platform.annotation.models import Member, Reference
+from shareval.platform.annotation.service import REVIEW_ACTIONS
 
 
 class ReferenceForm(forms.Form):

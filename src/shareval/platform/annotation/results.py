@@ -19,8 +19,8 @@ from shareval.assessment import rcc_phase2 as r2
 from shareval.formats.spreadsheet import escape_formula
 from shareval.metrics.estimation import percentile_interval
 
-from .models import Decision, Publication, Reference, Study
-from .service import current_coding
+from shareval.platform.annotation.models import Decision, Publication, Reference, Study
+from shareval.platform.annotation.service import current_coding
 
 
 def coded_publications(study: Study) -> list[r2.Coded]:
@@ -114,3 +114,14 @@ def audit_csv(study: Study) -> str:
             json.dumps(d.before, sort_keys=True) if d.before is not None else "",
             json.dumps(d.after, sort_keys=True) if d.after is not None else "")])
     return buf.getvalue()
+
+
+def board_columns(ds):
+    """The leaderboard columns of the dataset's studies shown on its board
+    (``leaderboards.payloads.add_human_columns``): related-to F1 per team."""
+    for study in Study.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        res = leaderboard_column(study)     # RCC phase 2: related-to F1 per team
+        if not res:
+            continue
+        yield ({"campaign": study.title + ("" if study.closed else ", provisional"),
+                "measure": "related-to F1"}, res)

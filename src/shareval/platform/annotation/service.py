@@ -19,8 +19,10 @@ from django.utils import timezone
 from shareval.assessment import rcc_phase2 as r2
 from shareval.platform.competitions.models import Membership
 
-from . import sources
-from .models import Coding, Decision, Member, Publication, Ranking, Reference, Study
+from shareval.platform.annotation import sources
+from shareval.platform.annotation.models import (
+    Coding, Decision, Member, Publication, Ranking, Reference, Study
+)
 
 
 class NotAllowed(Exception):

@@ -1,7 +1,7 @@
 """Routes under /c/<competition>/annotation/ (included by platform/urls.py)."""
 from django.urls import path
 
-from . import views
+from shareval.platform.annotation import views
 
 urlpatterns = [
     path("", views.home, name="annotation-home"),

@@ -14,12 +14,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET
 
 from shareval.platform.accounts.auth import token_or_session
-from shareval.platform.competitions import eligibility
+from shareval.platform.access import eligibility
 
-from . import results, service
-from .forms import FinalForm, MemberForm, ReferenceForm, ReviewForm
-from .models import Decision, Member, Publication, Reference, Study
-from .sources import DATA_WORDS
+from shareval.platform.annotation import results, service
+from shareval.platform.annotation.forms import FinalForm, MemberForm, ReferenceForm, ReviewForm
+from shareval.platform.annotation.models import Decision, Member, Publication, Reference, Study
+from shareval.platform.annotation.sources import DATA_WORDS
 
 
 def _study(c, study) -> Study:

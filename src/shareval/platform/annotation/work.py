@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from shareval.platform.work import Work
 
-from . import service
-from .models import Decision, Member, Publication, Study
+from shareval.platform.annotation import service
+from shareval.platform.annotation.models import Decision, Member, Publication, Study
 
 
 def annotation_work(user) -> list[Work]:

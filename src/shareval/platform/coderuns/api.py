@@ -11,12 +11,13 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..competitions import eligibility
-from ..submissions.api import (_team, error_response, resolve_dataset, upload_request,
-                               wants_primary)
-from ..submissions.service import SubmissionError
-from . import service
-from .models import CodeSubmission
+from shareval.platform.access import eligibility
+from shareval.platform.submissions.api import (
+    _team, error_response, resolve_dataset, upload_request, wants_primary
+)
+from shareval.platform.submissions.service import SubmissionError
+from shareval.platform.coderuns import service
+from shareval.platform.coderuns.models import CodeSubmission
 
 
 def visible_code(request, pk) -> tuple[CodeSubmission, bool]:
@@ -30,7 +31,7 @@ def visible_code(request, pk) -> tuple[CodeSubmission, bool]:
     organizer = comp.is_organizer(request.user)
     if not organizer and comp.team_of(request.user) != cs.team:
         raise Http404("no such code submission")
-    if not eligibility.can_see(request, comp):                 # access24
+    if not eligibility.can_see(request, comp):
         raise Http404("no such code submission")
     return cs, organizer
 

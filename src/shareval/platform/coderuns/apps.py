@@ -7,5 +7,5 @@ class CoderunsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from . import efficiency
-        efficiency.connect()           # code-run writes give the board a new token
+        from shareval.platform.coderuns import hooks
+        hooks.register()                # what submissions ask of code runs

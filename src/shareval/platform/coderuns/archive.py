@@ -8,7 +8,7 @@ from __future__ import annotations
 from shareval.platform.competitions.archive_io import (Files, OwnFolders, dump, load,
                                                        plain_name, user_name)
 
-from .models import CodeDataset, CodeRun, CodeSubmission
+from shareval.platform.coderuns.models import CodeDataset, CodeRun, CodeSubmission
 
 
 def export_code(comp, files: Files) -> dict:

@@ -1,4 +1,4 @@
-"""The bundle's code options for a dataset (read by competitions/bundle.py)::
+"""The bundle's code options for a dataset (read by bundles/loader.py)::
 
     datasets:
       - slug: eval-code
@@ -59,7 +59,7 @@ def read_code(r, d: dict, where: str) -> dict | None:
 def save_code(ds, code: dict | None, copy, digest) -> None:
     """Store the inputs under PRIVATE_DIR and the options; ``copy``/``digest`` are the
     bundle loader's own helpers (so every path is checked the same way)."""
-    from .models import CodeDataset
+    from shareval.platform.coderuns.models import CodeDataset
     if code is None:
         CodeDataset.objects.filter(dataset=ds).delete()
         return
@@ -115,7 +115,7 @@ def save_programs(comp, tasks: list[dict], copy, digest) -> None:
     changed program is a changed scorer: ``rescore`` scores again."""
     import hashlib
 
-    from ..competitions.models import CompetitionTask, Dataset
+    from shareval.platform.competitions.models import CompetitionTask, Dataset
     for t in tasks:
         if t.get("task") != "program" or t.get("scorer_dir") is None:
             continue

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from ..competitions.models import Dataset, Team
+from shareval.platform.competitions.models import Dataset, Team
 
 
 class CodeDataset(models.Model):

@@ -21,21 +21,14 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 
-from .models import CodeRun
+from shareval.platform.coderuns import runner
+from shareval.platform.coderuns.dispatch import wake
+from shareval.platform.coderuns.models import CodeRun
 
 log = logging.getLogger("shareval.coderuns")
 WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 BUILD_SECONDS = 900           # the environment build's own wall-time limit
-_wake = threading.Event()
 _threads: list[threading.Thread] = []
-
-
-def dispatch(run_id: int) -> None:
-    if settings.BROKER_URL:
-        from ..celery_app import code_run
-        code_run.apply_async((run_id,), queue=settings.CODERUN_QUEUE)
-    else:
-        _wake.set()
 
 
 def claim() -> CodeRun | None:
@@ -58,13 +51,12 @@ def run_next() -> bool:
     run = claim()
     if run is None:
         return False
-    from .runner import INTERNAL_ERROR, _finish, execute
     try:
-        execute(run)
+        runner.execute(run)
     except Exception:                                         # noqa: BLE001
         # the traceback names server paths: organizers and the log see it, the team not
         log.exception("code run %s failed", run.pk)
-        _finish(run, "error", INTERNAL_ERROR, internal_error=traceback.format_exc()[-20000:])
+        runner._finish(run, "error", runner.INTERNAL_ERROR, internal_error=traceback.format_exc()[-20000:])
     return True
 
 
@@ -94,8 +86,8 @@ def worker_loop(stop: threading.Event | None = None, poll: float = 2.0) -> None:
             log.exception("code worker loop error")
         finally:
             close_old_connections()
-        _wake.wait(poll)
-        _wake.clear()
+        wake.wait(poll)
+        wake.clear()
 
 
 def start_inprocess_workers() -> None:

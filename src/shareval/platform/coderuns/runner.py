@@ -21,13 +21,13 @@ from shareval.sandbox.bundle import Manifest
 from shareval.sandbox.run import Limits
 from shareval.sandbox.workspace import Workspace
 
-from ..notifications import mail
-from ..submissions import isolate, queue as scoring_queue, service as subs
-from ..submissions.models import Submission, SubmissionEvent
-from ..submissions.scoring import json_safe
-from . import efficiency
-from .models import CodeDataset, CodeRun
-from .service import sandbox_problem, sandbox_user, unpack_bundle
+from shareval.platform.notifications import mail
+from shareval.platform.submissions import isolate, queue as scoring_queue, service as subs
+from shareval.platform.submissions.models import Submission, SubmissionEvent, mark_runs
+from shareval.platform.submissions.scoring import json_safe
+from shareval.platform.coderuns.models import CodeDataset, CodeRun
+from shareval.platform.coderuns.service import (
+    queue_run, sandbox_problem, sandbox_user, unpack_bundle)
 
 log = logging.getLogger("shareval.coderuns")
 LOG_CHARS = 60_000
@@ -93,7 +93,7 @@ def _finish(run: CodeRun, state: str, message: str, **fields) -> None:
                                              finished=timezone.now(), **fields)
     out = fields.get("output_submission")
     if out is not None:              # its resources join the board (no signal for update)
-        efficiency.bump_for([out.pk])
+        mark_runs([out.pk])
     if state != CodeRun.OK:          # no output to score: mailed like a failed upload
         pk = run.pk
         transaction.on_commit(lambda: mail.code_run_failed(
@@ -127,7 +127,6 @@ def _finish_test(run: CodeRun, cd: CodeDataset, output: Path, fields: dict) -> N
             score=json_safe(score) if score else None, **fields)
     cs = run.code_submission
     if not cs.runs.filter(stage=CodeRun.FINAL).exists():
-        from .service import queue_run
         with transaction.atomic():
             queue_run(cs, CodeRun.FINAL, Limits.from_dict(run.limits))
 

@@ -2,7 +2,7 @@
 
 A bundle is refused before anything is queued when: the dataset takes no
 code; the sandbox cannot run on this server (code is never run unsandboxed);
-the team may not submit (same rules as file uploads, access24's registration,
+the team may not submit (same rules as file uploads, registration,
 terms and finalist phases included); a quota is reached (code submissions count
 against the dataset's quotas like uploaded files); the dataset's ``concurrent``
 limit is reached (queued or running code runs count like runs being scored);
@@ -21,9 +21,10 @@ from django.utils import timezone
 from shareval.sandbox import bwrap
 from shareval.sandbox.run import Limits, run_limits as _limits
 
-from ..submissions import isolate, service as subs
-from ..submissions.models import Submission
-from .models import CodeDataset, CodeRun, CodeSubmission
+from shareval.platform.submissions import isolate, service as subs
+from shareval.platform.submissions.models import Submission
+from shareval.platform.coderuns.dispatch import dispatch
+from shareval.platform.coderuns.models import CodeDataset, CodeRun, CodeSubmission
 
 log = logging.getLogger("shareval.coderuns")
 
@@ -96,7 +97,7 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
         full = _quota_full(team, dataset, now)
         if full:
             raise subs.SubmissionError(429, full)
-        subs.check_concurrent(team, dataset)         # runs24's limit: code runs count too
+        subs.check_concurrent(team, dataset)         # the concurrent limit: code runs count too
     original = Path(getattr(upload, "name", "") or "bundle.tgz").name[:255]
     suffix = ".zip" if original.lower().endswith(".zip") else ".tgz"
     name = subs.stored_name("bundle" + suffix)
@@ -148,13 +149,12 @@ def queue_run(cs: CodeSubmission, stage: str, limits: Limits, by=None) -> CodeRu
     """Queue an attempt of ``stage``. Its output is scored like an uploaded file, so
     it may not outgrow the upload limit (the run stops at the lower of the two)."""
     from dataclasses import asdict, replace
-    from . import queue
     limits = replace(limits, output_mb=min(limits.output_mb, scored_output_mb()))
     last = cs.runs.filter(stage=stage).order_by("-attempt").values_list("attempt", flat=True)
     run = CodeRun.objects.create(code_submission=cs, stage=stage,
                                  attempt=(last[0] + 1) if last else 1,
                                  limits=asdict(limits), requested_by=by)
-    transaction.on_commit(lambda: queue.dispatch(run.pk))
+    transaction.on_commit(lambda: dispatch(run.pk))
     return run
 
 
@@ -174,7 +174,7 @@ def rerun(cs: CodeSubmission, user, stage: str, limits: dict | None = None) -> C
     if cd is None:
         raise subs.SubmissionError(400, f"dataset {cs.dataset} no longer takes code")
     banned = Submission.objects.filter(code_runs__code_submission=cs).exclude(disqualified="")
-    if banned.exists():                  # runs24: a new output would escape the decision
+    if banned.exists():                  # a new output would escape the decision
         raise subs.SubmissionError(400, f"an output run of this code submission "
                                         f"({banned.first().pk}) is disqualified; reinstate it "
                                         f"before running the code again")

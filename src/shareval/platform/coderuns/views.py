@@ -7,16 +7,17 @@ from django.core.exceptions import PermissionDenied
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions import access, eligibility
-from ..submissions.service import SubmissionError
-from . import service
-from .api import visible_code
-from .models import CodeDataset, CodeSubmission
+from shareval.platform.access import visibility as access
+from shareval.platform.access import eligibility
+from shareval.platform.submissions.service import SubmissionError
+from shareval.platform.coderuns import service
+from shareval.platform.coderuns.api import visible_code
+from shareval.platform.coderuns.models import CodeDataset, CodeSubmission
 
 
 @login_required
 def submit_code(request, c):
-    comp = eligibility.visible(request, c)             # access24: hidden ones look missing
+    comp = eligibility.visible(request, c)             # hidden ones look missing
     team = comp.team_of(request.user)
     if team is None:
         messages.error(request, "Join or create a team first.")

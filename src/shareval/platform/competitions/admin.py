@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from . import models
+from shareval.platform.competitions import models
 
 
 class DatasetInline(admin.TabularInline):

@@ -2,8 +2,8 @@
 users by name, the list of files to pack, and the rule for every path a row
 holds.
 
-``archive.py`` writes and reads the archive; each app that keeps its own rows
-(``annotation/archive.py``, ``coderuns/archive.py``, ``archive_access.py``)
+``bundles/archive.py`` writes and reads the archive; each app that keeps its own rows
+(``annotation/archive.py``, ``coderuns/archive.py``, ``access/archive.py``)
 exports and imports them with these helpers, so one rule holds everywhere:
 a row is dumped as its concrete non-relation fields, relations are written by
 name (user names, team names, phase and dataset slugs) and resolved on import.
@@ -24,9 +24,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import models
 
-from shareval.formats.errors import InvalidInput
+from shareval.formats.errors import InvalidInput, Problem
 
-from .bundle import _p
 
 log = logging.getLogger("shareval.competitions")
 
@@ -141,12 +140,12 @@ class OwnFolders:
         if rel in (None, ""):
             return
         if not isinstance(rel, str) or not own_folder(kind, self.slug, rel):
-            raise InvalidInput([_p("competition.json", None, where,
+            raise InvalidInput([Problem("competition.json", None, where,
                                    f"{rel!r} is outside this competition's own {kind} "
                                    f"folder {self.slug}/; nothing was imported")])
 
 
 def plain_name(where: str, name: str) -> None:
     if name and (not isinstance(name, str) or Path(name).name != name or name in (".", "..")):
-        raise InvalidInput([_p("competition.json", None, where,
+        raise InvalidInput([Problem("competition.json", None, where,
                                f"{name!r} is not a plain file name")])

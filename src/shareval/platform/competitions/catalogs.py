@@ -15,7 +15,7 @@ from django.conf import settings
 
 from shareval.tasks.catalogs import read_catalog
 
-from .access_models import Catalog, PhaseCatalog
+from shareval.platform.competitions.models.access import Catalog, PhaseCatalog
 
 
 def phase_catalog(dataset) -> tuple[str, str] | None:

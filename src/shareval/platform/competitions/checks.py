@@ -1,5 +1,5 @@
 """Checks of a competition's settings shared by the bundle (``bundle.py``,
-``bundle_access.py``) and the organizers' settings forms (``forms.py``), so a
+``bundles/access_section.py``) and the organizers' settings forms (``forms.py``), so a
 value refused in ``bundle.yaml`` is refused in the browser with the same words.
 
 Each check returns the problem as text (None when the value is fine); the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from shareval.tasks.catalogs import CATALOG_KINDS as TASK_KINDS, read_catalog
 
-from .models import Competition
+from shareval.platform.competitions.models import Competition
 
 # Slugs become URL parts and folder names under the server's home: lower-case
 # letters, digits and inner hyphens only, so none can be "..", empty or hidden.

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db.models import Prefetch
 from django.utils import timezone
 
-from .models import Phase
+from shareval.platform.competitions.models import Phase
 
 
 def current_phase(phases: list, now) -> tuple[Phase | None, str]:

@@ -9,6 +9,9 @@ class JudgingConfig(AppConfig):
     def ready(self):
         from shareval.platform import work as site_work
 
-        from . import signals  # noqa: F401  (connects the receivers)
-        from .work import judging_work
+        from shareval.platform.judging import signals  # noqa: F401  (connects the receivers)
+        from shareval.platform.judging.work import judging_work
         site_work.provide(judging_work)          # the header's "Your work" and /work/
+        from shareval.platform.judging.results import board_columns
+        from shareval.platform.leaderboards.payloads import add_human_columns
+        add_human_columns(board_columns)         # judged estimates on the leaderboards

@@ -26,8 +26,8 @@ from shareval.formats.errors import InvalidInput, Problems
 from shareval.formats.jsonfile import json_object_line
 from shareval.platform.submissions.models import Submission
 
-from . import content, designs
-from .models import Campaign, Item, RunOutput
+from shareval.platform.judging import content, designs
+from shareval.platform.judging.models import Campaign, Item, RunOutput
 
 MAX_IMAGE = 2 * 1024 * 1024
 MAX_ITEMS = 20_000

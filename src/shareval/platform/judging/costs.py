@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from .models import Assignment, Draw, LateEvaluation
-from .ondemand import rate, seconds_per_judgment
+from shareval.platform.judging.models import Assignment, Draw, LateEvaluation
+from shareval.platform.judging.ondemand import rate, seconds_per_judgment
 
 RECALL = "(recall documents)"
 

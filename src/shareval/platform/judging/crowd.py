@@ -36,8 +36,8 @@ from django.utils import timezone
 from shareval.formats.errors import Problems
 from shareval.formats.spreadsheet import escape_formula
 
-from . import content, designs
-from .models import Assignment, Campaign, Item
+from shareval.platform.judging import content, designs
+from shareval.platform.judging.models import Assignment, Campaign, Item
 
 YES = {"yes": "yes", "y": "yes", "true": "yes", "1": "yes",
        "no": "no", "n": "no", "false": "no", "0": "no"}

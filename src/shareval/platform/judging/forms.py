@@ -8,8 +8,8 @@ from django.contrib.auth import get_user_model
 
 from shareval.platform.competitions.models import Membership
 
-from . import designs
-from .models import Campaign
+from shareval.platform.judging import designs
+from shareval.platform.judging.models import Campaign
 
 
 class CampaignForm(forms.Form):

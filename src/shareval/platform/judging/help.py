@@ -1,7 +1,7 @@
 """The judging page's "?" help: what to decide and the keys, per design."""
 from __future__ import annotations
 
-from . import designs
+from shareval.platform.judging import designs
 
 COMMON = ("You see the content first (a sentence, a publication, a summary, a relation), then "
           "what the systems made of it. Systems are named A, B, ... in an order shuffled per "

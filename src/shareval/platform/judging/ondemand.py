@@ -35,10 +35,12 @@ from django.utils import timezone
 
 from shareval.assessment.ondemand import OnDemand
 
-from . import content, designs
-from .build import team_runs, unit_payload
-from .models import Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
-from .service import final_answers
+from shareval.platform.judging import content, designs
+from shareval.platform.judging.build import team_runs, unit_payload
+from shareval.platform.judging.models import (
+    Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
+)
+from shareval.platform.judging.service import final_answers
 
 ONDEMAND = "ondemand"
 MAX_DRAWS = 10_000

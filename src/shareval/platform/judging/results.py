@@ -17,9 +17,10 @@ from shareval.assessment.judgments import Judgment, Judgments, quote_name
 from shareval.formats.spreadsheet import escape_formula
 from shareval.metrics.estimation import percentile_interval
 
-from . import designs
-from .ondemand import late_results
-from .service import final_answers
+from shareval.platform.judging import designs
+from shareval.platform.judging.models import Campaign
+from shareval.platform.judging.ondemand import late_results
+from shareval.platform.judging.service import final_answers
 
 ESTIMATE_COLUMNS = ["item", "doc", "submissions", "judge", "question", "answer",
                     "inclusion_probability", "drawn_for", "drawn_by"]
@@ -223,3 +224,16 @@ def _prf(c) -> tuple[float, float, float]:
     r = tp / (tp + fn) if tp + fn else float("nan")
     f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else float("nan")
     return f1, p, r
+
+
+def board_columns(ds):
+    """The leaderboard columns of the dataset's campaigns shown on its board
+    (``leaderboards.payloads.add_human_columns``): estimates with intervals."""
+    for camp in Campaign.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        res = team_results(camp)
+        if not res:
+            continue
+        measure = next(iter(res.values()))["measure"]
+        yield ({"campaign": camp.title, "measure": measure},
+               {team: {k: e[k] for k in ("estimate", "low", "high", "n")}
+                for team, e in res.items()})

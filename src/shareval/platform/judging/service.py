@@ -22,8 +22,8 @@ from django.utils.text import slugify
 from shareval.metrics import agreement
 from shareval.platform.competitions.models import Membership
 
-from . import build, designs
-from .models import Adjudication, Assignment, Campaign, Item
+from shareval.platform.judging import build, designs
+from shareval.platform.judging.models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
 

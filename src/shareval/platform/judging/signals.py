@@ -7,7 +7,7 @@ from django.dispatch import receiver
 
 from shareval.platform.competitions.models import Membership
 
-from .service import end_judge_access
+from shareval.platform.judging.service import end_judge_access
 
 
 @receiver(post_save, sender=Membership, dispatch_uid="judging-end-access-on-membership")

@@ -13,13 +13,15 @@ from django.views.decorators.http import require_POST
 
 from shareval.formats.errors import InvalidInput
 from shareval.platform.accounts.auth import token_or_session
-from shareval.platform.competitions import eligibility
+from shareval.platform.access import eligibility
 from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
-from . import build, content, costs, crowd, designs, help, ondemand, results, service
-from .forms import CampaignForm
-from .models import Assignment, Campaign, Item
+from shareval.platform.judging import (
+    build, content, costs, crowd, designs, help, ondemand, results, service
+)
+from shareval.platform.judging.forms import CampaignForm
+from shareval.platform.judging.models import Assignment, Campaign, Item
 
 
 def _comp(request, c) -> Competition:

@@ -8,8 +8,8 @@ from django.utils import timezone
 
 from shareval.platform.work import Work
 
-from . import service
-from .models import Assignment
+from shareval.platform.judging import service
+from shareval.platform.judging.models import Assignment
 
 
 def judging_work(user) -> list[Work]:

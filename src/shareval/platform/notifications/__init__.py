@@ -1,1 +1,1 @@
-"""E-mail: who gets which message, opt-outs, and idempotent sending (access24)."""
+"""E-mail: who gets which message, opt-outs, and idempotent sending."""

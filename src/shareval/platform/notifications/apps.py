@@ -5,6 +5,3 @@ class NotificationsConfig(AppConfig):
     name = "shareval.platform.notifications"
     label = "notifications"
     default_auto_field = "django.db.models.BigAutoField"
-
-    def ready(self):
-        from . import signals  # noqa: F401  (connects the receivers)

@@ -11,11 +11,10 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 
-from .models import MailPreference, Sent
+from shareval.platform.notifications.models import MailPreference, Sent
 
 log = logging.getLogger("shareval.mail")
 
@@ -63,17 +62,6 @@ def send(users, subject: str, body: str, *, essential: bool = False,
     return n
 
 
-def participants(comp):
-    """Approved registrants and members of the competition's (non-baseline) teams."""
-    from shareval.platform.competitions.models import Membership, Registration
-    User = get_user_model()
-    return User.objects.filter(
-        pk__in=list(Registration.objects.filter(competition=comp, status=Registration.APPROVED)
-                    .values_list("user", flat=True)) +
-        list(Membership.objects.filter(team__competition=comp, status=Membership.APPROVED,
-                                       team__is_baseline=False).values_list("user", flat=True)))
-
-
 def registration_decided(reg) -> int:
     comp = reg.competition
     ok = reg.status == reg.APPROVED
@@ -103,7 +91,7 @@ def team_reviewed(team) -> int:
 
 
 def invitation(inv, token: str) -> int:
-    """org24: the sign-up link to an invited address (no account needed yet)."""
+    """The sign-up link to an invited address (no account needed yet)."""
     comp = inv.competition
     url = link(f"/c/{comp.slug}/join/{token}/")
     try:
@@ -119,7 +107,7 @@ def invitation(inv, token: str) -> int:
 
 
 def lead_proposed(team) -> int:
-    """org24: under team approval a lead change waits for the organizers."""
+    """Under team approval a lead change waits for the organizers."""
     comp = team.competition
     return send(comp.organizers.all(),
                 f"{comp.title}: team {team.name} asks to change its lead",
@@ -178,13 +166,13 @@ def results_released(phase, level: str) -> int:
     what = {"top": "top-level scores", "detailed": "detailed results"}.get(level)
     if what is None:
         return 0
-    return send(participants(comp), f"{comp.title}: {phase.title} {what} released",
+    return send(comp.participants(), f"{comp.title}: {phase.title} {what} released",
                 f"The organizers of {comp.title} released the {what} of {phase.title}.\n\n"
                 f"{link(f'/c/{comp.slug}/')}", once=f"release:{phase.pk}:{level}")
 
 
 def announcement(ann) -> int:
     comp = ann.competition
-    return send(participants(comp), f"{comp.title}: {ann.title}",
+    return send(comp.participants(), f"{comp.title}: {ann.title}",
                 f"{ann.body}\n\n({ann.published:%Y-%m-%d %H:%M} UTC, "
                 f"{link(f'/c/{comp.slug}/')})", once=f"announcement:{ann.pk}")

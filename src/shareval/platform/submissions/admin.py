@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from . import models
+from shareval.platform.submissions import models
 
 
 class EventInline(admin.TabularInline):

@@ -10,11 +10,12 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..competitions import access, eligibility
-from ..competitions.models import Competition, Dataset, Team
-from . import service
-from .models import Submission
-from .present import list_payload, submission_payload
+from shareval.platform.access import visibility as access
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models import Competition, Dataset, Team
+from shareval.platform.submissions import service
+from shareval.platform.submissions.models import Submission
+from shareval.platform.submissions.present import list_payload, submission_payload
 
 
 def resolve_dataset(comp: Competition, phase: str, task: str, dataset: str | None) -> Dataset:
@@ -110,7 +111,7 @@ class SubmissionList(APIView):
         50, at most 500) and ``?offset=`` page through them."""
         from django.db.models import Q
 
-        from ..competitions.models import Membership
+        from shareval.platform.competitions.models import Membership
         # id lists rather than joins in the filter: the newest 500 then come from the
         # (team, -created) index instead of a sort of everything an OR of joins matches
         teams = list(Membership.objects.filter(user=request.user, status=Membership.APPROVED)

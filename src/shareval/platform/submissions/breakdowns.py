@@ -10,7 +10,7 @@ import json
 import math
 from urllib.parse import urlencode
 
-from ..labels import UNDEFINED, label, value
+from shareval.platform.labels import UNDEFINED, label, value
 
 PAGE_SIZE = 50
 UNIT = {"per_publication": "Publication", "per_document": "Document", "per_language": "Language",

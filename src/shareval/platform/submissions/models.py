@@ -14,13 +14,14 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
-from ..competitions.models import Dataset, Team
+from shareval.platform.competitions import board_marks
+from shareval.platform.competitions.models import Dataset, Team
 
 
 class BoardQuerySet(models.QuerySet):
     """Writes that bypass signals (``update``, ``bulk_create``, ``bulk_update``) also
     give the teams they touch a new leaderboard mark, or the datasets a new token
-    when runs move between datasets or teams (competitions/board_cache.py)."""
+    when runs move between datasets or teams (leaderboards/cache.py)."""
     prefix = ""
 
     def _pairs(self, objs=None) -> set:
@@ -34,17 +35,15 @@ class BoardQuerySet(models.QuerySet):
                    .values_list("dataset_id", "team_id").distinct())
 
     def _mark(self, pairs: set) -> None:
-        from ..competitions.board_cache import mark
-        mark(pairs)
+        board_marks.mark(pairs)
 
     def update(self, **kwargs):
         pairs = self._pairs()
         n = super().update(**kwargs)
         if {"dataset", "team", "submission"} & {k.removesuffix("_id") for k in kwargs}:
-            from ..competitions.board_cache import bump
             ids = {d for d, _ in pairs | self._pairs()}
             if ids:
-                bump(Q(pk__in=ids))
+                board_marks.bump(Q(pk__in=ids))
         else:
             self._mark(pairs)
         return n
@@ -85,7 +84,7 @@ class Submission(models.Model):
     problems = models.JSONField(default=list, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     created = models.DateTimeField(default=timezone.now, db_index=True)
-    # runs24: the run's fact sheet, the team's board visibility, disqualification
+    # the run's fact sheet, the team's board visibility, disqualification
     factsheet = models.JSONField(default=dict, blank=True)
     on_board = models.BooleanField(default=True, help_text="the team shows this run on "
                                    "leaderboards (where the organizers let teams choose)")
@@ -164,7 +163,7 @@ class Score(models.Model):
     primary = models.FloatField(null=True)
     comparison = models.JSONField(null=True, blank=True)
     plots = models.JSONField(default=list, blank=True)
-    # runs24: with a public/private split, ``result``/``primary`` are the public
+    # with a public/private split, ``result``/``primary`` are the public
     # part and these the private part, shown only once the phase is released
     private_result = models.JSONField(null=True, blank=True)
     private_primary = models.FloatField(null=True)
@@ -208,3 +207,12 @@ class Job(models.Model):
         ordering = ["created", "id"]
         constraints = [models.UniqueConstraint(
             fields=["submission", "scorer_version", "reference_digest"], name="job_once")]
+
+
+def mark_runs(submission_ids) -> None:
+    """A new board mark for the (dataset, team) of these runs: only those teams'
+    rows are rebuilt (``leaderboards/cache.py``)."""
+    ids = [s for s in submission_ids if s]
+    if ids:
+        board_marks.mark(Submission.objects.filter(pk__in=ids)
+                         .values_list("dataset_id", "team_id").distinct())

@@ -6,11 +6,10 @@ import uuid
 from django.db.models import Prefetch
 from django.urls import reverse
 
-from ..competitions import access
-from ..competitions.leaderboard import scalar_metrics
-from ..labels import label, number, ordered
-from .models import Score, Submission
-from .scoring import NON_FINITE_NAMES
+from shareval.platform.access import visibility as access
+from shareval.platform.labels import label, number, ordered, scalar_metrics
+from shareval.platform.submissions.models import Score, Submission
+from shareval.platform.submissions.scoring import NON_FINITE_NAMES
 
 ZERO = uuid.UUID(int=0)
 

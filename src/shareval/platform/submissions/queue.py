@@ -30,9 +30,9 @@ from django.db import close_old_connections, transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone
 
-from .. import transient
-from ..labels import scorer_label
-from .models import Job, Score, Submission, SubmissionEvent
+from shareval.platform import broker, transient
+from shareval.platform.labels import scorer_label
+from shareval.platform.submissions.models import Job, Score, Submission, SubmissionEvent
 
 log = logging.getLogger("shareval.queue")
 _wake = threading.Event()
@@ -65,8 +65,7 @@ def enqueue(submission: Submission) -> Job | None:
 def dispatch(job_id: int) -> None:
     _wake_small.set()                   # the small lane runs in every worker mode
     if settings.BROKER_URL:
-        from ..celery_app import score_job
-        score_job.delay(job_id)
+        broker.send(broker.SCORE_JOB, job_id)
     else:
         _wake.set()
 
@@ -183,10 +182,10 @@ def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
     try:
         if settings.SCORING_DELAY:
             time.sleep(settings.SCORING_DELAY)
-        from .scoring import score_submission
+        from shareval.platform.submissions.scoring import score_submission
         outcome = score_submission(sub)
     except Exception as e:                                   # noqa: BLE001
-        from .scoring import participant_message
+        from shareval.platform.submissions.scoring import participant_message
         outcome = None
         message, trace = participant_message(sub, e), traceback.format_exc()
     finally:
@@ -198,7 +197,7 @@ def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
         except Exception:                                    # noqa: BLE001
             # record why, now: left unhandled, the lease would expire and the run
             # end as "worker stopped responding" after MAX_ATTEMPTS
-            from .scoring import storing_message
+            from shareval.platform.submissions.scoring import storing_message
             message, trace = storing_message(sub), traceback.format_exc()
             log.exception("job %s: storing the score failed", job.pk)
     _fail(job, message, trace)

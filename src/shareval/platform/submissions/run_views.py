@@ -10,10 +10,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import factsheets, runs
-from .api import error_response, sheet_from_request, visible_submission
-from .present import submission_payload
-from .service import SubmissionError
+from shareval.platform.submissions import factsheets, runs
+from shareval.platform.submissions.api import error_response, sheet_from_request, visible_submission
+from shareval.platform.submissions.present import submission_payload
+from shareval.platform.submissions.service import SubmissionError
 
 
 def _apply(sub, user, action: str, data, sheet: dict | None) -> str:

@@ -14,9 +14,9 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from . import factsheets, queue
-from .models import Job, Submission, SubmissionEvent
-from .service import SubmissionError, _change_note
+from shareval.platform.submissions import factsheets, queue
+from shareval.platform.submissions.models import Job, Submission, SubmissionEvent
+from shareval.platform.submissions.service import SubmissionError, _change_note
 
 ORGANIZER_ACTIONS = ("rescore", "disqualify", "reinstate", "annotate")
 TEAM_ACTIONS = ("hide", "show", "factsheet")

@@ -11,9 +11,9 @@ from django.conf import settings
 from shareval.formats.errors import InvalidInput
 from shareval.plots import plot_unit_bars, plot_unit_histogram
 
-from ..labels import label
-from .models import Submission
-from .splits import score_parts
+from shareval.platform.labels import label
+from shareval.platform.submissions.models import Submission
+from shareval.platform.submissions.splits import score_parts
 
 
 @dataclass
@@ -33,7 +33,7 @@ def _reference(sub: Submission):
 
 # What boards need from a scorer beyond its command-line defaults (the bundle's
 # options win): the board of a task without a primary metric compares the teams'
-# value sets, so every value is listed (competitions/unranked.py).
+# value sets, so every value is listed (leaderboards/unranked.py).
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 

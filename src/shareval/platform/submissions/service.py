@@ -21,12 +21,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from .. import transient
-from ..competitions import access, catalogs, eligibility
-from ..competitions.models import Dataset, Quota, Team
-from . import factsheets, isolate, queue
-from .models import Submission, SubmissionEvent
-from .scoring import rename_paths
+from shareval.platform import transient
+from shareval.platform.competitions import catalogs
+from shareval.platform.access import visibility as access
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models import Dataset, Quota, Team
+from shareval.platform.submissions import factsheets, hooks, isolate, queue
+from shareval.platform.submissions.models import Submission, SubmissionEvent
+from shareval.platform.submissions.scoring import rename_paths
 
 log = logging.getLogger("shareval.submissions")
 
@@ -149,7 +151,7 @@ def _check_allowed(user, team: Team, dataset: Dataset, now) -> None:
     if access.frozen(dataset.phase, now):      # a blind phase whose results are out
         raise SubmissionError(403, f"phase {dataset.phase.slug}: results are released, "
                                    f"its runs are final")
-    # access24: registration, terms and finalist-only phases
+    # registration, terms and finalist-only phases
     why = eligibility.participation_refusal(user, comp) or \
         eligibility.phase_refusal(team, dataset.phase)
     if why:
@@ -168,8 +170,7 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
     """Store, validate and queue one upload; raises SubmissionError on refusal."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
-    from ..coderuns.service import accepts_files
-    if not accepts_files(dataset):
+    if not all(accepts(dataset) for accepts in hooks.accepts_files):
         raise SubmissionError(400, f"dataset {dataset} takes code, not output files: upload "
                                    f"a bundle (shareval submit --code DIR)")
     sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet,
@@ -257,10 +258,8 @@ def check_concurrent(team: Team, dataset: Dataset) -> None:
     uploaded files and code submissions' runs (queued or running) alike."""
     if not dataset.concurrent:
         return
-    from ..coderuns.models import CodeRun          # code runs not finished count too
     n = Submission.objects.filter(team=team, dataset=dataset, state__in=PENDING).count() + \
-        CodeRun.objects.filter(code_submission__team=team, code_submission__dataset=dataset,
-                               state__in=(CodeRun.QUEUED, CodeRun.RUNNING)).count()
+        sum(pending(team, dataset) for pending in hooks.pending_runs)   # code runs too
     if n >= dataset.concurrent:
         raise SubmissionError(429, f"too many runs at once: {n} of team {team.name}'s runs on "
                                    f"{dataset.phase.slug}/{dataset.slug} are still queued or "

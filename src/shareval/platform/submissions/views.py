@@ -11,13 +11,14 @@ from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from ..competitions import access, eligibility
-from ..competitions.models import Dataset
-from . import factsheets, samples, service
-from .api import visible_submission
-from .breakdowns import breakdown_tables
-from .models import Submission
-from .present import comparison_view, run_rows, submission_payload
+from shareval.platform.access import visibility as access
+from shareval.platform.access import eligibility
+from shareval.platform.competitions.models import Dataset
+from shareval.platform.submissions import factsheets, samples, service
+from shareval.platform.submissions.api import visible_submission
+from shareval.platform.submissions.breakdowns import breakdown_tables
+from shareval.platform.submissions.models import Submission
+from shareval.platform.submissions.present import comparison_view, run_rows, submission_payload
 
 
 @login_required

@@ -3,7 +3,7 @@
 not verified, else empty: the hint on the 404 page)."""
 from django import template
 
-from .. import addresses
+from shareval.platform.accounts import addresses
 
 register = template.Library()
 

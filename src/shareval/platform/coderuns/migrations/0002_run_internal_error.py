@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('coderuns', '0001_code25_initial'),
+        ('coderuns', '0001_initial'),
     ]
 
     operations = [

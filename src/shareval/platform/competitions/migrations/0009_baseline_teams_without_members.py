@@ -9,5 +9,5 @@ def remove_baseline_members(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("competitions", "0008_org24_team_lead_invitations")]
+    dependencies = [("competitions", "0008_team_lead_invitations")]
     operations = [migrations.RunPython(remove_baseline_members, migrations.RunPython.noop)]

@@ -1,0 +1,101 @@
+"""Who may see what. Every view and API endpoint asks these functions.
+
+- Organizers (a competition's organizers, or superusers) see everything of
+  their competition, hidden references excepted (those are never served).
+- A team member sees their own team's submissions; scores according to
+  :func:`score_level`; never another team's submissions.
+- Leaderboards: readable by anyone (no login) when the phase's leaderboard is
+  public, only by organizers otherwise; scores on it only once the phase's
+  results are released (blind phases) or the dataset gives feedback. Without
+  scores, nothing on the board may depend on them (see ``leaderboard.rows``).
+- A split dataset's private part (``Score.private_result``) is shown to
+  non-organizers only once the phase's results are released
+  (:func:`private_released`); until then no page, API answer or file derived
+  from it reaches them.
+- Primary flags and cancellations change what a leaderboard reads: teams may
+  change them only while the phase is open and its results unreleased
+  (:func:`frozen`); organizers any time, with a reason once frozen.
+"""
+from __future__ import annotations
+
+from django.utils import timezone
+
+from shareval.platform.competitions.models import Dataset, Phase
+
+NONE, TOP, DETAILED = "none", Phase.TOP, Phase.DETAILED
+_ORDER = {NONE: 0, Phase.HIDDEN: 0, TOP: 1, DETAILED: 2}
+
+
+def dataset_level(dataset: Dataset, now=None) -> str:
+    """What non-organizers may see of this dataset's scores right now."""
+    phase = dataset.phase
+    if phase.blind or not dataset.feedback:
+        level = phase.released_at(now)
+        return NONE if level == Phase.HIDDEN else level
+    return DETAILED
+
+
+def can_view_submission(user, submission) -> bool:
+    comp = submission.dataset.phase.competition
+    if comp.is_organizer(user):
+        return True
+    team = comp.team_of(user)
+    return team is not None and team.pk == submission.team_id
+
+
+def viewer(user, submission, now=None) -> tuple[bool, bool, str]:
+    """(organizer, member of the run's team, :func:`score_level`) of ``user`` for
+    this run, with one query for each role: a result page asked them eight times."""
+    comp = submission.dataset.phase.competition
+    organizer = comp.is_organizer(user)
+    team = comp.team_of(user)
+    member = team is not None and team.pk == submission.team_id
+    level = DETAILED if organizer else dataset_level(submission.dataset, now) if member else NONE
+    return organizer, member, level
+
+
+def score_level(user, submission, now=None) -> str:
+    """none, top (metrics) or detailed (breakdowns, plots, significance)."""
+    comp = submission.dataset.phase.competition
+    if comp.is_organizer(user):
+        return DETAILED
+    if not can_view_submission(user, submission):
+        return NONE
+    return dataset_level(submission.dataset, now)
+
+
+def at_least(level: str, wanted: str) -> bool:
+    return _ORDER[level] >= _ORDER[wanted]
+
+
+def can_view_leaderboard(user, dataset: Dataset) -> bool:
+    return dataset.phase.leaderboard_public or dataset.phase.competition.is_organizer(user)
+
+
+def leaderboard_shows_scores(user, dataset: Dataset, now=None) -> bool:
+    if dataset.phase.competition.is_organizer(user):
+        return True
+    return at_least(dataset_level(dataset, now), TOP)
+
+
+def frozen(phase: Phase, now=None) -> bool:
+    """Whether the runs of this phase are final for their teams: the phase has
+    ended, or (blind phases) its results are released."""
+    now = now or timezone.now()
+    return now >= phase.end or (phase.blind and phase.released_at(now) != Phase.HIDDEN)
+
+
+def private_released(dataset: Dataset, now=None) -> bool:
+    """Whether the private part of a split dataset is out: the phase's results are
+    released (by hand or by schedule), whether or not the phase is blind."""
+    return bool(dataset.split) and dataset.phase.released_at(now) != Phase.HIDDEN
+
+
+def board_part(user, dataset: Dataset, asked: str | None = None, now=None) -> str:
+    """Which part of a split dataset a board shows: the private part once released;
+    organizers may ask for either (``?part=``)."""
+    if not dataset.split:
+        return "public"
+    if asked in ("public", "private") and dataset.phase.competition.is_organizer(user):
+        return asked
+    return "private" if private_released(dataset, now) else "public"

@@ -1,0 +1,38 @@
+"""What the competition's page and the REST API show of a competition: its
+phases, datasets, quotas and the viewer's team."""
+from __future__ import annotations
+
+from shareval.platform.competitions.models import Competition
+from shareval.platform.competitions.models.access import PhaseLimit
+from shareval.platform.submissions import factsheets
+from shareval.platform.submissions.service import quota_states
+
+
+def competition_summary(comp: Competition, user) -> dict:
+    team = comp.team_of(user)
+    phases = []
+    for ph in comp.phases.all():
+        dss = []
+        for ds in ph.datasets.select_related("task"):
+            d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
+                 "task_title": ds.task.title, "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
+                 "quotas": [q.describe() for q in ds.quotas.all()],
+                 "public_files": [f.name for f in ds.public_files.all()],
+                 # never the split's units or seed, only that there is one
+                 "concurrent": ds.concurrent, "split": bool(ds.split),
+                 "runs_per_team": "several" if (ds.board or {}).get("runs") == "all"
+                 else "one", "team_visibility": bool((ds.board or {}).get("team_visibility"))}
+            if team is not None:
+                d["quota_state"] = [s.describe() for s in quota_states(team, ds)]
+            dss.append(d)
+        phases.append({"slug": ph.slug, "title": ph.title, "start": ph.start.isoformat(),
+                       "end": ph.end.isoformat(), "blind": ph.blind, "open": ph.is_open(),
+                       "leaderboard_public": ph.leaderboard_public,
+                       "results": ph.release_level() if ph.blind else "detailed",
+                       "chosen_teams_only": PhaseLimit.objects.filter(phase=ph).exists(),
+                       "datasets": dss})
+    return {"slug": comp.slug, "title": comp.title, "description": comp.description,
+            "time_zone": comp.time_zone, "team": team.name if team else None,
+            "team_status": team.status if team else None, "team_approval": comp.team_approval,
+            "organizer": comp.is_organizer(user), "phases": phases,
+            "factsheet": factsheets.fields(comp.factsheet)}

@@ -1,0 +1,17 @@
+"""What apps above submissions add to its checks, registered in their
+``AppConfig.ready`` (code runs: ``coderuns/hooks.py``), so this app imports none
+of them."""
+from __future__ import annotations
+
+from typing import Callable
+
+# dataset -> False when the dataset takes code only, no uploaded output files
+accepts_files: list[Callable] = []
+# (team, dataset) -> how many of the team's runs on the dataset, besides its
+# uploads, are still queued or running (the dataset's ``concurrent`` limit)
+pending_runs: list[Callable] = []
+
+
+def add(hooks: list[Callable], fn: Callable) -> None:
+    if fn not in hooks:
+        hooks.append(fn)
