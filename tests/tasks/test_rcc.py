@@ -6,7 +6,7 @@ import pytest
 
 from shareval.formats.errors import InvalidInput
 from shareval.tasks import get
-from shareval.tasks.rcc import clean_kaggle, clean_unicode, match_partial, normalize_exact
+from shareval.metrics.mentions import clean_kaggle, clean_unicode
 from tests.conftest import write
 
 
@@ -106,17 +106,6 @@ def test_unknown_publication_rejected_when_corpus_known(tmp_path):
     assert [str(p) for p in e.value.problems] == [
         f"{sub}:1: publication_id: 1 record names a publication not in the evaluated corpus: "
         f"'7' (record 1)"]
-
-
-def test_partial_matching_rule():
-    # Jaccard("ANES 1980 study", "ANES 1980") = 2/3 -> match; "the data" vs "ANES" -> 0
-    assert match_partial(["ANES 1980", "the data"], ["ANES 1980 study"]) == (1, 1, 0)
-    # one-to-one: two predictions cannot both match one ground truth
-    assert match_partial(["survey of income", "income survey"], ["survey of income"]) == (1, 1, 0)
-    # below threshold: 1/3
-    assert match_partial(["current population"], ["current survey data"]) == (0, 1, 1)
-    assert match_partial([], ["x"]) == (0, 0, 1)
-    assert normalize_exact("  The  ANES\nStudy ") == "the anes study"
 
 
 def test_mentions_exact_and_partial(tmp_path):

@@ -222,7 +222,7 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
     top citation score. A pattern mention is positive when it matches a gold mention
     of the publication by the scorer's partial rule (token Jaccard >= 0.5)."""
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import jaccard, tokens as mention_tokens
+    from ..metrics.mentions import jaccard_empty_zero, tokens as mention_tokens
     found_of, Xs, ys, pub_of, names = [], [], [], [], []
     offset = 0
     for i, ((text, cands, _, _), gm) in enumerate(zip(rows, gold_mentions)):
@@ -239,7 +239,8 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
         gold_tokens = [mention_tokens(g) for g in gm]
         for m, x in zip(ms, X):
             Xs.append(x)
-            ys.append(max((jaccard(mention_tokens(m), g) for g in gold_tokens), default=0) >= 0.5)
+            best = max((jaccard_empty_zero(mention_tokens(m), g) for g in gold_tokens), default=0)
+            ys.append(best >= 0.5)
             pub_of.append(i)
             names.append(m)
     X, y, pub_of = np.array(Xs), np.array(ys, bool), np.array(pub_of)
@@ -263,7 +264,7 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
     feature of a publication's forms is counted on the other folds' publications only,
     and the threshold maximizes the cross-validated partial mention F1."""
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import match_partial, partial_matches
+    from ..metrics.mentions import match_partial, partial_matches
     cands_of = [rcc_mentions.candidates(c, p) for c, p in zip(cited_of, pattern_of)]
     keys, labels, pub_of = [], [], []
     for i, (cands, gm) in enumerate(zip(cands_of, gold_mentions)):
