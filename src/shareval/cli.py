@@ -27,8 +27,10 @@ def _task_options(parser: argparse.ArgumentParser, task) -> None:
         if o.flag:
             parser.add_argument(flag, dest=o.name, action="store_true", help=o.help)
         else:
+            # allowed values are checked with the task's own check (one line naming the
+            # option, exit 2), as the bundle loader and Task.score check them
             parser.add_argument(flag, dest=o.name, type=o.type, default=o.default,
-                                choices=o.choices or None,
+                                metavar="{" + ",".join(o.choices) + "}" if o.choices else None,
                                 help=f"{o.help} (default: {o.default})")
 
 
@@ -279,7 +281,7 @@ def _dispatch(args, console) -> int:
         return 0
     if args.command == "score":
         task = tasks.get(args.task)
-        opts = {o.name: getattr(args, o.name) for o in task.options}
+        opts = task.checked_options({o.name: getattr(args, o.name) for o in task.options})
         _emit(task.score(args.reference, args.submission, **opts), args, console)
         return 0
     if args.command == "validate":

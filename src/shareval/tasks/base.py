@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..formats.errors import InvalidInput, Problem, Problems
+from .options import Option, OptionError, check_options
 
 
 @dataclass
@@ -45,25 +46,6 @@ def _clean(v):
     if isinstance(v, float) and math.isnan(v):
         return None
     return v
-
-
-@dataclass(frozen=True)
-class Option:
-    """A task-specific scoring option, exposed as ``--name`` on the CLI."""
-    name: str
-    type: Callable | None
-    default: Any
-    help: str
-    flag: bool = False           # a boolean switch without a value
-    multiple: bool = False       # may be given several times / comma-separated
-    choices: tuple = ()          # the allowed values, when only a few are (checked by
-    #                              the CLI, the bundle loader and Task.score alike)
-
-    def problem(self, value) -> str | None:
-        """Why ``value`` is not allowed, or None."""
-        if self.choices and value not in self.choices:
-            return f"must be one of {', '.join(map(str, self.choices))}, not {value!r}"
-        return None
 
 
 @dataclass
@@ -134,15 +116,29 @@ class Task:
         sub = self.submission(submission, ref, name)
         return list(getattr(sub, "warnings", []))
 
-    def score(self, reference, submission, **options) -> Result:
-        opts = {o.name: options.get(o.name, o.default) for o in self.options}
+    def option_problems(self, options: dict) -> list[tuple[str, str]]:
+        """(option, why) for every value of ``options`` this task refuses, unknown names
+        included: the one check of the command line, the bundle loader and ``score``.
+        A task whose options constrain each other adds its rules here."""
+        return check_options(self.name, self.options, options)
+
+    def checked_options(self, options: dict) -> dict:
+        """``options`` (numbers given as text converted) with the defaults of the others;
+        InvalidInput naming each refused value (TypeError for a name that is no option:
+        a caller's mistake)."""
+        opts = {o.name: o.convert(options.get(o.name, o.default)) for o in self.options}
         unknown = set(options) - set(opts)
         if unknown:
             raise TypeError(f"{self.name}: unknown options {sorted(unknown)}")
-        bad = [Problem("<arguments>", None, o.name, why) for o in self.options
-               if (why := o.problem(opts[o.name])) is not None]
-        if bad:                        # before reading files that may take long to read
-            raise InvalidInput(bad)
+        bad = [Problem("<arguments>", None, name, why)
+               for name, why in self.option_problems(opts)]
+        if bad:
+            raise OptionError(bad)
+        return opts
+
+    def score(self, reference, submission, **options) -> Result:
+        # options first: before reading files that may take long to read
+        opts = self.checked_options(options)
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         result = self._score(ref, sub, **opts)

@@ -8,8 +8,9 @@ import numpy as np
 from ..formats.errors import InvalidInput, Problem
 from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
 from ..metrics.classification import prf_from_counts, safe_div
-from ..metrics.mentions import (CLEANING_RULES, cleaner, jaccard_empty_one, jaccard_empty_zero,
-                                kaggle_predictions, match_partial, normalize_exact)
+from ..metrics.mentions import (CLEANING_RULES, CLEANINGS, cleaner, jaccard_empty_one,
+                                jaccard_empty_zero, kaggle_predictions, match_partial,
+                                normalize_exact)
 from . import register
 from .base import Option, Task, UnitStats, load_checked, micro_f1
 
@@ -189,9 +190,12 @@ class RccMentions(Task):
                    "(normalised) and partially (Kaggle 2021 rule, token Jaccard >= 0.5).")
     primary_metric = "partial_f1"
     options = (Option("min_score", float, None, "keep only mentions with score >= X"),
-               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard"),
+               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard",
+                      low=0.0, high=1.0),
                Option("cleaning", str, "kaggle", "partial-match cleaning: kaggle (the "
-                      "competition's ASCII clean_text) or unicode (NFKC, any script)"))
+                      "competition's ASCII clean_text) or unicode (NFKC, any script)",
+                      choices=tuple(CLEANINGS),
+                      refusal="unknown cleaning {value} (use one of {choices})"))
     conventions = {
         "gold": "per publication, the union of mention_list over its reference citations",
         "exact": "NFKC, case-folded, whitespace-collapsed strings; set intersection",
@@ -267,6 +271,7 @@ class RccMentions(Task):
         return result
 
     def unit_stats(self, reference, submission, min_score=None, jaccard=0.5, cleaning="kaggle"):
+        self.checked_options(dict(min_score=min_score, jaccard=jaccard, cleaning=cleaning))
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         per, _ = self._per_publication(ref, sub, min_score, jaccard, cleaning)

@@ -43,7 +43,8 @@ class MaterialE2E(MaterialClir):
                                        "e2e/judgments.tsv): query_id, doc_id, judge, relevant"),
         Option("judge_threshold", float, 0.5, "binary rule: a summary counts as relevant when "
                                               "the share of judges saying so is above this "
-                                              "(0.5 = strict majority)"),
+                                              "(0.5 = strict majority)",
+               low=0.0, high=1.0),
         Option("plot", str, None, "write the CLIR DET curve to this PNG file"),
     )
     conventions = {
