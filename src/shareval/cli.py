@@ -22,6 +22,9 @@ EXIT_INVALID = 2
 
 
 def _task_options(parser: argparse.ArgumentParser, task) -> None:
+    if task.figure:
+        parser.add_argument("--plot", metavar="FILE",
+                            help=f"write {task.figure} to this PNG file")
     for o in task.options:
         flag = "--" + o.name.replace("_", "-")
         if o.flag:
@@ -282,7 +285,11 @@ def _dispatch(args, console) -> int:
     if args.command == "score":
         task = tasks.get(args.task)
         opts = task.checked_options({o.name: getattr(args, o.name) for o in task.options})
-        _emit(task.score(args.reference, args.submission, **opts), args, console)
+        result = task.score(args.reference, args.submission, **opts)
+        if getattr(args, "plot", None):
+            from .plots import save_figure
+            save_figure(result, args.plot)
+        _emit(result, args, console)
         return 0
     if args.command == "validate":
         task = tasks.get(args.task)

@@ -5,8 +5,9 @@ import random
 import pytest
 
 from shareval.formats.errors import InvalidInput
-from shareval.tasks import get
 from shareval.metrics.mentions import clean_kaggle, clean_unicode
+from shareval.plots import save_figure
+from shareval.tasks import get
 from tests.conftest import write
 
 
@@ -86,7 +87,8 @@ def test_per_publication_flags_and_plot(tmp_path):
     sub = write(tmp_path / "sub.json", json.dumps(
         [cit(1, 10, 0.9), cit(2, 21, 0.4), cit(2, 22, 0.3), cit(3, 30, 0.8), cit(3, 30, 0.1)]))
     png = tmp_path / "pr.png"
-    r = get("rcc-citations").score(ref, sub, plot=str(png))
+    r = get("rcc-citations").score(ref, sub)
+    save_figure(r, png)             # the presenter draws from the result
     pp = r.breakdowns["per_publication"]
     assert (pp["1"]["tp"], pp["1"]["fn"]) == (1, 1)
     assert pp["2"]["fp"] == 2 and pp["2"]["above_mean_fp"] and not pp["1"]["above_mean_fp"]

@@ -22,6 +22,9 @@ class Result:
     breakdowns: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # the numbers a figure is drawn from (shareval.plots), when the task has one: not
+    # part of the JSON, since a curve may hold a point per distinct score
+    figure: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -74,6 +77,7 @@ class Task:
     reference_required: bool = True
     options: tuple[Option, ...] = ()
     conventions: dict[str, Any] = {}
+    figure: str = ""             # what shareval.plots draws from a result, if anything
 
     # -- to implement -------------------------------------------------------
     def load_reference(self, path):

@@ -33,9 +33,8 @@ class RccCitations(Task):
     primary_metric = "f1"
     options = (
         Option("min_score", float, None, "keep only submitted pairs with score >= X"),
-        Option("plot", str, None, "write the precision-recall curve over score thresholds "
-                                  "to this PNG file"),
     )
+    figure = "the precision-recall curve over score thresholds"
     conventions = {
         "unit": "the set of (publication_id, data_set_id) pairs; ids compared as strings",
         "averaging": "micro: tp, fp, fn summed over all pairs",
@@ -94,7 +93,7 @@ class RccCitations(Task):
                 per.setdefault(key[0], [0, 0, 0])[2] += 1
         return gold, pred, per, dup, gold_dup
 
-    def _score(self, ref, sub, min_score, plot):
+    def _score(self, ref, sub, min_score):
         gold, pred, per, dup, gold_dup = self._confusion(ref, sub, min_score)
         counts_arr = np.array(list(per.values()), dtype=float).reshape(-1, 3)
         tp, fp, fn = (int(x) for x in counts_arr.sum(axis=0))
@@ -113,9 +112,6 @@ class RccCitations(Task):
                             f"submission were counted once")
         if gold_dup:
             warnings.append(f"{gold_dup} duplicate pairs in the reference were counted once")
-        if plot:
-            from ..plots import plot_pr_curve
-            plot_pr_curve(curve, plot, title="Precision and recall over score thresholds")
         result = self.new_result(
             metrics,
             breakdowns={"per_publication": per_pub, "pr_curve": _thin(curve)},
@@ -127,6 +123,7 @@ class RccCitations(Task):
                     "mean_fp_per_publication": mean_fp, "mean_fn_per_publication": mean_fn},
             warnings=warnings)
         result.conventions["min_score"] = min_score
+        result.figure = {"pr_curve": curve, "title": "Precision and recall over score thresholds"}
         return result
 
     def unit_stats(self, reference, submission, min_score=None):

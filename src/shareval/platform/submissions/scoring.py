@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
-from shareval.plots import plot_unit_bars, plot_unit_histogram
+from shareval.plots import plot_unit_bars, plot_unit_histogram, save_figure
 
 from ..labels import label
 from .models import Submission
@@ -42,16 +42,15 @@ def score_submission(sub: Submission) -> Outcome:
     task = ct.registry_task
     options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
     plots = []
-    if any(o.name == "plot" for o in task.options):
-        out = Path(settings.RESULTS_DIR) / str(sub.pk)
-        out.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
-        options["plot"] = str(out / name)
-        plots.append(name)
     metric = ct.metric
     if sub.dataset.split:
         return _score_split(sub, task, options, metric)
-    result = task.score(_reference(sub), str(sub.path), **options).to_dict()
+    scored = task.score(_reference(sub), str(sub.path), **options)
+    if task.figure:                  # the task's own figure, drawn from its result
+        name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
+        save_figure(scored, Path(settings.RESULTS_DIR) / str(sub.pk) / name)
+        plots.append(name)
+    result = scored.to_dict()
     if not plots:
         plots += unit_bars(sub, result, metric)
     plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
@@ -68,7 +67,6 @@ def _rankable(value) -> float | None:
 def _score_split(sub: Submission, task, options: dict, metric: str) -> Outcome:
     """Both parts of a split dataset. No significance test against earlier runs: it
     would read the private units, whose scores stay hidden until release."""
-    options.pop("plot", None)
     public, private = score_parts(task, _reference(sub), str(sub.path), sub.dataset.split,
                                   options)
     plots = [p for p in unit_bars(sub, public, metric)
