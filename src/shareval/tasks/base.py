@@ -67,6 +67,23 @@ class UnitStats:
     weights: np.ndarray
     strata: np.ndarray | None = None
 
+    def to_dict(self) -> dict:
+        """A JSON form (the server stores it with the score, so that a comparison with
+        a later run reads no file again); the aggregate by its name in AGGREGATES."""
+        name = next(k for k, f in AGGREGATES.items() if f is self.aggregate)
+        return {"metric": self.metric, "units": list(self.units),
+                "stats": np.asarray(self.stats).tolist(),
+                "shape": list(np.shape(self.stats)), "aggregate": name,
+                "weights": np.asarray(self.weights).tolist(),
+                "strata": None if self.strata is None else np.asarray(self.strata).tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "UnitStats":
+        stats = np.asarray(d["stats"], dtype=float).reshape(d["shape"])
+        return cls(d["metric"], list(d["units"]), stats,
+                   AGGREGATES[d["aggregate"]], np.asarray(d["weights"], dtype=float),
+                   None if d["strata"] is None else np.asarray(d["strata"]))
+
 
 class Task:
     """Base class: subclasses set the attributes and implement the loaders."""
@@ -140,11 +157,16 @@ class Task:
             raise OptionError(bad)
         return opts
 
+    def load(self, reference, submission):
+        """The reference and the submission, read (paths) or as they are: read once,
+        they can be scored and give their per-unit statistics (``unit_stats``)."""
+        ref = self.reference(reference)
+        return ref, self.submission(submission, ref)
+
     def score(self, reference, submission, **options) -> Result:
         # options first: before reading files that may take long to read
         opts = self.checked_options(options)
-        ref = self.reference(reference)
-        sub = self.submission(submission, ref)
+        ref, sub = self.load(reference, submission)
         result = self._score(ref, sub, **opts)
         result.warnings = list(getattr(sub, "warnings", [])) + result.warnings
         return result
@@ -200,3 +222,7 @@ def hierarchical_weights(groups: list[str]) -> np.ndarray:
         mask = groups_arr == g
         w[mask] = 1.0 / (len(uniq) * mask.sum())
     return w
+
+
+# the aggregates of UnitStats, by the name its JSON form gives
+AGGREGATES = {"weighted_mean": weighted_mean, "micro_f1": micro_f1}

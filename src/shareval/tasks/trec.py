@@ -88,13 +88,12 @@ class TrecTask(Task):
         "extra_run_columns": "columns after run_tag are ignored, with a warning (trec_eval)",
     }
 
-    def score(self, reference, submission, **options):
-        """As ``Task.score``; a large run is read in a second thread while the qrels is
+    def load(self, reference, submission):
+        """As ``Task.load``; a large run is read in a second thread while the qrels is
         read (the pyarrow reader releases the GIL). The qrels' problems come first."""
         if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
                 and _large(submission)):
-            return super().score(reference, submission, **options)
-        self.checked_options(options)              # before the files are read
+            return super().load(reference, submission)
         from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(self.submission, submission)
@@ -104,7 +103,7 @@ class TrecTask(Task):
                 pending.cancel()
                 raise
             sub = pending.result()
-        return super().score(ref, sub, **options)
+        return ref, sub
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
