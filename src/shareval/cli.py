@@ -27,13 +27,18 @@ EXIT_INVALID = 2
 
 
 def _task_options(parser: argparse.ArgumentParser, task) -> None:
+    if task.figure:
+        parser.add_argument("--plot", metavar="FILE",
+                            help=f"write {task.figure} to this PNG file")
     for o in task.options:
         flag = "--" + o.name.replace("_", "-")
         if o.flag:
             parser.add_argument(flag, dest=o.name, action="store_true", help=o.help)
         else:
+            # allowed values are checked with the task's own check (one line naming the
+            # option, exit 2), as the bundle loader and Task.score check them
             parser.add_argument(flag, dest=o.name, type=o.type, default=o.default,
-                                choices=o.choices or None,
+                                metavar="{" + ",".join(o.choices) + "}" if o.choices else None,
                                 help=f"{o.help} (default: {o.default})")
 
 
@@ -284,8 +289,12 @@ def _dispatch(args, console) -> int:
         return 0
     if args.command == "score":
         task = tasks.get(args.task)
-        opts = {o.name: getattr(args, o.name) for o in task.options}
-        _emit(task.score(args.reference, args.submission, **opts), args, console)
+        opts = task.checked_options({o.name: getattr(args, o.name) for o in task.options})
+        result = task.score(args.reference, args.submission, **opts)
+        if getattr(args, "plot", None):
+            from .plots import save_figure
+            save_figure(result, args.plot)
+        _emit(result, args, console)
         return 0
     if args.command == "validate":
         task = tasks.get(args.task)

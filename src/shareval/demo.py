@@ -19,6 +19,7 @@ from rich.table import Table
 from . import tasks
 from .formats.trec import write_qrels, write_run
 from .report import print_result
+from .plots import save_figure
 from .progress import steps
 from .stats import agreement_result, compare_result
 
@@ -153,11 +154,13 @@ def _run_demo(root: Path, out_dir: Path, console: Console, advance) -> int:
     summary: list[tuple[str, str, str, float, str]] = []
     checks_failed = 0
 
-    def show(task_name, ref, sub, label, expect=None, **opts):
+    def show(task_name, ref, sub, label, expect=None, plot=None, **opts):
         nonlocal checks_failed
         task = tasks.get(task_name)
         advance(0, what=f"demo: {task_name}")
         result = task.score(ref, sub, **opts)
+        if plot:
+            save_figure(result, plot)
         advance()
         console.rule(f"{task_name}: {label}")
         print_result(result, console, max_rows=8, show_conventions=False)

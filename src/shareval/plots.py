@@ -1,4 +1,7 @@
-"""PNG plots of scorer outputs (matplotlib, no display needed)."""
+"""PNG plots of scorer outputs (matplotlib, no display needed): scorers compute, these
+draw. A display is made from a result and draws on an axes, as scikit-learn's
+``Display.from_estimator(...).plot(ax)``; ``save_figure`` writes it for the command
+line and the server alike."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,61 +26,99 @@ def _save(fig, ax, path, title: str) -> Path:
     return path
 
 
-def plot_pr_curve(curve: list[dict], path: str | Path, title: str = "") -> Path:
-    """Precision against recall, one point per score threshold, best-F1 point marked."""
-    fig, ax = _axes()
-    if curve:
-        r = [c["recall"] for c in curve]
-        p = [c["precision"] for c in curve]
-        ax.plot(r, p, marker="o", linewidth=1.5, markersize=4, label="pairs with score ≥ threshold")
-        best = max(curve, key=lambda c: c["f1"])
-        ax.scatter([best["recall"]], [best["precision"]], color="crimson", zorder=3,
-                   label=f"best F1 {best['f1']:.3f} at score ≥ {best['threshold']:.3g}")
-        ax.legend(loc="best", fontsize=8)
-        # a weak system's curve is a few pixels in the corner of the unit square: zoom in
-        # (the axis ticks show the range) when all points sit in the lower half
-        ax.set_xlim(0, 1.02 if max(r) > 0.5 else max(r) * 1.25 + 0.01)
-        ax.set_ylim(0, 1.02 if max(p) > 0.5 else max(p) * 1.25 + 0.01)
-    else:
-        ax.text(0.5, 0.5, "no submitted pairs", ha="center", va="center")
-        ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
-    ax.set_xlabel("Recall")
-    ax.set_ylabel("Precision")
-    return _save(fig, ax, path, title)
+class PrCurveDisplay:
+    """Precision against recall, one point per score threshold, best-F1 point marked
+    (``result.figure["pr_curve"]`` of rcc-citations: every point, not the thinned
+    curve of the JSON)."""
+
+    def __init__(self, curve: list[dict], title: str = ""):
+        self.curve, self.title = curve, title
+
+    @classmethod
+    def from_result(cls, result) -> "PrCurveDisplay":
+        return cls(result.figure["pr_curve"], result.figure.get("title", ""))
+
+    def plot(self, ax) -> None:
+        curve = self.curve
+        if curve:
+            r = [c["recall"] for c in curve]
+            p = [c["precision"] for c in curve]
+            ax.plot(r, p, marker="o", linewidth=1.5, markersize=4,
+                    label="pairs with score ≥ threshold")
+            best = max(curve, key=lambda c: c["f1"])
+            ax.scatter([best["recall"]], [best["precision"]], color="crimson", zorder=3,
+                       label=f"best F1 {best['f1']:.3f} at score ≥ {best['threshold']:.3g}")
+            ax.legend(loc="best", fontsize=8)
+            # a weak system's curve is a few pixels in the corner of the unit square: zoom
+            # in (the axis ticks show the range) when all points sit in the lower half
+            ax.set_xlim(0, 1.02 if max(r) > 0.5 else max(r) * 1.25 + 0.01)
+            ax.set_ylim(0, 1.02 if max(p) > 0.5 else max(p) * 1.25 + 0.01)
+        else:
+            ax.text(0.5, 0.5, "no submitted pairs", ha="center", va="center")
+            ax.set_xlim(0, 1.02)
+            ax.set_ylim(0, 1.02)
+        ax.set_xlabel("Recall")
+        ax.set_ylabel("Precision")
 
 
-def plot_det(p_miss, p_fa, actual: tuple[float, float], path: str | Path, title: str = "",
-             max_points: int = 5000) -> Path:
-    """DET curve: miss against false-alarm probability on normal-deviate axes.
+class DetDisplay:
+    """DET curve: miss against false-alarm probability on normal-deviate axes
+    (``result.figure["det"]`` of the MATERIAL CLIR and E2E tasks).
 
     One point per distinct confidence (thinned evenly to ``max_points``); the
     system's actual decision point is marked. Probabilities are clipped to
     [1e-5, 1 - 1e-5] so that 0 and 1 stay on the chart.
     """
-    from statistics import NormalDist
 
-    import numpy as np
+    def __init__(self, p_miss, p_fa, actual: tuple[float, float], title: str = "",
+                 max_points: int = 5000):
+        self.p_miss, self.p_fa, self.actual = p_miss, p_fa, actual
+        self.title, self.max_points = title, max_points
 
-    inv = np.vectorize(NormalDist().inv_cdf)
-    lo = 1e-5
-    p_miss = np.clip(np.asarray(p_miss, dtype=float), lo, 1 - lo)
-    p_fa = np.clip(np.asarray(p_fa, dtype=float), lo, 1 - lo)
-    if p_miss.size > max_points:
-        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
-        p_miss, p_fa = p_miss[idx], p_fa[idx]
-    fig, ax = _axes()
-    if p_miss.size:
-        ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="Threshold sweep")
-    am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in actual)
-    ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="Actual decisions")
-    ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
-    ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
-    ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
-    ax.set_xlabel("False-alarm probability (normal deviate scale)")
-    ax.set_ylabel("Miss probability (normal deviate scale)")
-    ax.legend(loc="upper right", fontsize=8)
-    return _save(fig, ax, path, title)
+    @classmethod
+    def from_result(cls, result) -> "DetDisplay":
+        d = result.figure["det"]
+        return cls(d["p_miss"], d["p_fa"], d["actual"], result.figure.get("title", ""))
+
+    def plot(self, ax) -> None:
+        from statistics import NormalDist
+
+        import numpy as np
+
+        inv = np.vectorize(NormalDist().inv_cdf)
+        lo = 1e-5
+        p_miss = np.clip(np.asarray(self.p_miss, dtype=float), lo, 1 - lo)
+        p_fa = np.clip(np.asarray(self.p_fa, dtype=float), lo, 1 - lo)
+        if p_miss.size > self.max_points:
+            idx = np.unique(np.linspace(0, p_miss.size - 1, self.max_points).round().astype(int))
+            p_miss, p_fa = p_miss[idx], p_fa[idx]
+        if p_miss.size:
+            ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="Threshold sweep")
+        am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in self.actual)
+        ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="Actual decisions")
+        ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
+        ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+        ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+        ax.set_xlabel("False-alarm probability (normal deviate scale)")
+        ax.set_ylabel("Miss probability (normal deviate scale)")
+        ax.legend(loc="upper right", fontsize=8)
+
+
+# the display of each kind of figure a result can carry
+DISPLAYS = {"pr_curve": PrCurveDisplay, "det": DetDisplay}
+
+
+def save_figure(result, path: str | Path) -> Path | None:
+    """Draw the figure a scorer's result carries (``Result.figure``) to a PNG file;
+    None when the result has none. The command line's ``--plot`` and the server's
+    scoring both draw here."""
+    for key, display in DISPLAYS.items():
+        if key in result.figure:
+            d = display.from_result(result)
+            fig, ax = _axes()
+            d.plot(ax)
+            return _save(fig, ax, path, d.title)
+    return None
 
 
 def plot_unit_bars(values: dict[str, float], path: str | Path, title: str = "",

@@ -99,21 +99,30 @@ def compare_result(task_name: str, reference, sub_a, sub_b, samples: int = 10_00
             ub = task.unit_stats(ref, sub_b)
         except NotImplementedError as e:
             raise InvalidInput([Problem("<arguments>", None, "task", str(e))]) from None
-        if ua.units != ub.units:
-            raise InvalidInput([Problem(str(sub_b), None, "units",
-                                        "the two submissions are evaluated on different units")])
-        value_a = float(ua.aggregate(ua.stats[None], ua.weights[None])[0])
-        value_b = float(ub.aggregate(ub.stats[None], ub.weights[None])[0])
-        # the two tests resample in batches: 1 step each, shared by their batches
-        width = np.asarray(ua.stats).reshape(len(ua.weights), -1).shape[1]
-        per = 1 / significance.batch_count(samples, len(ua.weights), width)
-        advance(what=f"compare: paired bootstrap ({samples} samples)")
-        boot = significance.paired_bootstrap(ua.stats, ub.stats, ua.aggregate, ua.weights,
-                                             ua.strata, samples, confidence, seed,
-                                             on_batch=lambda: advance(per))
-        advance(0, what=f"compare: randomization test ({samples} samples)")
-        rand = significance.randomization_test(ua.stats, ub.stats, ua.aggregate, ua.weights,
-                                               samples, seed, on_batch=lambda: advance(per))
+        return compare_unit_stats(task_name, ua, ub, str(sub_a), str(sub_b), samples,
+                                  confidence, seed, advance)
+
+
+def compare_unit_stats(task_name: str, ua, ub, name_a: str, name_b: str,
+                       samples: int = 10_000, confidence: float = 0.95, seed: int = 0,
+                       advance=lambda n=1, what=None: None) -> Result:
+    """``compare_result`` from the per-unit statistics of A and B (``Task.unit_stats``),
+    computed now or stored with their scores: no file is read."""
+    if ua.units != ub.units:
+        raise InvalidInput([Problem(name_b, None, "units",
+                                    "the two submissions are evaluated on different units")])
+    value_a = float(ua.aggregate(ua.stats[None], ua.weights[None])[0])
+    value_b = float(ub.aggregate(ub.stats[None], ub.weights[None])[0])
+    # the two tests resample in batches: 1 step each, shared by their batches
+    width = np.asarray(ua.stats).reshape(len(ua.weights), -1).shape[1]
+    per = 1 / significance.batch_count(samples, len(ua.weights), width)
+    advance(what=f"compare: paired bootstrap ({samples} samples)")
+    boot = significance.paired_bootstrap(ua.stats, ub.stats, ua.aggregate, ua.weights,
+                                         ua.strata, samples, confidence, seed,
+                                         on_batch=lambda: advance(per))
+    advance(0, what=f"compare: randomization test ({samples} samples)")
+    rand = significance.randomization_test(ua.stats, ub.stats, ua.aggregate, ua.weights,
+                                           samples, seed, on_batch=lambda: advance(per))
     metrics = {f"{ua.metric} A": value_a, f"{ua.metric} B": value_b,
                "difference": boot.statistic, "ci_low": boot.ci_low, "ci_high": boot.ci_high,
                "p_bootstrap": boot.p_value, "p_randomization": rand.p_value}
@@ -121,7 +130,7 @@ def compare_result(task_name: str, reference, sub_a, sub_b, samples: int = 10_00
                        samples=samples, seed=seed)
     warnings = [too_few_units(len(ua.units))] if len(ua.units) < MIN_UNITS else []
     return Result(f"compare:{task_name}", f"compare/1 (shareval {__version__})", conventions,
-                  metrics, counts={"units": len(ua.units), "A": str(sub_a), "B": str(sub_b)},
+                  metrics, counts={"units": len(ua.units), "A": name_a, "B": name_b},
                   warnings=warnings)
 
 

@@ -76,7 +76,7 @@ def test_pr_plot_title_and_axes_read_as_words(tmp_path, monkeypatch):
                                {"publication_id": 2, "data_set_id": 12, "score": 0.5,
                                 "mention_list": []}]))
     from shareval.tasks import get
-    get("rcc-citations").score(str(ref), str(run), plot=str(tmp_path / "pr.png"))
+    plots.save_figure(get("rcc-citations").score(str(ref), str(run)), tmp_path / "pr.png")
     assert (tmp_path / "pr.png").read_bytes()[:4] == b"\x89PNG"
     assert (seen["x"], seen["y"]) == ("Recall", "Precision")
     assert "rcc" not in seen["title"].lower() and seen["title"][0].isupper()

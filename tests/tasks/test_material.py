@@ -13,6 +13,7 @@ from hypothesis import given, settings, strategies as st
 from shareval.formats.archive import Limits, parse_archive_name, read_tgz
 from shareval.formats.errors import InvalidInput, Problems
 from shareval.formats.material import parse_query
+from shareval.plots import save_figure
 from shareval.tasks import get
 
 DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, 7)]      # the last one is CS
@@ -78,7 +79,8 @@ def tgz(tmp_path, members, name="sub.tgz"):
 
 def test_clir_scores_equal_hand_computation(pack, tmp_path):
     sub = folder(tmp_path, {f"{q}.tsv": t for q, t in SYSTEM.items()})
-    r = get("material-clir").score(pack, sub, plot=str(tmp_path / "det.png"))
+    r = get("material-clir").score(pack, sub)
+    assert save_figure(r, tmp_path / "det.png").read_bytes()[:4] == b"\x89PNG"
     beta = 20.0
     p_miss = {"query1": 0.5, "query2": 0.0, "query3": 1.0}
     p_fa = {"query1": 1 / 4, "query2": 0.0, "query3": 0.0}

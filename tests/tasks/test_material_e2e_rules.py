@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from shareval.formats.errors import InvalidInput
+from shareval.plots import save_figure
 from shareval.tasks import get
 from tests.tasks.test_material import DOCS, folder, make_pack, output, tgz
 
@@ -218,8 +219,8 @@ def test_e2e_beta_override_plot_and_several_unjudged(tmp_path):
     from tests.tasks.test_material_e2e import submission_files
     pack = _e2e_pack(tmp_path, votes=(("query1", 0, [1]),))
     png = tmp_path / "det.png"
-    r = get("material-e2e").score(pack, folder(tmp_path, submission_files()), beta=30.0,
-                                  plot=str(png))
+    r = get("material-e2e").score(pack, folder(tmp_path, submission_files()), beta=30.0)
+    save_figure(r, png)
     assert r.counts["beta"] == 30.0 == r.conventions["beta"]
     # query1 keeps doc 0 (judged), doc 2 and query3's doc 4 are unjudged: not relevant
     assert r.counts["unjudged_summaries"] == 2

@@ -8,8 +8,7 @@ import pytest
 
 from shareval.formats.errors import InvalidInput
 from shareval.tasks import get
-from shareval.tasks.rcc import (PR_CURVE_POINTS, jaccard, kaggle_predictions, partial_matches,
-                                pr_curve, tokens)
+from shareval.tasks.rcc import PR_CURVE_POINTS, pr_curve
 from tests.conftest import write
 
 
@@ -278,16 +277,6 @@ def test_unknown_cleaning_names_the_known_ones(tmp_path):
                                   cleaning="ascii")
     assert [str(p) for p in e.value.problems] == [
         "<arguments>: cleaning: unknown cleaning 'ascii' (use one of kaggle, unicode)"]
-
-
-def test_matching_helpers():
-    assert jaccard(frozenset(), frozenset()) == 0.0
-    assert jaccard(frozenset("ab"), frozenset("bc")) == pytest.approx(1 / 3)
-    assert tokens("The  Straße-Data") == frozenset({"the", "strasse", "data"})
-    assert kaggle_predictions("a|b c|") == ["a", "b c", ""]
-    assert partial_matches(["NS data", "survey"], ["National Survey", "ns"]) == \
-        {"ns": "NS data", "national survey": "survey"}
-    assert partial_matches(["x"], ["y"], cleaning="unicode") == {}
 
 
 # ---------------------------------------------------------------------------

@@ -544,8 +544,9 @@ def test_ties_option_is_checked_in_score_compare_and_the_cli(tmp_path, cli):
     code, out, _ = cli("score", "svident-disambiguation", "-r", ref, "-s", sub,
                        "--format", "json")
     assert code == 0 and json.loads(out)["metrics"]["map@10"] == 1.0
-    with pytest.raises(SystemExit):
-        cli("score", "svident-disambiguation", "-r", ref, "-s", sub, "--ties", "random")
+    code, _, err = cli("score", "svident-disambiguation", "-r", ref, "-s", sub, "--ties", "random")
+    assert code == 2
+    assert err.splitlines()[0] == "<arguments>: ties: must be one of official, id, not 'random'"
 
 
 # ------------------------------------------------------------------ real data

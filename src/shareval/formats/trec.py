@@ -16,53 +16,16 @@ with its line number.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..metrics.ranking import Encoded
 from .errors import Problems, locate_not_utf8
+from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable  # noqa: F401 (public here)
 
-QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
-RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
 # below this size a file is parsed in Python: importing pyarrow costs more than it saves
 SMALL_FILE_BYTES = 1 << 18
-
-
-@dataclass
-class TrecTable:
-    """A parsed qrels or run: ids as integer codes into per-file dictionaries.
-
-    The dictionaries are Python lists for files read line by line and pyarrow
-    string arrays for files read by pyarrow.
-    """
-    path: str
-    kind: str                      # "qrels" or "run"
-    q_codes: np.ndarray
-    q_dict: object                 # distinct query ids, in order of first appearance
-    d_codes: np.ndarray
-    d_dict: object                 # distinct document ids
-    value: np.ndarray              # relevance (int64) or score (float64)
-    tags: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)    # accepted oddities, for warnings
-
-    def __len__(self) -> int:
-        return len(self.value)
-
-    def qids(self) -> list[str]:
-        """Query id of every line."""
-        return _take(self.q_dict, self.q_codes)
-
-    def docs(self) -> list[str]:
-        return _take(self.d_dict, self.d_codes)
-
-
-def _take(dictionary, codes) -> list[str]:
-    if isinstance(dictionary, list):
-        return [dictionary[c] for c in codes.tolist()]
-    from .trec_arrow import _from_numpy
-    return dictionary.take(_from_numpy(codes)).to_pylist()
 
 
 def read_qrels(path, problems: Problems) -> TrecTable | None:

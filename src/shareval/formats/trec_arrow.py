@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded
-from .trec import QRELS_FIELDS, RUN_FIELDS, TrecTable
+from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable, arrow_codes
 
 _IDS = pa.string()
 _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
@@ -83,7 +83,6 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
 
 _NUMPY = {pa.int64(): np.int64, pa.int32(): np.int32, pa.uint64(): np.uint64,
           pa.float64(): np.float64}
-_ARROW = {np.dtype(v): k for k, v in _NUMPY.items()}
 
 
 def _to_numpy(arr: pa.Array) -> np.ndarray:
@@ -93,11 +92,6 @@ def _to_numpy(arr: pa.Array) -> np.ndarray:
         return np.zeros(0, dtype=dtype)
     return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
                          offset=arr.offset * dtype.itemsize)
-
-
-def _from_numpy(x: np.ndarray) -> pa.Array:
-    x = np.ascontiguousarray(x)
-    return pa.Array.from_buffers(_ARROW[x.dtype], len(x), [None, pa.py_buffer(x)])
 
 
 def _strings(items: list[str]) -> pa.Array:
@@ -224,7 +218,7 @@ def _docs_joined(qrels_dict, run_dict) -> tuple[np.ndarray, int, Callable[[], np
     qrels_code[only_qrels] = len(run_dict) + np.arange(only_qrels.size)
 
     def tiebreak():
-        both = pa.concat_arrays([run_dict, qrels_dict.take(_from_numpy(only_qrels))])
+        both = pa.concat_arrays([run_dict, qrels_dict.take(arrow_codes(only_qrels))])
         return _byte_order_rank(both)
 
     return qrels_code, len(run_dict) + only_qrels.size, tiebreak

@@ -23,6 +23,11 @@ def cohen_kappa(a, b) -> float:
 
     NaN when chance agreement is 1 (both used one and the same label) or no
     item was labelled by both: kappa is undefined there (as in scikit-learn).
+
+    Observed agreement 3/4, chance agreement 1/2: (3/4 - 1/2) / (1 - 1/2)
+
+    >>> cohen_kappa([0, 0, 1, 1], [0, 1, 1, 1])
+    0.5
     """
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)

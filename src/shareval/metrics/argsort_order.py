@@ -17,6 +17,12 @@ while a range holds 16 or more items, then insertion sort), not numpy's C sort. 
 This module calls the same numba function ranx calls, so the order is ranx's as long
 as numba's quicksort stays as it is (numba 0.60 and 0.68 have the same one). It is
 imported only when a run has tied scores: importing numba costs a third of a second.
+
+Two queries, rows 0-2 and 3-4; ties come out in the run's order read backwards:
+
+>>> import numpy as np
+>>> reversed_argsort_groups(np.array([0.5, 0.5, 0.9, 0.1, 0.1]), np.array([0, 3])).tolist()
+[2, 1, 0, 4, 3]
 """
 from __future__ import annotations
 

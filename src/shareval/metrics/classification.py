@@ -25,7 +25,12 @@ def safe_div(num, den):
 
 
 def prf_from_counts(tp, fp, fn):
-    """Precision, recall, F1 from (arrays of) true/false positive/negative counts."""
+    """Precision, recall, F1 from (arrays of) true/false positive/negative counts:
+    tp / (tp + fp), tp / (tp + fn), 2 tp / (2 tp + fp + fn); 0 where undefined.
+
+    >>> [round(float(x), 4) for x in prf_from_counts(3, 1, 2)]
+    [0.75, 0.6, 0.6667]
+    """
     tp, fp, fn = (np.asarray(x, dtype=float) for x in (tp, fp, fn))
     return safe_div(tp, tp + fp), safe_div(tp, tp + fn), safe_div(2 * tp, 2 * tp + fp + fn)
 

@@ -354,7 +354,14 @@ def evaluate(qrels: dict, run: dict, measures=DEFAULT_MEASURES, rel_level: int =
     """Per-query values ``{measure: {qid: value}}`` for every query of either mapping.
 
     Each query's documents are in the run mapping's order, which
-    ``ties="reversed_argsort"`` reads."""
+    ``ties="reversed_argsort"`` reads. Relevant documents at ranks 1 and 3 of 3:
+    AP = (1/1 + 2/3) / 2, P@2 = 1/2.
+
+    >>> v = evaluate({"q1": {"d1": 1, "d2": 0, "d3": 1}},
+    ...              {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.7}}, ["map", "p@2"])
+    >>> round(v["map"]["q1"], 4), v["p@2"]["q1"]
+    (0.8333, 0.5)
+    """
     enc, qids = encode_mappings(qrels, run)
     values = evaluate_encoded(enc, measures, rel_level, score_precision, ties)
     return {m: dict(zip(qids, values[m].tolist())) for m in list(measures) + ["num_rel", "num_ret"]}

@@ -76,6 +76,15 @@ def randomization_test(a, b, aggregate, weights=None, samples: int = 10_000,
     1/2; p = (1 + #{|diff*| >= |diff|}) / (1 + samples), two-sided. A
     randomization test gives no interval: ci_low/ci_high are NaN (use the
     paired bootstrap's). ``on_batch`` as for :func:`paired_bootstrap`.
+
+    Four units, A right on three, B on one (the aggregate: a weighted mean):
+
+    >>> import numpy as np
+    >>> mean = lambda s, w: (s[..., 0] * w).sum(-1) / w.sum(-1)
+    >>> r = randomization_test(np.array([[1.], [1.], [1.], [0.]]),
+    ...                        np.array([[0.], [1.], [0.], [0.]]), mean, samples=1000, seed=0)
+    >>> r.statistic, round(r.p_value, 3)
+    (0.5, 0.515)
     """
     a, b, w = _prepare(a, b, weights)
     rng = np.random.default_rng(seed)

@@ -24,7 +24,7 @@ import re
 
 import numpy as np
 
-from ..tasks.rcc import normalize_exact
+from ..metrics.mentions import normalize_exact
 
 SELECT_FEATURES = ("citation_score", "pattern_score", "n_tokens", "n_chars", "has_digit",
                    "starts_digit", "has_head", "part", "log_occ", "prior", "log_seen")

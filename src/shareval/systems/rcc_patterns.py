@@ -20,7 +20,7 @@ import re
 
 import numpy as np
 
-from ..tasks.rcc import jaccard, normalize_exact, tokens as mention_tokens
+from ..metrics.mentions import jaccard_empty_zero, normalize_exact, tokens as mention_tokens
 from .text import MAX_N, tokens
 
 HEADS = frozenset("""survey surveys study studies census panel database databases dataset
@@ -115,7 +115,7 @@ def mention_features(text: str, index: dict, found: list[str],
             rows[key][1] += 1
             continue
         jt = mention_tokens(mention)
-        overlap = max((jaccard(jt, k) for k in known), default=0.0)
+        overlap = max((jaccard_empty_zero(jt, k) for k in known), default=0.0)
         if overlap >= 0.5:
             rows[key] = [None, 1, mention]
             continue

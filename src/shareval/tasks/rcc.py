@@ -1,8 +1,6 @@
 """Rich Context Competition: dataset citations, mentions, research fields and methods."""
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -10,6 +8,9 @@ import numpy as np
 from ..formats.errors import InvalidInput, Problem
 from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
 from ..metrics.classification import prf_from_counts, safe_div
+from ..metrics.mentions import (CLEANING_RULES, CLEANINGS, cleaner, jaccard_empty_one,
+                                jaccard_empty_zero, kaggle_predictions, match_partial,
+                                normalize_exact)
 from . import register
 from .base import Option, Task, UnitStats, load_checked, micro_f1
 
@@ -32,9 +33,8 @@ class RccCitations(Task):
     primary_metric = "f1"
     options = (
         Option("min_score", float, None, "keep only submitted pairs with score >= X"),
-        Option("plot", str, None, "write the precision-recall curve over score thresholds "
-                                  "to this PNG file"),
     )
+    figure = "the precision-recall curve over score thresholds"
     conventions = {
         "unit": "the set of (publication_id, data_set_id) pairs; ids compared as strings",
         "averaging": "micro: tp, fp, fn summed over all pairs",
@@ -93,7 +93,7 @@ class RccCitations(Task):
                 per.setdefault(key[0], [0, 0, 0])[2] += 1
         return gold, pred, per, dup, gold_dup
 
-    def _score(self, ref, sub, min_score, plot):
+    def _score(self, ref, sub, min_score):
         gold, pred, per, dup, gold_dup = self._confusion(ref, sub, min_score)
         counts_arr = np.array(list(per.values()), dtype=float).reshape(-1, 3)
         tp, fp, fn = (int(x) for x in counts_arr.sum(axis=0))
@@ -112,9 +112,6 @@ class RccCitations(Task):
                             f"submission were counted once")
         if gold_dup:
             warnings.append(f"{gold_dup} duplicate pairs in the reference were counted once")
-        if plot:
-            from ..plots import plot_pr_curve
-            plot_pr_curve(curve, plot, title="Precision and recall over score thresholds")
         result = self.new_result(
             metrics,
             breakdowns={"per_publication": per_pub, "pr_curve": _thin(curve)},
@@ -126,6 +123,7 @@ class RccCitations(Task):
                     "mean_fp_per_publication": mean_fp, "mean_fn_per_publication": mean_fn},
             warnings=warnings)
         result.conventions["min_score"] = min_score
+        result.figure = {"pr_curve": curve, "title": "Precision and recall over score thresholds"}
         return result
 
     def unit_stats(self, reference, submission, min_score=None):
@@ -170,120 +168,15 @@ def _natural(s: str):
 
 
 # ---------------------------------------------------------------------------
-# Dataset mentions: strings per publication
-#
-# Partial matching follows the Coleridge Initiative "Show US the Data" (Kaggle
-# 2021) evaluation page: ground truths cleaned with its clean_text (lower case,
-# then every run of characters other than A-Z a-z 0-9 becomes a space), and
-# predictions too, as participants were told to clean them; token
-# Jaccard on whitespace tokens, predictions sorted alphabetically, each ground
-# truth (in sorted order) matched to the best remaining prediction, ties to the
-# first in that order, a match >= 0.5 a true positive, micro F0.5 over all
-# publications. "unicode" cleaning is shareval's earlier, script-aware variant.
-
-_SPACE = re.compile(r"\s+")
-_NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
-_NOT_ASCII_ALNUM = re.compile(r"[^A-Za-z0-9]+")
-KAGGLE_SEPARATOR = "|"           # Kaggle's PredictionString joins predictions with it
-
-
-def normalize_exact(text: str) -> str:
-    """Case- and space-normalised form used for exact matching."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def clean_kaggle(text: str) -> str:
-    """Kaggle 2021's clean_text: ``ß``, ``ü``, ``ﬁ`` become separators. Not stripped:
-    its leading space (``(ADNI)`` -> `` adni ``) places a string in Kaggle's sort order."""
-    return _NOT_ASCII_ALNUM.sub(" ", text.lower())
-
-
-def clean_unicode(text: str) -> str:
-    """NFKC, case-folded, runs of Unicode letters and digits joined by single spaces."""
-    return " ".join(_NON_ALNUM.sub(" ", unicodedata.normalize("NFKC", text).casefold()).split())
-
-
-CLEANINGS = {"kaggle": clean_kaggle, "unicode": clean_unicode}
-CLEANING_RULES = {
-    "kaggle": "Kaggle 2021 clean_text: lower case, every run of characters other than "
-              "A-Z a-z 0-9 becomes one space (so ß, ü and the ligature ﬁ separate words); "
-              "cleaned strings sorted as clean_text gives them; gold strings with the same "
-              "words after cleaning count once; predictions are split at '|' and each "
-              "counts, even when equal after cleaning",
-    "unicode": "NFKC, case-folded, tokens are runs of Unicode letters and digits; gold "
-               "strings are deduplicated after cleaning, each prediction record counts",
-}
-
-
-def tokens(text: str) -> frozenset:
-    """Token set of the unicode cleaning (used by the reference systems' features)."""
-    return frozenset(clean_unicode(text).split())
-
-
-def jaccard(a: frozenset, b: frozenset) -> float:
-    if not a and not b:
-        return 0.0
-    return len(a & b) / len(a | b)
+# Dataset mentions: strings per publication, matched by metrics.mentions
+# (normalisation, the Kaggle 2021 cleaning and its greedy one-to-one rule)
 
 
 def _cleaner(cleaning: str):
-    if cleaning not in CLEANINGS:
-        raise InvalidInput([Problem("<arguments>", None, "cleaning",
-                                    f"unknown cleaning {cleaning!r} (use one of "
-                                    f"{', '.join(CLEANINGS)})")])
-    return CLEANINGS[cleaning]
-
-
-def _greedy(predicted: list[str], gold: list[str], threshold: float, cleaning: str):
-    """Matched (gold words, prediction) pairs, how many predictions, how many gold."""
-    clean = _cleaner(cleaning)
-    preds = sorted(((clean(p), p) for p in predicted), key=lambda cp: cp[0])
-    spelled: dict[str, str] = {}             # gold words -> its first cleaned spelling
-    for c in map(clean, gold):
-        words = " ".join(c.split())
-        if words:
-            spelled[words] = min(spelled.get(words, c), c)
-    golds = sorted(spelled, key=spelled.__getitem__)
-    if not preds or not golds:
-        return [], len(preds), len(golds)
-    ptoks = [frozenset(c.split()) for c, _ in preds]
-    sim = np.array([[jaccard(frozenset(g.split()), t) for t in ptoks] for g in golds])
-    taken = np.zeros(len(preds), bool)
-    pairs = []
-    for gi, g in enumerate(golds):
-        row = np.where(taken, -1.0, sim[gi])
-        k = int(np.argmax(row))              # first maximum: the alphabetically first
-        if row[k] >= threshold:
-            taken[k] = True
-            pairs.append((g, preds[k][1]))
-    return pairs, len(preds), len(golds)
-
-
-def match_partial(predicted: list[str], gold: list[str], threshold: float = 0.5,
-                  cleaning: str = "kaggle") -> tuple[int, int, int]:
-    """(tp, fp, fn) with the Coleridge Initiative (Kaggle 2021) matching rule.
-
-    Strings are cleaned (``cleaning``: "kaggle" or "unicode"); gold strings with the
-    same words after cleaning count once, empty ones not at all; every prediction
-    counts. Ground truths are processed in sorted order; each is matched to the unmatched
-    prediction of highest token Jaccard (ties: the first in sorted order of the
-    cleaned predictions); a match counts as a true positive when its Jaccard is at
-    least ``threshold``, otherwise the prediction stays unmatched. Unmatched
-    predictions are false positives, unmatched ground truths false negatives.
-    """
-    pairs, n_pred, n_gold = _greedy(predicted, gold, threshold, cleaning)
-    return len(pairs), n_pred - len(pairs), n_gold - len(pairs)
-
-
-def partial_matches(predicted: list[str], gold: list[str], threshold: float = 0.5,
-                    cleaning: str = "kaggle") -> dict[str, str]:
-    """``{gold words: prediction}`` for the true positives of ``match_partial``."""
-    return dict(_greedy(predicted, gold, threshold, cleaning)[0])
-
-
-def kaggle_predictions(mention: str) -> list[str]:
-    """The predictions one mention record makes in a Kaggle PredictionString."""
-    return mention.split(KAGGLE_SEPARATOR)
+    try:
+        return cleaner(cleaning)
+    except ValueError as e:
+        raise InvalidInput([Problem("<arguments>", None, "cleaning", str(e))]) from None
 
 
 @register
@@ -294,9 +187,12 @@ class RccMentions(Task):
                    "(normalised) and partially (Kaggle 2021 rule, token Jaccard >= 0.5).")
     primary_metric = "partial_f1"
     options = (Option("min_score", float, None, "keep only mentions with score >= X"),
-               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard"),
+               Option("jaccard", float, 0.5, "partial-match threshold on token Jaccard",
+                      low=0.0, high=1.0),
                Option("cleaning", str, "kaggle", "partial-match cleaning: kaggle (the "
-                      "competition's ASCII clean_text) or unicode (NFKC, any script)"))
+                      "competition's ASCII clean_text) or unicode (NFKC, any script)",
+                      choices=tuple(CLEANINGS),
+                      refusal="unknown cleaning {value} (use one of {choices})"))
     conventions = {
         "gold": "per publication, the union of mention_list over its reference citations",
         "exact": "NFKC, case-folded, whitespace-collapsed strings; set intersection",
@@ -372,6 +268,7 @@ class RccMentions(Task):
         return result
 
     def unit_stats(self, reference, submission, min_score=None, jaccard=0.5, cleaning="kaggle"):
+        self.checked_options(dict(min_score=min_score, jaccard=jaccard, cleaning=cleaning))
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         per, _ = self._per_publication(ref, sub, min_score, jaccard, cleaning)
@@ -440,10 +337,11 @@ class RccFieldsMethods(Task):
                                             f"{sub.kind} values")])
             o_pub, o_counts, _ = self._sets(other)
             a, b = set(counts), set(o_counts)
-            metrics["value_set_jaccard"] = len(a & b) / len(a | b) if a | b else 0.0
+            metrics["value_set_jaccard"] = jaccard_empty_zero(a, b)
             pubs = set(per_pub) | set(o_pub)
             metrics["mean_publication_jaccard"] = float(np.mean([
-                _jac(per_pub.get(p, set()), o_pub.get(p, set())) for p in pubs])) if pubs else 0.0
+                jaccard_empty_one(per_pub.get(p, set()), o_pub.get(p, set()))
+                for p in pubs])) if pubs else 0.0
             union = (counts + o_counts).most_common(top)
             breakdowns["compare"] = {v: {"records": counts.get(v, 0),
                                          "records_other": o_counts.get(v, 0)} for v, _ in union}
@@ -452,6 +350,3 @@ class RccFieldsMethods(Task):
                                   "shared_values": len(a & b)})
         return self.new_result(metrics, breakdowns=breakdowns, counts=result_counts)
 
-
-def _jac(a: set, b: set) -> float:
-    return len(a & b) / len(a | b) if a | b else 1.0

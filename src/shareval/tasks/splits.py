@@ -35,6 +35,8 @@ from typing import Callable
 
 import numpy as np
 
+from ..formats.trec_table import take_ids
+
 Keep = Callable[[str], bool]
 
 
@@ -83,12 +85,7 @@ def _compact(codes: np.ndarray, dictionary):
     order = uniq[np.argsort(first, kind="stable")]
     remap = np.zeros(len(dictionary), dtype=np.int64)
     remap[order] = np.arange(len(order), dtype=np.int64)
-    if isinstance(dictionary, list):
-        new = [dictionary[i] for i in order.tolist()]
-    else:
-        from ..formats.trec_arrow import _from_numpy
-        new = dictionary.take(_from_numpy(order))
-    return remap[codes], new
+    return remap[codes], take_ids(dictionary, order)
 
 
 def _trec_table(t, keep: Keep):

@@ -290,9 +290,7 @@ class SvIdentDisambiguation(_SvTask):
 
     def unit_stats(self, reference, submission, metric="map@10", ties="official",
                    empty_units="skip"):
-        for opt, value in zip(self.options, (ties, empty_units)):
-            if (why := opt.problem(value)) is not None:
-                raise InvalidInput([Problem("<arguments>", None, opt.name, why)])
+        self.checked_options(dict(ties=ties, empty_units=empty_units))
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         qrels, values, missing = self._per_sentence(ref, sub, ties)

@@ -65,7 +65,7 @@ class TrecTask(Task):
     options = (
         Option("measures", str, ",".join(DEFAULT_MEASURES),
                "comma-separated measures: map, map@k, p@k, recall@k, r_precision, "
-               "ndcg, ndcg@k, mrr"),
+               "ndcg, ndcg@k, mrr", multiple=True),
         Option("exclude_empty", None, False,
                "leave queries judged with no relevant document out of the averages "
                "(default: they count 0, as trec_eval -c)", flag=True),
@@ -74,7 +74,8 @@ class TrecTask(Task):
                flag=True),
         Option("score_precision", str, "float",
                "float ranks scores as trec_eval 9.x and pytrec_eval do (single precision); "
-               "double as trec_eval 10.0"),
+               "double as trec_eval 10.0", choices=SCORE_PRECISIONS,
+               refusal="must be float or double, not {value}"),
         Option("rel_level", int, 1, "smallest judgment that counts as relevant"),
     )
     conventions = {
@@ -87,12 +88,12 @@ class TrecTask(Task):
         "extra_run_columns": "columns after run_tag are ignored, with a warning (trec_eval)",
     }
 
-    def score(self, reference, submission, **options):
-        """As ``Task.score``; a large run is read in a second thread while the qrels is
+    def load(self, reference, submission):
+        """As ``Task.load``; a large run is read in a second thread while the qrels is
         read (the pyarrow reader releases the GIL). The qrels' problems come first."""
         if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
                 and _large(submission)):
-            return super().score(reference, submission, **options)
+            return super().load(reference, submission)
         from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
         with ThreadPoolExecutor(1) as pool:
             pending = pool.submit(self.submission, submission)
@@ -102,7 +103,7 @@ class TrecTask(Task):
                 pending.cancel()
                 raise
             sub = pending.result()
-        return super().score(ref, sub, **options)
+        return ref, sub
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
@@ -126,21 +127,19 @@ class TrecTask(Task):
         evaluated = in_qrels & (has_rel | (not exclude_empty))
         return measures, qids, values, in_qrels, in_run, has_rel, evaluated
 
-    @staticmethod
-    def _check_options(exclude_empty, include_empty, score_precision) -> None:
-        problems = []
-        if exclude_empty and include_empty:
-            problems.append(Problem("<arguments>", None, "exclude_empty",
-                                    "contradicts include_empty; give one of them"))
-        if score_precision not in SCORE_PRECISIONS:
-            problems.append(Problem("<arguments>", None, "score_precision",
-                                    f"must be float or double, not {score_precision!r}"))
-        if problems:
-            raise InvalidInput(problems)
+    def option_problems(self, options):
+        out = super().option_problems(options)
+        if options.get("exclude_empty") and options.get("include_empty"):
+            out.insert(0, ("exclude_empty", "contradicts include_empty; give one of them"))
+        if "measures" in options and not any(name == "measures" for name, _ in out):
+            try:
+                parse_measures(options["measures"])
+            except InvalidInput as e:
+                out += [("measures", p.message) for p in e.problems]
+        return out
 
     def _score(self, ref, sub, measures, exclude_empty, include_empty, score_precision,
                rel_level):
-        self._check_options(exclude_empty, include_empty, score_precision)
         measures, qids, values, in_qrels, in_run, has_rel, evaluated = self._evaluate(
             ref, sub, measures, exclude_empty, score_precision, rel_level)
         n_eval = int(evaluated.sum())
@@ -184,7 +183,8 @@ class TrecTask(Task):
 
     def unit_stats(self, reference, submission, measures=None, exclude_empty=False,
                    include_empty=False, score_precision="float", rel_level=1, metric=None):
-        self._check_options(exclude_empty, include_empty, score_precision)
+        self.checked_options(dict(exclude_empty=exclude_empty, include_empty=include_empty,
+                                  score_precision=score_precision, rel_level=rel_level))
         ref = self.reference(reference)
         sub = self.submission(submission, ref)
         metric = metric or self.primary_metric

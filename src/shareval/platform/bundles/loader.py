@@ -186,14 +186,10 @@ def read_bundle(root: Path) -> dict:
         if slug:
             task_slugs[slug] = name
         opts = t.get("options") or {}
-        if name and isinstance(opts, dict):
-            declared = {o.name: o for o in registry.get(name).options if o.name != "plot"}
-            allowed = ", ".join(sorted(declared)) or "none"
-            for k, v in opts.items():
-                if k != LINE and k not in declared:
-                    r.err(t, f"{w}.options.{k}", f"not an option of {name}; allowed: {allowed}")
-                elif k != LINE and (why := declared[k].problem(v)) is not None:
-                    r.err(t, f"{w}.options.{k}", why)
+        if name and isinstance(opts, dict):       # the task's check, as the CLI's and score's
+            for k, why in registry.get(name).option_problems(
+                    {k: v for k, v in opts.items() if k != LINE}):
+                r.err(t, f"{w}.options.{k}", why)
         out["tasks"].append({"slug": slug, "task": name, "title": str(t.get("title", "")),
                              "options": {k: v for k, v in opts.items() if k != LINE},
                              "primary_metric": str(t.get("primary_metric", "")),

@@ -167,6 +167,9 @@ class Score(models.Model):
     # part and these the private part, shown only once the phase is released
     private_result = models.JSONField(null=True, blank=True)
     private_primary = models.FloatField(null=True)
+    # the primary metric's per-unit statistics (Task.unit_stats, JSON form): a later run
+    # is compared with this one without reading its file again; null for older scores
+    unit_stats = models.JSONField(null=True, blank=True)
     current = models.BooleanField(default=True)
     created = models.DateTimeField(default=timezone.now)
 

@@ -222,7 +222,8 @@ def _finish(job: Job, outcome) -> None:
                              primary=outcome.primary, comparison=outcome.comparison,
                              plots=outcome.plots, current=True,
                              private_result=outcome.private_result,
-                             private_primary=outcome.private_primary)
+                             private_primary=outcome.private_primary,
+                             unit_stats=outcome.unit_stats)
         state = Submission.objects.values_list("state", flat=True).get(pk=sub.pk)
         if state == Submission.CANCELLED:     # cancelled while running: keep it cancelled
             SubmissionEvent.objects.create(submission=sub, state="scored",

@@ -9,7 +9,7 @@ from pathlib import Path
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
-from shareval.plots import plot_unit_bars, plot_unit_histogram
+from shareval.plots import plot_unit_bars, plot_unit_histogram, save_figure
 
 from shareval.platform.labels import label
 from shareval.platform.submissions.models import Submission
@@ -24,6 +24,7 @@ class Outcome:
     plots: list[str] = field(default_factory=list)
     private_result: dict | None = None         # the private part of a split dataset
     private_primary: float | None = None
+    unit_stats: dict | None = None             # Task.unit_stats of the primary metric
 
 
 def _reference(sub: Submission):
@@ -42,23 +43,35 @@ def score_submission(sub: Submission) -> Outcome:
     task = ct.registry_task
     options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
     plots = []
-    if any(o.name == "plot" for o in task.options):
-        out = Path(settings.RESULTS_DIR) / str(sub.pk)
-        out.mkdir(parents=True, exist_ok=True)
-        name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
-        options["plot"] = str(out / name)
-        plots.append(name)
     metric = ct.metric
     if sub.dataset.split:
         return _score_split(sub, task, options, metric)
-    result = task.score(_reference(sub), str(sub.path), **options).to_dict()
+    task.checked_options(options)              # before the files are read
+    ref, run = task.load(_reference(sub), str(sub.path))    # read once: scored, then units
+    scored = task.score(ref, run, **options)
+    stats = _unit_stats(task, ref, run)
+    if task.figure:                  # the task's own figure, drawn from its result
+        name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
+        save_figure(scored, Path(settings.RESULTS_DIR) / str(sub.pk) / name)
+        plots.append(name)
+    result = scored.to_dict()
     if not plots:
         plots += unit_bars(sub, result, metric)
     plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
     primary = result["metrics"].get(metric)
     if not isinstance(primary, (int, float)) or not math.isfinite(primary):
         primary = None                          # not rankable; the result keeps the value
-    return Outcome(json_safe(result), primary, json_safe(compare_with_best(sub, primary)), plots)
+    return Outcome(json_safe(result), primary,
+                   json_safe(compare_with_best(sub, primary, stats)), plots, unit_stats=stats)
+
+
+def _unit_stats(task, ref, run) -> dict | None:
+    """The per-unit statistics of the files just scored (as ``shareval compare`` takes
+    them: the task's default options), or None for a task without them."""
+    try:
+        return json_safe(task.unit_stats(ref, run).to_dict())
+    except (NotImplementedError, InvalidInput):
+        return None
 
 
 def _rankable(value) -> float | None:
@@ -68,7 +81,6 @@ def _rankable(value) -> float | None:
 def _score_split(sub: Submission, task, options: dict, metric: str) -> Outcome:
     """Both parts of a split dataset. No significance test against earlier runs: it
     would read the private units, whose scores stay hidden until release."""
-    options.pop("plot", None)
     public, private = score_parts(task, _reference(sub), str(sub.path), sub.dataset.split,
                                   options)
     plots = [p for p in unit_bars(sub, public, metric)
@@ -122,8 +134,10 @@ def unit_bars(sub: Submission, result: dict, metric: str) -> list[str]:
     return []
 
 
-def compare_with_best(sub: Submission, primary) -> dict | None:
-    """Paired significance against the team's best earlier scored run on this dataset."""
+def compare_with_best(sub: Submission, primary, stats: dict | None = None) -> dict | None:
+    """Paired significance against the team's best earlier scored run on this dataset,
+    from both runs' stored per-unit statistics (``stats``: this run's) when the earlier
+    score has them for the same scorer and reference; else from both files."""
     if primary is None:
         return None
     ct = sub.dataset.task
@@ -133,10 +147,19 @@ def compare_with_best(sub: Submission, primary) -> dict | None:
             .first())
     if prev is None:
         return None
-    from shareval.stats import compare_result
+    from shareval.stats import compare_result, compare_unit_stats
+    from shareval.tasks import UnitStats
+    stored = prev.scores.filter(
+        current=True, scorer_version=ct.registry_task.scorer_version,
+        reference_digest=sub.dataset.reference_digest).values_list("unit_stats", flat=True).first()
     try:
-        r = compare_result(ct.task_name, _reference(sub), str(sub.path), str(prev.path),
-                           samples=2000, seed=0)
+        if stats is not None and stored is not None:
+            r = compare_unit_stats(ct.task_name, UnitStats.from_dict(stats),
+                                   UnitStats.from_dict(stored), str(sub.path), str(prev.path),
+                                   samples=2000, seed=0)
+        else:                    # scored before per-unit statistics were stored
+            r = compare_result(ct.task_name, _reference(sub), str(sub.path), str(prev.path),
+                               samples=2000, seed=0)
     except (NotImplementedError, InvalidInput) as e:
         return {"previous": str(prev.pk), "unavailable": str(e)[:500]}
     d = r.to_dict()

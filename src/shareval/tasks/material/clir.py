@@ -21,8 +21,8 @@ class MaterialClir(_MaterialTask):
     description = "MATERIAL CLIR: AQWV (three variants), MQWV, oracle QWV, AUC, DET curve."
     primary_metric = "aqwv"
     options = (Option("beta", float, None, "override beta (default: plan Table 1 for the "
-                                           "pack's language: 20 for 1A/1B, 40 for 1S)"),
-               Option("plot", str, None, "write the DET curve to this PNG file"))
+                                           "pack's language: 20 for 1A/1B, 40 for 1S)"),)
+    figure = "the DET curve"
     conventions = {
         **_MaterialTask.conventions,
         "aqwv": "primary variant, plan Eq. 3: P_miss averaged over queries with relevant "
@@ -44,10 +44,10 @@ class MaterialClir(_MaterialTask):
     def ids(self, pack: Pack) -> list[str]:
         return list(pack.queries)
 
-    def _score(self, pack, sub, beta, plot):
-        return self._clir(pack, sub, self.relevance(pack, sub.ids), self.beta(pack, beta), plot)
+    def _score(self, pack, sub, beta):
+        return self._clir(pack, sub, self.relevance(pack, sub.ids), self.beta(pack, beta))
 
-    def _clir(self, pack, sub, rel: np.ndarray, beta: float, plot):
+    def _clir(self, pack, sub, rel: np.ndarray, beta: float):
         nq, nd = rel.shape
         n_rel = rel.sum(axis=1)
         n_total = np.full(nq, nd)
@@ -90,13 +90,11 @@ class MaterialClir(_MaterialTask):
         counts = {"queries": nq, "queries_with_relevant": int(has_rel.sum()),
                   "queries_without_relevant": int((~has_rel).sum()), "documents": nd,
                   "beta": beta, "mqwv_threshold": threshold}
-        if plot:
-            from ...plots import plot_det
-            actual = (metrics["p_miss"], metrics["p_fa"])
-            plot_det(s.p_miss[1:], s.p_fa[1:], actual, plot,
-                     title=f"{self.name}: DET (beta {beta:g}, {variant} weighting)")
         result = self.new_result(metrics, breakdowns=breakdowns, counts=counts, warnings=warnings)
         result.conventions["beta"] = beta
+        result.figure = {"det": {"p_miss": s.p_miss[1:], "p_fa": s.p_fa[1:],
+                                 "actual": (metrics["p_miss"], metrics["p_fa"])},
+                         "title": f"{self.name}: DET (beta {beta:g}, {variant} weighting)"}
         return result
 
     @staticmethod

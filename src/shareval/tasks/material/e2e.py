@@ -43,9 +43,10 @@ class MaterialE2E(MaterialClir):
                                        "e2e/judgments.tsv): query_id, doc_id, judge, relevant"),
         Option("judge_threshold", float, 0.5, "binary rule: a summary counts as relevant when "
                                               "the share of judges saying so is above this "
-                                              "(0.5 = strict majority)"),
-        Option("plot", str, None, "write the CLIR DET curve to this PNG file"),
+                                              "(0.5 = strict majority)",
+               low=0.0, high=1.0),
     )
+    figure = "the CLIR DET curve"
     conventions = {
         **_MaterialTask.conventions,
         "submission": "a folder or .tgz with one folder per query (plan 8.2.2): <QueryID>.tsv "
@@ -175,10 +176,10 @@ class MaterialE2E(MaterialClir):
         if height > 768:
             problems.add(img, None, "image", f"{height} px high: at most 768 (plan 7.2.4.5)")
 
-    def _score(self, pack, sub, beta, judgments, judge_threshold, plot):
+    def _score(self, pack, sub, beta, judgments, judge_threshold):
         beta = self.beta(pack, beta)
         rel = self.relevance(pack, sub.ids)
-        clir = self._clir(pack, sub, rel, beta, plot)
+        clir = self._clir(pack, sub, rel, beta)
         path = Path(judgments) if judgments else pack.root / "e2e" / "judgments.tsv"
         votes = load_checked(read_judgments, path)
         n_rel = rel.sum(axis=1)
@@ -244,4 +245,5 @@ class MaterialE2E(MaterialClir):
                     "judge_threshold": judge_threshold},
             warnings=warnings)
         result.conventions["beta"] = beta
+        result.figure = clir.figure
         return result

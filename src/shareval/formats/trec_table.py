@@ -1,0 +1,62 @@
+"""The table a TREC qrels or run is read into, shared by both readers (``trec``, line by
+line; ``trec_arrow``, with pyarrow) and by the splits that cut it: a leaf module, so
+neither reader imports the other's internals. pyarrow is imported only when a table
+read by pyarrow is used."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
+RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
+
+
+@dataclass
+class TrecTable:
+    """A parsed qrels or run: ids as integer codes into per-file dictionaries.
+
+    The dictionaries are Python lists for files read line by line and pyarrow
+    string arrays for files read by pyarrow.
+    """
+    path: str
+    kind: str                      # "qrels" or "run"
+    q_codes: np.ndarray
+    q_dict: object                 # distinct query ids, in order of first appearance
+    d_codes: np.ndarray
+    d_dict: object                 # distinct document ids
+    value: np.ndarray              # relevance (int64) or score (float64)
+    tags: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)    # accepted oddities, for warnings
+
+    def __len__(self) -> int:
+        return len(self.value)
+
+    def qids(self) -> list[str]:
+        """Query id of every line."""
+        return _ids(take_ids(self.q_dict, self.q_codes))
+
+    def docs(self) -> list[str]:
+        return _ids(take_ids(self.d_dict, self.d_codes))
+
+
+def _ids(taken) -> list[str]:
+    return taken if isinstance(taken, list) else taken.to_pylist()
+
+
+def take_ids(dictionary, codes: np.ndarray):
+    """The ids of ``codes``: a list from a list dictionary, a pyarrow array from a
+    pyarrow one."""
+    if isinstance(dictionary, list):
+        return [dictionary[c] for c in codes.tolist()]
+    return dictionary.take(arrow_codes(codes))
+
+
+def arrow_codes(x: np.ndarray):
+    """A pyarrow array over the buffer of an int32/int64/uint64/float64 numpy array
+    (``pa.array`` would import pandas, 0.2 s or more, to check types)."""
+    import pyarrow as pa
+    x = np.ascontiguousarray(x)
+    types = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(),
+             np.dtype(np.uint64): pa.uint64(), np.dtype(np.float64): pa.float64()}
+    return pa.Array.from_buffers(types[x.dtype], len(x), [None, pa.py_buffer(x)])
