@@ -13,7 +13,7 @@
                                                 # a parallel run of some mutants only
     python bench/mutate.py --module tasks/trec.py --tests-at 81ba35d --tests tests/tasks/test_trec.py
                                                 # a "before" run: the tests of a commit
-    python bench/mutate.py --module platform/competitions/access.py --tests FILE ...
+    python bench/mutate.py --module platform/access/visibility.py --tests FILE ...
                                                 # a full run against other tests
 
 Each module is mutated by mutmut (operators, constants, comparisons, arguments,
@@ -116,12 +116,12 @@ TESTS: dict[str, list[str]] = {
     # no scoring, no pages), a few seconds per mutant; the page-level tests
     # (test_visibility.py, test_submissions.py, test_teams.py) were the mapping
     # before them and can still be chosen with --tests
-    "platform/competitions/access.py": ["tests/platform/access/test_access_rules.py"],
-    "platform/competitions/leaderboard.py":
+    "platform/access/visibility.py": ["tests/platform/access/test_access_rules.py"],
+    "platform/leaderboards/rows.py":
         ["tests/platform/leaderboards/test_leaderboard_rules.py"],
-    "platform/competitions/boards.py":
+    "platform/leaderboards/boards.py":
         ["tests/platform/leaderboards/test_leaderboard_rules.py"],
-    "platform/competitions/eligibility.py": ["tests/platform/access/test_eligibility_rules.py"],
+    "platform/access/eligibility.py": ["tests/platform/access/test_eligibility_rules.py"],
     # test_locks.py: the team lock and the retry of a deadlock victim (its lock tests run
     # in PostgreSQL mode only: SQLite has no row locks, so a --recheck there is needed)
     "platform/submissions/service.py": ["tests/platform/submissions/test_service_rules.py",
