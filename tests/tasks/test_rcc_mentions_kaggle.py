@@ -1,12 +1,5 @@
-"""rcc-mentions partial scores against an oracle written from the Kaggle 2021 evaluation page.
-
-The oracle follows the Coleridge Initiative "Show US the Data" evaluation text step
-by step, with its own code: ground truths cleaned by clean_text (lower case, then
-every character other than A-Z a-z 0-9 a separator), predictions taken from a
-'|'-separated PredictionString and cleaned as the data page tells participants to,
-the published jaccard (``lower().split()`` token sets), predictions sorted
-alphabetically and ties resolved by that sort, ground truths in sorted order each
-taking its best remaining prediction, a match >= 0.5 a true positive, micro F0.5.
+"""rcc-mentions partial scores against an oracle written from the Kaggle 2021
+evaluation page (tests/metrics/mention_oracle.py says how it follows that page).
 """
 import json
 

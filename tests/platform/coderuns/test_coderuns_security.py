@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ..factories import labels_tsv, gold, make_bundle
+from ..factories import gold, labels_tsv, make_bundle, tgz
 from ..stack import MODE, Stack
 
 from shareval.sandbox import bwrap
@@ -56,17 +56,6 @@ def code_bundle(root: Path) -> Path:
                  "sample_reference": "gold-dev.tsv", "limits": LIMITS}})
     (root / "bundle.yaml").write_text(yaml.safe_dump(b, sort_keys=False))
     return root
-
-
-def tgz(files: dict[str, str]) -> bytes:
-    buf = io.BytesIO()
-    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        for name, text in files.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    return buf.getvalue()
 
 
 SYSTEM = """
