@@ -1,10 +1,9 @@
 """The competition server: a Django project with one app per domain.
 
-The apps are layered: lower ones (accounts and access, competitions) know
-nothing of higher ones (leaderboards, code runs, judging, mail) and announce
-events that the higher ones subscribe to; the import-linter contracts in
-``pyproject.toml`` check it. docs/platform.md, "How the server is organized",
-lists the apps.
+The apps are layered: lower ones (mail, accounts, competitions) know nothing
+of higher ones (leaderboards, judging, bundles, pages) and announce events
+that the higher ones subscribe to; the import-linter contracts in
+``pyproject.toml`` check it. docs/dev/architecture.md lists the apps.
 
 The embedded default is SQLite plus an in-process worker thread; setting
 ``SHAREVAL_DATABASE_URL`` and ``SHAREVAL_BROKER_URL`` switches to PostgreSQL

@@ -1,4 +1,4 @@
-"""The rules of ``competitions/access.py`` one function at a time (docs/platform.md,
+"""The rules of ``access/visibility.py`` one function at a time (docs/platform.md,
 "Who sees what"): the score level of a dataset by blind flag, ``feedback`` and
 release (by hand and by schedule, at the exact instants), who sees a submission
 and a leaderboard, when runs freeze, when a split dataset's private part is out

@@ -1,4 +1,4 @@
-"""The rules of ``competitions/eligibility.py`` (docs/organizers.md, "Access"):
+"""The rules of ``access/eligibility.py`` (docs/organizers.md, "Access"):
 visibility public / unlisted / private, invitations by user, e-mail and domain,
 the secret link, registration and its approval, terms and licence versions,
 downloads for participants, finalist-only phases. Each rule is checked from

@@ -1,4 +1,4 @@
-"""The board rules of ``competitions/leaderboard.py`` and ``competitions/boards.py``
+"""The board rules of ``leaderboards/rows.py`` and ``leaderboards/boards.py``
 (docs/platform.md, "Leaderboards"), on rows written straight to the database so
 every score, timestamp and state is chosen: which run is a team's row, the order,
 ranks (ties share one: 1, 2, 2, 4), run counts, timestamps and columns with
