@@ -177,3 +177,15 @@ def test_a_scoring_program_travels_as_one_of_the_competitions_files(db, tmp_path
     scorer = Path(new.tasks.get(slug="custom").options["scorer"])
     assert scorer == Path(settings.PRIVATE_DIR) / "prog" / "scorers" / "custom"
     assert (scorer / "shareval-system.yaml").is_file()
+
+
+def test_an_archived_option_value_gets_the_tasks_own_check():
+    """The importer refuses what the bundle loader refuses: one check per task."""
+    from shareval.formats.errors import InvalidInput
+    from shareval.platform.bundles.archive import _check_options
+    with pytest.raises(InvalidInput) as e:
+        _check_options("tasks[0]", {"task_name": "trec",
+                                    "options": {"score_precision": "quad"}}, None)
+    [p] = e.value.problems
+    assert (p.file, p.field) == ("competition.json", "tasks[0].options.score_precision")
+    assert "float" in p.message and "quad" in p.message

@@ -329,12 +329,12 @@ FILE_OPTIONS = ("compare", "judgments")
 def _check_options(where: str, t: dict, own: OwnFolders) -> None:
     from shareval import tasks as registry
     name, opts = t["task_name"], t.get("options") or {}
-    allowed = {o.name for o in registry.get(name).options} - {"plot"}
+    # the task's own check, as the bundle loader and the command line make it
+    bad = registry.get(name).option_problems(opts)
+    if bad:
+        raise InvalidInput([_p("competition.json", None, f"{where}.options.{k}", why)
+                            for k, why in bad])
     for k, v in opts.items():
-        if k not in allowed:
-            raise InvalidInput([_p("competition.json", None, f"{where}.options.{k}",
-                                   f"not an option of {name}; allowed: "
-                                   f"{', '.join(sorted(allowed)) or 'none'}")])
         if k in FILE_OPTIONS and v:
             raise InvalidInput([_p("competition.json", None, f"{where}.options.{k}",
                                    f"{v!r} names a file the archive does not carry; remove "
