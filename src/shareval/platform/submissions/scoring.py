@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
@@ -55,6 +56,9 @@ def score_submission(sub: Submission) -> Outcome:
         save_figure(scored, Path(settings.RESULTS_DIR) / str(sub.pk) / name)
         plots.append(name)
     result = scored.to_dict()
+    curve = det_points(getattr(scored, "figure", None))
+    if curve is not None:         # the official tables draw every primary's DET on one plot
+        result["curve"] = curve
     if not plots:
         plots += unit_bars(sub, result, metric)
     plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
@@ -63,6 +67,21 @@ def score_submission(sub: Submission) -> Outcome:
         primary = None                          # not rankable; the result keeps the value
     return Outcome(json_safe(result), primary,
                    json_safe(compare_with_best(sub, primary, stats)), plots, unit_stats=stats)
+
+
+def det_points(figure, max_points: int = 400) -> dict | None:
+    """A result's DET curve thinned evenly to ``max_points`` (as the plot thins it),
+    kept with the score so that several runs' curves are drawn without rescoring."""
+    det = figure.get("det") if isinstance(figure, dict) else None
+    if not det:
+        return None
+    p_miss, p_fa = np.asarray(det["p_miss"], float), np.asarray(det["p_fa"], float)
+    if p_miss.size > max_points:
+        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
+        p_miss, p_fa = p_miss[idx], p_fa[idx]
+    return {"p_miss": [round(float(v), 6) for v in p_miss],
+            "p_fa": [round(float(v), 6) for v in p_fa],
+            "actual": [float(v) for v in det.get("actual", (float("nan"),) * 2)]}
 
 
 def _unit_stats(task, ref, run) -> dict | None:
