@@ -25,7 +25,7 @@ def oracle(queries, rel, dec, beta, n_docs=len(DOCS)):
     for q in queries:
         r, y = rel[q], dec[q]
         p_miss = len(r - y) / len(r) if r else 0.0
-        p_fa = len(y - r) / (n_docs - len(r))
+        p_fa = len(y - r) / (n_docs - len(r)) if n_docs > len(r) else 0.0  # no non-relevant document
         rows[q] = (p_miss, p_fa, 1 - (p_miss + beta * p_fa))
     with_rel = [q for q in queries if rel[q]]
     all_ = float(np.mean([rows[q][2] for q in queries]))
