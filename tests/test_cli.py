@@ -214,6 +214,11 @@ def test_examples_without_shared_data_write_inputs_that_run(tmp_path, monkeypatc
                        "--system", "TEAMY.Sys2")
     assert code == 2 and f"{demo / 'judgments.tsv'}: system: no judgment for system " \
                           f"TEAMY.Sys2; the file has systems TEAMX.Sys1" in err, err
+    # the contract's form: the run last, its own system named (the same rows as by default)
+    code, out, err = cli("score", "material-e2e", "-r", demo / "material-pack", "--judgments",
+                         demo / "judgments.tsv", "--system", "TEAMX.Sys1", "--format", "json",
+                         demo / "material-e2e")
+    assert code == 0 and json.loads(out)["metrics"] == d["metrics"], err
     code, out, _ = cli("score", "rcc-fields-methods", "-s", demo / "methods.json", "--compare",
                        demo / "other_methods.json", "--format", "json")
     assert code == 0 and json.loads(out)["metrics"]["value_set_jaccard"] == 2 / 4
