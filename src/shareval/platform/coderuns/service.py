@@ -76,9 +76,9 @@ def _quota_full(team, dataset, now):
     for q in quotas_of(dataset):
         start, reset = q.bounds(now)
         counted = q.counted_datasets()
-        used = CodeSubmission.objects.filter(team=team, dataset__in=counted,
+        used = CodeSubmission.objects.filter(team=team, **counted,
                                              created__gte=start).count() + \
-            Submission.objects.filter(team=team, dataset__in=counted, created__gte=start,
+            Submission.objects.filter(team=team, **counted, created__gte=start,
                                       state__in=Submission.COUNTED,
                                       code_runs__isnull=True).count()
         if used >= q.limit:

@@ -86,7 +86,7 @@ def quota_states(team: Team, dataset: Dataset, now=None) -> list[QuotaState]:
         # a run leaves a rolling window at the instant its next slot names (made exactly
         # ``days`` ago: out); a calendar week or the phase includes its first instant
         since = {"created__gt" if q.window == Quota.ROLLING else "created__gte": start}
-        counted = Submission.objects.filter(team=team, dataset__in=q.counted_datasets(),
+        counted = Submission.objects.filter(team=team, **q.counted_datasets(),
                                             **since, state__in=Submission.COUNTED)
         used = counted.count()
         nxt = None

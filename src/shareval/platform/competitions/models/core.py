@@ -249,11 +249,12 @@ class Quota(models.Model):
     def phase(self):
         return self.dataset.phase if self.dataset_id else self.group.phase
 
-    def counted_datasets(self) -> list[int]:
-        """Ids of the datasets whose runs count against this quota."""
+    def counted_datasets(self) -> dict:
+        """The filter on runs (and code submissions) that count against this quota: its
+        dataset's (an equality, as the quota index expects), or its group's datasets'."""
         if self.dataset_id:
-            return [self.dataset_id]
-        return list(self.group.datasets.values_list("pk", flat=True))
+            return {"dataset_id": self.dataset_id}
+        return {"dataset__in": list(self.group.datasets.values_list("pk", flat=True))}
 
     def window_words(self) -> str:
         if self.window == self.WEEK:
