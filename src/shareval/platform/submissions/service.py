@@ -1,5 +1,10 @@
 """Accepting uploads: size check, UUID storage, validation, quota, primary flag.
 
+Quotas and the primary flag follow the dataset's run group when it has one
+(``competitions.models.groups``): runs of all its datasets count, one primary per
+team in the group, only its ``from`` datasets may hold it. A canonical MATERIAL
+archive name sets the kind (``chosen_kind``).
+
 The order matters: the file is validated before any lock is taken (validation
 may read a large reference); the quota is then checked and the submission
 created in one transaction that locks the team row (PostgreSQL) or holds
