@@ -274,3 +274,14 @@ def test_upload_samples_take_no_ids_from_a_file_not_out_for_everyone(rel):
     assert samples._public(ds, "items.txt") is not None
     for name in ("later.txt", "finalists.txt", "own.txt"):
         assert samples._public(ds, name) is None, name
+
+
+def test_a_team_waiting_for_approval_is_in_no_phase_audience(rel, client):
+    team_b = rel["teams"]["Team B"]
+    team_b.status = "pending"
+    team_b.save()
+    status, body = get(client, rel["users"]["bob"], url(pf("own.txt")))
+    assert status == 403 and "only for the teams of Development" in body
+    team_b.status = "approved"
+    team_b.save()
+    assert get(client, rel["users"]["bob"], url(pf("own.txt")))[0] == 200
