@@ -11,10 +11,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db.models import Case, IntegerField, Q, Value, When, prefetch_related_objects
-from django.http import FileResponse, Http404, HttpResponseForbidden
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import escape
@@ -36,11 +35,12 @@ from shareval.platform.access import teams
 from shareval.platform.leaderboards import unranked
 from shareval.platform.leaderboards.payloads import get_dataset, leaderboard_payload
 from shareval.platform.pages.payloads import competition_summary
+from shareval.platform.submissions import deadline
 from shareval.platform.bundles.loader import load_bundle_archive
 from shareval.platform.competitions.models import (
     Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
 )
-from shareval.platform.access.views import token_user
+from shareval.platform.access.views import refused, token_user
 
 
 def home(request):
@@ -142,11 +142,8 @@ def public_file(request, c, p, d, name):
     ds = get_dataset(request, c, p, d)
     comp = ds.phase.competition
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
-    why = eligibility.download_refusal(request.user, comp)
-    if why:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.path)
-        return HttpResponseForbidden(f"Download refused: {why}.", content_type="text/plain")
+    if (answer := refused(request, comp, f)) is not None:      # date, audience, licence
+        return answer
     path = (Path(settings.PUBLIC_DIR) / f.path).resolve()
     if not path.is_relative_to(Path(settings.PUBLIC_DIR).resolve()) or not path.is_file():
         raise Http404("no such file")
@@ -222,7 +219,7 @@ def organize(request, c):
             .select_related("team", "dataset__phase").prefetch_related("runs")[:RECENT_RUNS])
     return render(request, "shareval/organize.html", {
         "comp": comp, "subs": subs, "levels": Phase.RELEASE, "teams": page, "code": code,
-        "recent": RECENT_RUNS,
+        "recent": RECENT_RUNS, "missing_primaries": deadline.organizer_rows(comp.phases.all()),
         # the Method column only when a listed run's fact sheet names one
         "show_method": any((s.factsheet or {}).get("method") for s in subs),
         "team_names": teams_qs.order_by("name").values_list("name", flat=True),
