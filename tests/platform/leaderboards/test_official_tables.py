@@ -98,3 +98,23 @@ def test_a_hidden_leaderboard_phase_is_404_to_everyone_but_organizers(world, cli
     assert client.get("/c/tiny/results/eval/").status_code == 404
     client.force_login(w["org"])
     assert client.get("/c/tiny/results/eval/").status_code == 200
+
+
+def test_a_run_group_is_one_table_of_primaries_from_its_primary_datasets(db, tmp_path):
+    """MATERIAL 8.1: per language one table; the primary comes from the E2E dataset,
+    the group's contrastive runs never enter it; a team without a primary is named."""
+    from ..submissions.test_run_groups import grouped_world
+    w = grouped_world(tmp_path)
+    submit(w, "alice", "Team A", "eval", 14, primary=True)
+    submit(w, "alice", "Team A", "eval-clir", 20)           # contrastive, best: not counted
+    submit(w, "bob", "Team B", "eval-clir", 18)             # Team B forgets its primary
+    drain()
+    phase = w["comp"].phases.get(slug="eval")
+    sets = official.run_sets(phase)
+    assert [(s.slug, [d.slug for d in s.datasets], [d.slug for d in s.primary_from])
+            for s in sets] == [("lang-1a", ["eval", "eval-clir"], ["eval"])]
+    [t] = official.tables(phase, detailed=True)
+    assert [(r["team"], r["rank"]) for r in t.rows] == [("Team A", 1)]
+    accuracy = [k for k, _ in t.columns].index("accuracy")
+    assert t.rows[0]["cells"][accuracy] == 14 / 20
+    assert t.without_primary == ["Team B"]
