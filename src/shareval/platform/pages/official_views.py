@@ -13,6 +13,7 @@ import io
 
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_safe
 
 from shareval.platform.access import eligibility
 from shareval.platform.access import visibility as access
@@ -35,6 +36,7 @@ def _phase_and_level(request, c, p) -> tuple[Phase, str]:
     return phase, access.dataset_level(ds) if ds is not None else access.NONE
 
 
+@require_safe
 def page(request, c, p):
     phase, level = _phase_and_level(request, c, p)
     shown = access.at_least(level, access.TOP)
@@ -45,6 +47,7 @@ def page(request, c, p):
         "organizer": phase.competition.is_organizer(request.user)})
 
 
+@require_safe
 def download(request, c, p, s, fmt):
     phase, level = _phase_and_level(request, c, p)
     if fmt not in FORMATS or not access.at_least(level, access.TOP):
