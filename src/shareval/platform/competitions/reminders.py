@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.dispatch import Signal
 from django.utils import timezone
 
 from shareval.platform.competitions.models import Phase
 
 from shareval.platform.notifications import mail
+
+
+# sent at the end of each run with ``now``: higher apps do their own periodic work
+# then (judging builds campaigns due after a phase's end) and return a count by name
+periodic = Signal()
 
 
 def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
@@ -37,6 +43,8 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
         level = ph.released_at(now)
         if level in (Phase.TOP, Phase.DETAILED):
             out["releases"] += mail.results_released(ph, level)
+    for _, counts in periodic.send(sender=None, now=now):
+        out.update(counts or {})
     return out
 
 

@@ -38,10 +38,27 @@ def _reference(sub: Submission):
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 
-def score_submission(sub: Submission) -> Outcome:
+def published_options(sub: Submission, extra: dict | None = None) -> dict:
+    """The scoring options published for this run (``Submission.score_options``: a
+    judging campaign's judgments), or ``extra`` instead of them; the files they name
+    are stored relative to PRIVATE_DIR."""
+    given = dict(extra if extra is not None else (sub.score_options or {}).get("options") or {})
+    for name in PRIVATE_FILE_OPTIONS:
+        if given.get(name):
+            given[name] = str(Path(settings.PRIVATE_DIR) / given[name])
+    return given
+
+
+PRIVATE_FILE_OPTIONS = ("judgments",)
+
+
+def score_submission(sub: Submission, extra_options: dict | None = None) -> Outcome:
+    """``extra_options`` (a judging campaign publishing its judgments) replace the
+    options published earlier for this run; raises InvalidInput as the scorer does."""
     ct = sub.dataset.task
     task = ct.registry_task
-    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options,
+               **published_options(sub, extra_options)}
     plots = []
     metric = ct.metric
     if sub.dataset.split:
