@@ -110,7 +110,10 @@ def publish(campaign: Campaign, who: str = "", force: str = "") -> Published:
         if sub is None:
             out.failed[team] = "the judged run was deleted"
             continue
-        options = {"judgments": rel, "system": system, "judge_threshold": threshold}
+        published = {"options": {"judgments": rel, "system": system,
+                                 "judge_threshold": threshold},
+                     "digest": "+j" + sha, "note": rule_text(campaign, per_system[system]),
+                     "source": f"judging campaign {campaign.pk} ({campaign.title})"}
         version = sub.dataset.task.registry_task.scorer_version
         digest = sub.dataset.reference_digest + "+j" + sha
         if Score.objects.filter(submission=sub, scorer_version=version,
@@ -118,15 +121,12 @@ def publish(campaign: Campaign, who: str = "", force: str = "") -> Published:
             out.unchanged.append(team)
             continue
         try:
-            outcome = score_submission(sub, options)
+            outcome = score_submission(sub, published)
         except InvalidInput as e:
             out.failed[team] = rename_paths(e.render(), sub.path, sub.original_name,
                                             sub.dataset.reference_file)
             continue
-        rule = rule_text(campaign, per_system[system])
-        outcome.result.setdefault("conventions", {})["official"] = rule
-        outcome.result["warnings"] = [rule] + list(outcome.result.get("warnings") or [])
-        _store(sub, version, digest, outcome, options, sha, campaign, rule, who, force)
+        _store(sub, version, digest, outcome, published, who, force)
         out.scored[team] = outcome.primary
     campaign.config = {**campaign.config, "published": {
         "file": rel, "at": timezone.now().isoformat(), "by": who, "forced": force.strip(),
@@ -135,17 +135,16 @@ def publish(campaign: Campaign, who: str = "", force: str = "") -> Published:
     return out
 
 
-def _store(sub, version, digest, outcome, options, sha, campaign, rule, who, force):
+def _store(sub, version, digest, outcome, published, who, force):
     with transaction.atomic():
         store_score(sub, version, digest, outcome)
         # the scoring is done: a dataset re-score does not queue it again
         Job.objects.update_or_create(submission=sub, scorer_version=version,
                                      reference_digest=digest,
                                      defaults={"status": Job.DONE, "finished": timezone.now()})
-        sub.score_options = {"options": options, "digest": "+j" + sha,
-                             "source": f"judging campaign {campaign.pk} ({campaign.title})"}
+        sub.score_options = published
         sub.save(update_fields=["score_options"])
         SubmissionEvent.objects.create(
-            submission=sub, state="scored", message=f"scored from the judges' decisions: "
-                                                    f"{rule}",
+            submission=sub, state="scored",
+            message=f"scored from the judges' decisions: {published['note']}",
             log=f"published by {who or 'the server'}" + (f"; forced: {force}" if force else ""))

@@ -38,11 +38,10 @@ def _reference(sub: Submission):
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 
-def published_options(sub: Submission, extra: dict | None = None) -> dict:
-    """The scoring options published for this run (``Submission.score_options``: a
-    judging campaign's judgments), or ``extra`` instead of them; the files they name
-    are stored relative to PRIVATE_DIR."""
-    given = dict(extra if extra is not None else (sub.score_options or {}).get("options") or {})
+def published_options(published: dict) -> dict:
+    """The scoring options of ``published`` (the shape of ``Submission.score_options``);
+    the files they name are stored relative to PRIVATE_DIR."""
+    given = dict(published.get("options") or {})
     for name in PRIVATE_FILE_OPTIONS:
         if given.get(name):
             given[name] = str(Path(settings.PRIVATE_DIR) / given[name])
@@ -52,13 +51,26 @@ def published_options(sub: Submission, extra: dict | None = None) -> dict:
 PRIVATE_FILE_OPTIONS = ("judgments",)
 
 
-def score_submission(sub: Submission, extra_options: dict | None = None) -> Outcome:
-    """``extra_options`` (a judging campaign publishing its judgments) replace the
-    options published earlier for this run; raises InvalidInput as the scorer does."""
+def score_submission(sub: Submission, published: dict | None = None) -> Outcome:
+    """Scored with the options published for the run (``Submission.score_options``),
+    or with ``published`` instead (a judging campaign publishing its judgments); its
+    ``note`` says where the number comes from, in the result's conventions
+    ("official") and first among its warnings. Raises InvalidInput as the scorer does."""
+    published = (sub.score_options or {}) if published is None else published
+    outcome = _score(sub, published_options(published))
+    note = published.get("note")
+    if note:
+        for result in (outcome.result, outcome.private_result):
+            if result is not None:
+                result.setdefault("conventions", {})["official"] = note
+                result["warnings"] = [note] + list(result.get("warnings") or [])
+    return outcome
+
+
+def _score(sub: Submission, extra: dict) -> Outcome:
     ct = sub.dataset.task
     task = ct.registry_task
-    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options,
-               **published_options(sub, extra_options)}
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options, **extra}
     plots = []
     metric = ct.metric
     if sub.dataset.split:
