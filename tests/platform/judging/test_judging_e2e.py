@@ -371,3 +371,52 @@ def test_send_reminders_builds_a_due_campaign_once_after_the_phase_end(e2e):
     assert "campaign 'After the week': skipped Gamma: no primary run" in n["lines"]
     assert "campaigns_built" not in send_due()          # once
     assert camp.items.count() == 5
+
+
+def test_the_organizers_buttons_build_and_publish(e2e, client):
+    camp = e2e["camp"]
+    client.force_login(e2e["org"])
+    page = client.get(f"/c/mat/organize/campaigns/{camp.pk}/").content.decode()
+    assert "Build from primary E2E runs" in page and "Score E2E from judgments" in page
+    resp = client.post(f"/c/mat/organize/campaigns/{camp.pk}/build-e2e/", follow=True)
+    text = resp.content.decode()
+    assert "5 items added from the primary runs of Alpha, Beta" in text
+    assert "skipped Gamma: no primary run" in text
+    resp = client.post(f"/c/mat/organize/campaigns/{camp.pk}/publish-e2e/", follow=True)
+    assert "Not published: 5 of 5 items do not have their 2 judgments yet" in \
+        resp.content.decode()
+    judge_all(camp, e2e["judges"])
+    resp = client.post(f"/c/mat/organize/campaigns/{camp.pk}/publish-e2e/", follow=True)
+    text = resp.content.decode()
+    assert "Alpha: E2E AQWV 0.25 from its judgments" in text
+    assert "Beta: E2E AQWV 0.5 from its judgments" in text
+    # a judge (or a team member) may not press them
+    client.force_login(e2e["judges"][0])
+    assert client.post(f"/c/mat/organize/campaigns/{camp.pk}/publish-e2e/").status_code in \
+        (403, 404)
+
+
+def test_the_command_line_builds_exports_and_publishes(e2e, tmp_path, capsys):
+    import argparse
+
+    from rich.console import Console
+
+    from shareval.platform.judging import cli
+    console = Console(width=200)
+
+    def run(action, **kw):
+        args = argparse.Namespace(action=action, competition="mat", campaign="e2e",
+                                  **{"out": None, "force": "", **kw})
+        code = cli.run(args, console)
+        return code, capsys.readouterr().out
+
+    code, out = run("build")
+    assert code == 0 and "5 items added from the primary runs of Alpha, Beta" in out
+    code, out = run("publish")
+    assert code == 2 and "5 of 5 items do not have their 2 judgments yet" in out
+    judge_all(e2e["camp"], e2e["judges"])
+    code, out = run("export", out=str(tmp_path / "j.tsv"))
+    assert code == 0 and (tmp_path / "j.tsv").read_text() == \
+        results.e2e_judgments(e2e["camp"])
+    code, out = run("publish")
+    assert code == 0 and "Alpha: E2E AQWV 0.25" in out and "Beta: E2E AQWV 0.5" in out
