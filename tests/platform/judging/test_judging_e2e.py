@@ -84,6 +84,12 @@ def e2e(db, tmp_path):
     from shareval.platform.bundles.loader import load_bundle
     root = tmp_path / "bundle"
     examples._material(root)
+    # the pack's own (older, 4-column) judgments: one verdict per (query, document) for
+    # every system, what the runs are scored with until the campaign publishes
+    (root / "material-pack" / "e2e" / "judgments.tsv").write_text(
+        "query_id\tdoc_id\tjudge\trelevant\n" + "".join(
+            f"{q}\t{DOCS[j]}\tpack\tN\n" for q, j in (("query1", 0), ("query1", 2),
+                                                    ("query3", 4))))
     q = (root / "material-pack" / "queries.tsv").read_text().splitlines()
     (root / "material-pack" / "queries.tsv").write_text(
         "\n".join([q[0] + "\tinstructions"] + [f"{line}\tJudge {line.split()[0]} by the "

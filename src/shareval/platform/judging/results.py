@@ -15,6 +15,7 @@ import numpy as np
 from shareval.assessment.estimate import estimate_all
 from shareval.assessment.judgments import Judgment, Judgments, quote_name
 from shareval.formats.spreadsheet import escape_formula
+from shareval.formats.summary import JUDGMENT_HEADER
 from shareval.metrics.estimation import percentile_interval
 
 from shareval.platform.judging import designs
@@ -106,9 +107,6 @@ class _SafeWriter:
     def writerows(self, rows):
         for row in rows:
             self.writerow(row)
-
-
-JUDGMENT_HEADER = ("query_id", "doc_id", "system", "judge", "relevant")
 
 
 def e2e_rows(campaign) -> list[tuple[str, str, str, str, str]]:
