@@ -427,3 +427,76 @@ def test_the_command_line_builds_exports_and_publishes(e2e, tmp_path, capsys):
         results.e2e_judgments(e2e["camp"])
     code, out = run("publish")
     assert code == 0 and "Alpha: E2E AQWV 0.25" in out and "Beta: E2E AQWV 0.5" in out
+
+
+def test_export_rows_adjudications_gold_and_the_campaigns_threshold(e2e):
+    camp = e2e["camp"]
+    e2e_items.build_from_primaries(camp)
+    judge_all(camp, e2e["judges"])
+    split = camp.items.get(key__contains="|ALPHA.sysA|query1|" + DOCS[2])   # judged Y, N
+    service.adjudicate(split, e2e["org"], {"relevant": False}, "the summary is off topic")
+    Item.objects.create(campaign=camp, key="gold-1", doc=DOCS[3], gold={"relevant": True},
+                        payload={"query": "ebola", "summary": ["w"], "query_id": "query1",
+                                 "document_id": DOCS[3], "system": "ALPHA.sysA"})
+    rows = read_rows(results.e2e_judgments(camp))
+    assert [r for r in rows if r["doc_id"] == DOCS[2] and r["system"] == "ALPHA.sysA"] == [
+        {"query_id": "query1", "doc_id": DOCS[2], "system": "ALPHA.sysA",
+         "judge": "adjudication:org", "relevant": "N"}]
+    assert DOCS[3] not in {r["doc_id"] for r in rows}              # gold items left out
+    assert len(rows) == 9
+
+
+def test_the_campaigns_judge_threshold_is_the_binary_rule(e2e):
+    camp = e2e["camp"]
+    camp.config = {**camp.config, "judge_threshold": 0.4}
+    camp.save()
+    e2e_items.build_from_primaries(camp)
+    judge_all(camp, e2e["judges"])
+    e2e_publish.publish(camp, "org")
+    rows = read_rows(results.e2e_judgments(camp))
+    alpha = Submission.objects.get(pk=e2e["runs"]["Alpha"].pk).current_score
+    # Alpha's DOCS[2] (1 of 2 judges) now counts: a false alarm, 1 of 4 non-relevant
+    assert alpha.primary == pytest.approx(1 - ((0.5 + 1.0) / 2 + E2E_BETA * (1 / 4) / 3))
+    assert alpha.primary != pytest.approx(hand_aqwv(rows, "ALPHA.sysA"))   # 0.5 would not
+    assert "relevant when more than 0.4 of 2 judges say so" in \
+        alpha.result["conventions"]["official"]
+
+
+def test_a_team_claiming_another_teams_system_is_skipped(e2e):
+    from shareval.platform.submissions import service as subs_service
+    g = e2e["runs"]["Gamma"]
+    fake = subs_service.submit(g.user, e2e["teams"]["Gamma"], e2e["ds"],
+                               Upload("sysG2.tgz", e2e_archive("ALPHA", "sysA", {"query1": [0]})),
+                               primary=True)
+    queue.drain()
+    fake.refresh_from_db()
+    assert fake.state == Submission.SCORED
+    camp = e2e["camp"]
+    built = e2e_items.build_from_primaries(camp)
+    assert built.teams == ["Alpha", "Beta"]
+    assert built.skipped == {"Gamma": "system ALPHA.sysA is already another team's in this "
+                                      "campaign"}
+    assert not camp.items.filter(key__startswith=f"{e2e['teams']['Gamma'].pk}|").exists()
+
+
+def test_instructions_come_from_queries_tsv_else_the_campaign(e2e, client):
+    camp = e2e["camp"]
+    ds = e2e["ds"]
+    pack = ds.task.registry_task.load_reference(str(ds.reference_file))
+    assert e2e_items.instructions_for(camp, pack, "query2") == "Judge query2 by the summary"
+    for q in ("query2", "query3"):
+        pack.queries[q].attributes.pop("instructions")
+    camp.config = {"instructions": {"query2": "Names count as relevant."}}
+    assert e2e_items.instructions_for(camp, pack, "query2") == "Names count as relevant."
+    assert e2e_items.instructions_for(camp, pack, "query3") == ""
+    assert e2e_items.instructions_for(camp, pack, "query1") == "Judge query1 by the summary"
+    camp.config = {"instructions": "Read the whole summary."}
+    assert e2e_items.instructions_for(camp, pack, "query2") == "Read the whole summary."
+    # one campaign text is shown once, not again as the item's
+    camp.save()
+    Item.objects.create(campaign=camp, key="k", doc=DOCS[0], payload={
+        "query": "ebola", "summary": ["w"], "instructions": "Read the whole summary."})
+    client.force_login(e2e["judges"][0])
+    client.post(f"/judging/{camp.pk}/")
+    html = client.get(f"/judging/{camp.pk}/").content.decode()
+    assert html.count("Read the whole summary.") == 1 and 'id="item-instructions"' not in html
