@@ -1,5 +1,5 @@
 """``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
-send-reminders, demo.
+send-reminders, demo, rcc-study, e2e-judging.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -75,6 +75,8 @@ def add_server_parser(sub) -> None:
     demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
     from shareval.platform.annotation.cli import add_parser as add_rcc_study
     add_rcc_study(cmds)
+    from shareval.platform.judging.cli import add_parser as add_e2e_judging
+    add_e2e_judging(cmds)
 
 
 def _setup(args) -> None:
@@ -176,13 +178,19 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "rcc-study":
         from shareval.platform.annotation.cli import run as rcc_study
         return rcc_study(args, console)
+    if c == "e2e-judging":
+        from shareval.platform.judging.cli import run as e2e_judging
+        return e2e_judging(args, console)
     if c == "send-reminders":
         import datetime as dt
 
         from shareval.platform.competitions.reminders import send_due
         n = send_due(within=dt.timedelta(hours=args.within_hours))
-        console.print(f"{n['reminders']} deadline reminders, {n['primaries']} missing-primary "
-                      f"reminders and {n['releases']} release notices mailed")
+        console.print(f"{n.pop('reminders')} deadline reminders, {n.pop('primaries', 0)} "
+                      f"missing-primary reminders and {n.pop('releases')} release notices "
+                      f"mailed")
+        for line in n.pop("lines", []):
+            console.print(line, markup=False)
         return 0
     if c == "official-tables":
         return _official_tables(args, console)

@@ -39,10 +39,39 @@ def _reference(sub: Submission):
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 
-def score_submission(sub: Submission) -> Outcome:
+def published_options(published: dict) -> dict:
+    """The scoring options of ``published`` (the shape of ``Submission.score_options``);
+    the files they name are stored relative to PRIVATE_DIR."""
+    given = dict(published.get("options") or {})
+    for name in PRIVATE_FILE_OPTIONS:
+        if given.get(name):
+            given[name] = str(Path(settings.PRIVATE_DIR) / given[name])
+    return given
+
+
+PRIVATE_FILE_OPTIONS = ("judgments",)
+
+
+def score_submission(sub: Submission, published: dict | None = None) -> Outcome:
+    """Scored with the options published for the run (``Submission.score_options``),
+    or with ``published`` instead (a judging campaign publishing its judgments); its
+    ``note`` says where the number comes from, in the result's conventions
+    ("official") and first among its warnings. Raises InvalidInput as the scorer does."""
+    published = (sub.score_options or {}) if published is None else published
+    outcome = _score(sub, published_options(published))
+    note = published.get("note")
+    if note:
+        for result in (outcome.result, outcome.private_result):
+            if result is not None:
+                result.setdefault("conventions", {})["official"] = note
+                result["warnings"] = [note] + list(result.get("warnings") or [])
+    return outcome
+
+
+def _score(sub: Submission, extra: dict) -> Outcome:
     ct = sub.dataset.task
     task = ct.registry_task
-    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options, **extra}
     plots = []
     metric = ct.metric
     if sub.dataset.split:
