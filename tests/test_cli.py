@@ -190,14 +190,35 @@ def test_examples_without_shared_data_write_inputs_that_run(tmp_path, monkeypatc
             "adwv": 1 - 2 / 3, "adwv_raw": 1 - (2 / 3 + beta * (1 / 3) / 15),
             # the CLIR decisions before judging: doc 2 is a whole false alarm
             "clir_aqwv_at_e2e_beta": 1 - (p_miss + beta * (1 / 4) / 3)}
-    assert d["metrics"] == pytest.approx(want, abs=1e-12)
+    clir_part = {k: v for k, v in d["metrics"].items() if k.startswith("clir_") and
+                 k != "clir_aqwv_at_e2e_beta"}
+    assert {k: v for k, v in d["metrics"].items() if k not in clir_part} == \
+        pytest.approx(want, abs=1e-12)
     assert (d["counts"]["beta"], d["counts"]["summaries"], d["counts"]["judged_pairs"]) == \
         (beta, 2, 3)
+    assert d["conventions"]["system"] == "TEAMX.Sys1"        # the summaries' names
     code, out, err = cli("score", "material-clir", "-r", demo / "material-pack", "-s",
                          demo / "material-clir", "--beta", "20", "--format", "json")
     # query1 finds one of its two relevant documents and one of four others; query3 misses
     # its one; query2 has none: P_miss (1/2 + 1) / 2, P_FA (1/4 + 0 + 0) / 3 (plan Eq. 3)
-    assert json.loads(out)["metrics"]["aqwv"] == pytest.approx(1 - (0.75 + 20 * 0.25 / 3))
+    clir = json.loads(out)["metrics"]
+    assert clir["aqwv"] == pytest.approx(1 - (0.75 + 20 * 0.25 / 3))
+    # the E2E run holds the same decisions and confidences: its CLIR part at the CLIR
+    # beta (20 for 1A) is material-clir's score (plan 8.1)
+    assert clir_part == {f"clir_{k}": clir[k] for k in ("aqwv", "aqwv_all",
+                                                         "aqwv_with_relevant", "mqwv",
+                                                         "roc_auc", "adwv")}
+    # --system picks the judgments' rows: the pack's file has none of another system
+    code, _, err = cli("score", "material-e2e", "-r", demo / "material-pack", "-s",
+                       demo / "material-e2e", "--judgments", demo / "judgments.tsv",
+                       "--system", "TEAMY.Sys2")
+    assert code == 2 and f"{demo / 'judgments.tsv'}: system: no judgment for system " \
+                          f"TEAMY.Sys2; the file has systems TEAMX.Sys1" in err, err
+    # the contract's form: the run last, its own system named (the same rows as by default)
+    code, out, err = cli("score", "material-e2e", "-r", demo / "material-pack", "--judgments",
+                         demo / "judgments.tsv", "--system", "TEAMX.Sys1", "--format", "json",
+                         demo / "material-e2e")
+    assert code == 0 and json.loads(out)["metrics"] == d["metrics"], err
     code, out, _ = cli("score", "rcc-fields-methods", "-s", demo / "methods.json", "--compare",
                        demo / "other_methods.json", "--format", "json")
     assert code == 0 and json.loads(out)["metrics"]["value_set_jaccard"] == 2 / 4

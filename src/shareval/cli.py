@@ -54,12 +54,14 @@ def _add_task_parsers(score_tasks, validate_tasks, task) -> None:
     sp.add_argument("--reference", "-r", required=task.reference_required,
                     help="reference (gold) file" + ("" if task.reference_required
                                                     else " (not used by this task)"))
-    sp.add_argument("--submission", "-s", required=True, help="submission file")
+    sp.add_argument("--submission", "-s", help="submission file (or give it as SUBMISSION)")
+    sp.add_argument("path", nargs="?", metavar="SUBMISSION", help="the submission file")
     _task_options(sp, task)
     _output_options(sp)
     sp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     vp = validate_tasks.add_parser(task.name, help=task.description, description=task.description)
-    vp.add_argument("--submission", "-s", required=True, help="submission file")
+    vp.add_argument("--submission", "-s", help="submission file (or give it as SUBMISSION)")
+    vp.add_argument("path", nargs="?", metavar="SUBMISSION", help="the submission file")
     vp.add_argument("--reference", "-r", help="reference, to also check ids and coverage")
     vp.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -269,7 +271,16 @@ def _emit(result, args, console: Console) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    args = (_task_parser(argv) or build_parser()).parse_args(argv)
+    parser = _task_parser(argv) or build_parser()
+    args = parser.parse_args(argv)
+    if args.command in ("score", "validate"):
+        # the plan's own form names the run last: shareval score TASK ... RUN.tgz
+        if args.submission and args.path:
+            parser.error("give the submission once: --submission FILE or SUBMISSION")
+        args.submission = args.submission or args.path
+        if not args.submission:
+            parser.error("the following arguments are required: --submission/-s (or "
+                         "SUBMISSION)")
     from . import progress
     # --quiet holds for this command only: run() is also called in-process (tests,
     # scripts), where a lasting switch would silence every later progress bar

@@ -21,6 +21,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .demo import find_data, run_demo
+from .formats.summary import JUDGMENT_HEADER
 
 # MATERIAL: six documents (the last one conversational speech), three queries
 DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, 7)]
@@ -142,8 +143,8 @@ def _material(out: Path) -> None:
                 "".join(f"{d}\t{'Y' if i in rel else 'N'}\n" for i, d in enumerate(DOCS)))
     # judges: query1/doc0 3 of 3 relevant, query1/doc2 1 of 3, query3/doc4 1 of 2
     votes = [("query1", 0, [1, 1, 1]), ("query1", 2, [1, 0, 0]), ("query3", 4, [1, 0])]
-    judgments = ["query_id\tdoc_id\tjudge\trelevant"] + [
-        f"{q}\t{DOCS[j]}\tj{n}\t{'Y' if v else 'N'}" for q, j, vs in votes
+    judgments = ["\t".join(JUDGMENT_HEADER)] + [
+        f"{q}\t{DOCS[j]}\t{TEAM}.{SYSTEM}\tj{n}\t{'Y' if v else 'N'}" for q, j, vs in votes
         for n, v in enumerate(vs)]
     (pack / "e2e" / "judgments.tsv").write_text("\n".join(judgments) + "\n")
     (out / "judgments.tsv").write_text("\n".join(judgments) + "\n")

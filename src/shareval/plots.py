@@ -81,27 +81,73 @@ class DetDisplay:
         return cls(d["p_miss"], d["p_fa"], d["actual"], result.figure.get("title", ""))
 
     def plot(self, ax) -> None:
-        from statistics import NormalDist
-
-        import numpy as np
-
-        inv = np.vectorize(NormalDist().inv_cdf)
-        lo = 1e-5
-        p_miss = np.clip(np.asarray(self.p_miss, dtype=float), lo, 1 - lo)
-        p_fa = np.clip(np.asarray(self.p_fa, dtype=float), lo, 1 - lo)
-        if p_miss.size > self.max_points:
-            idx = np.unique(np.linspace(0, p_miss.size - 1, self.max_points).round().astype(int))
-            p_miss, p_fa = p_miss[idx], p_fa[idx]
+        inv = _normal_deviate()
+        p_miss, p_fa = _det_points(self.p_miss, self.p_fa, self.max_points)
         if p_miss.size:
             ax.plot(inv(p_fa), inv(p_miss), linewidth=1.5, label="Threshold sweep")
-        am, af = (min(max(v, lo), 1 - lo) if v == v else 0.5 for v in self.actual)
+        am, af = _clip_point(self.actual)
         ax.scatter([inv(af)], [inv(am)], color="crimson", zorder=3, label="Actual decisions")
-        ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
-        ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
-        ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
-        ax.set_xlabel("False-alarm probability (normal deviate scale)")
-        ax.set_ylabel("Miss probability (normal deviate scale)")
+        _det_axes(ax, inv)
         ax.legend(loc="upper right", fontsize=8)
+
+
+DET_LOW = 1e-5              # probabilities are clipped to [DET_LOW, 1 - DET_LOW]
+
+
+def _normal_deviate():
+    from statistics import NormalDist
+
+    import numpy as np
+    return np.vectorize(NormalDist().inv_cdf)
+
+
+def _det_points(p_miss, p_fa, max_points: int):
+    """Clipped probabilities, thinned evenly to ``max_points``."""
+    import numpy as np
+    p_miss = np.clip(np.asarray(p_miss, dtype=float), DET_LOW, 1 - DET_LOW)
+    p_fa = np.clip(np.asarray(p_fa, dtype=float), DET_LOW, 1 - DET_LOW)
+    if p_miss.size > max_points:
+        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
+        p_miss, p_fa = p_miss[idx], p_fa[idx]
+    return p_miss, p_fa
+
+
+def _clip_point(point) -> tuple[float, float]:
+    """An actual (P_miss, P_FA) on the chart; an undefined value (NaN) at the middle."""
+    return tuple(min(max(v, DET_LOW), 1 - DET_LOW) if v == v else 0.5 for v in point)
+
+
+def _det_axes(ax, inv) -> None:
+    """Normal-deviate axes with probability ticks, as NIST's DETUtil draws them."""
+    ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
+    ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+    ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+    ax.set_xlabel("False-alarm probability (normal deviate scale)")
+    ax.set_ylabel("Miss probability (normal deviate scale)")
+
+
+def plot_det_curves(curves, title: str = "", max_points: int = 5000):
+    """Every system's DET curve on one plot (the official tables' figure): ``curves`` is
+    a list of (label, p_miss array, p_fa array, actual (p_miss, p_fa) or None), e.g.
+    from each primary run's ``result.figure["det"]``. One line per system, its actual
+    decision point marked in the line's colour. Returns the matplotlib Figure
+    (``save_figure`` writes it as PNG or PDF)."""
+    fig, ax = _axes()
+    fig.set_size_inches(7, 6)
+    inv = _normal_deviate()
+    for label, p_miss, p_fa, actual in curves:
+        pm, pf = _det_points(p_miss, p_fa, max_points)
+        line, = ax.plot(inv(pf), inv(pm), linewidth=1.5, label=label)
+        if actual is not None:
+            am, af = _clip_point(actual)
+            ax.scatter([inv(af)], [inv(am)], color=line.get_color(), zorder=3, s=25)
+    _det_axes(ax, inv)
+    if curves:
+        ax.legend(loc="upper right", fontsize=7)
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 # the display of each kind of figure a result can carry
@@ -109,9 +155,17 @@ DISPLAYS = {"pr_curve": PrCurveDisplay, "det": DetDisplay}
 
 
 def save_figure(result, path: str | Path) -> Path | None:
-    """Draw the figure a scorer's result carries (``Result.figure``) to a PNG file;
-    None when the result has none. The command line's ``--plot`` and the server's
-    scoring both draw here."""
+    """Draw the figure a scorer's result carries (``Result.figure``) to a file, or
+    write a matplotlib Figure (``plot_det_curves``); the format follows the name's
+    suffix (.png, .pdf). None when the result has none. The command line's ``--plot``
+    and the server's scoring both draw here."""
+    if hasattr(result, "savefig"):
+        import matplotlib.pyplot as plt
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        result.savefig(path)
+        plt.close(result)
+        return path
     for key, display in DISPLAYS.items():
         if key in result.figure:
             d = display.from_result(result)

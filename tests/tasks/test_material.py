@@ -237,7 +237,8 @@ def test_archive_names():
     assert d["team"] == "NIST" and d["task"] == "DomainID" and d["type"] == "contrastive"
     assert d["set"] == ["GOV", "MIL", "BUS", "LAW"] and d["sys"] == "mybestsystem"
     assert (d["period"], d["lang"], d["dataset"]) == ("BASE", "1S", "EVAL1EVAL2")
-    assert parse_archive_name("MySystem1.tgz") == {"sys": "MySystem1"}
+    assert d["syslabel"] == "mybestsystem"
+    assert parse_archive_name("MySystem1.tgz") == {"sys": "MySystem1", "syslabel": "MySystem1"}
     assert "neither" in parse_archive_name("my system.zip")
 
 

@@ -86,7 +86,7 @@ def test_e2e_binary_and_raw(pack, tmp_path):
     assert r.metrics["adwv"] == pytest.approx(1 - 2 / 3)
     assert r.metrics["adwv_raw"] == pytest.approx(1 - (1.5 / 3 + beta * (1 / 3) / 15))
     assert "adwv" in r.conventions
-    assert r.counts["summaries"] == 3 and r.counts["unjudged_summaries"] == 0
+    assert r.counts["summaries"] == 3
     lenient = get("material-e2e").score(pack, folder(tmp_path, submission_files(), "s2"),
                                         judge_threshold=0.4)
     assert lenient.breakdowns["per_query"]["query3"]["x1"] == 1.0    # the tie now counts

@@ -56,8 +56,19 @@ def test_e2e_per_query_cells_metrics_and_counts_by_hand(tmp_path):
         "adwv": pytest.approx(1 - 2 / 3), "adwv_raw": pytest.approx(1 - (1.5 / 3 + b / 3 / 15)),
         # the same Y decisions before judging: query1 misses 1 of 2 with 1 false alarm of 4,
         # query3 finds its document
-        "clir_aqwv_at_e2e_beta": pytest.approx(1 - ((0.5 + 0) / 2 + b * (1 / 4) / 3))}
-    assert r.counts["summaries"] == 3 and r.counts["unjudged_summaries"] == 0
+        "clir_aqwv_at_e2e_beta": pytest.approx(1 - ((0.5 + 0) / 2 + b * (1 / 4) / 3)),
+        # CLIR computed from the E2E run (plan 8.1) at the CLIR beta, 20 for 1A: P_miss
+        # 1/2 and 0, P_FA 1/4, 0, 0; pooled: 1 of 3 relevant pairs missed, 1 of 15 false
+        "clir_aqwv": pytest.approx(1 - (0.5 / 2 + 20 * (1 / 4) / 3)),
+        "clir_aqwv_all": pytest.approx(((1 - (0.5 + 20 / 4)) + 1 + 1) / 3),
+        "clir_aqwv_with_relevant": pytest.approx(((1 - (0.5 + 20 / 4)) + 1) / 2),
+        "clir_adwv": pytest.approx(1 - (1 / 3 + 20 / 15)),
+        # Y lines have confidence 0.9, N lines 0.1: the best threshold retrieves nothing
+        # (0 beats the Y decisions' -11/12 and retrieving all, 1 - 20); AUC: the two
+        # relevant 0.9 pairs outrank 14 of the 15 others and tie one, the relevant 0.1
+        # pair ties 14
+        "clir_mqwv": pytest.approx(0.0), "clir_roc_auc": pytest.approx((14.5 * 2 + 7) / 45)}
+    assert r.counts["summaries"] == 3 and r.conventions["system"] == "TEAMX.Sys1"
     assert r.counts["judged_pairs"] == 3
     assert r.counts["judges_per_pair"] == pytest.approx((3 + 3 + 2) / 3)
     assert r.counts["judge_threshold"] == 0.5 and r.counts["beta"] == b
@@ -72,22 +83,38 @@ def test_e2e_per_query_cells_metrics_and_counts_by_hand(tmp_path):
     assert r.warnings == []
 
 
-def test_e2e_unjudged_summaries_count_as_not_relevant(tmp_path):
+def test_e2e_unjudged_summaries_are_an_error_never_a_silent_zero(tmp_path):
     from tests.tasks.test_material_e2e import submission_files
     pack = _e2e_pack(tmp_path)
     own = tmp_path / "votes.tsv"                 # --judgments: query3's summary unjudged
     own.write_text(f"query_id\tdoc_id\tjudge\trelevant\nquery1\t{DOCS[0]}\tj0\tY\n"
                    f"query1\t{DOCS[2]}\tj0\tY\n")
-    r = get("material-e2e").score(pack, folder(tmp_path, submission_files()),
-                                  judgments=str(own), judge_threshold=0.0)
-    assert r.counts["unjudged_summaries"] == 1 and r.counts["judged_pairs"] == 2
-    assert r.counts["judges_per_pair"] == 1.0 and r.counts["judge_threshold"] == 0.0
-    assert r.warnings == ["1 summaries have no judgments: counted as judged not relevant"]
-    q1, q3 = r.breakdowns["per_query"]["query1"], r.breakdowns["per_query"]["query3"]
-    assert (q1["x1"], q1["x3"], q1["x1_raw"], q1["x3_raw"]) == (1.0, 1.0, 1.0, 1.0)
-    # the false alarm judged relevant stays X3: 6 documents - 2 relevant - 1 = 3 X4
-    assert (q1["x2"], q1["x4"]) == (1.0, 3.0)
-    assert (q3["x1"], q3["x2"], q3["x1_raw"]) == (0.0, 1.0, 0.0)
+    with pytest.raises(InvalidInput) as e:
+        get("material-e2e").score(pack, folder(tmp_path, submission_files()),
+                                  judgments=str(own))
+    assert [str(p) for p in e.value.problems] == [
+        f"{own}: system TEAMX.Sys1: 1 retrieved document has no judgment, e.g. "
+        f"query3/{DOCS[4]}"]
+    # more than three: the count and the first three pairs, in query then document order
+    only = tmp_path / "only.tsv"
+    only.write_text(f"query_id\tdoc_id\tjudge\trelevant\nquery2\t{DOCS[0]}\tj0\tY\n")
+    y = {"query1": [0, 1, 2], "query3": [3, 4]}
+    files = submission_files()
+    for q, docs in y.items():
+        files[f"{q}/{q}.tsv"] = "".join(
+            f"{d}\tY\t0.9\tTEAMX.Sys1.{q}.{d}.json\n" if j in docs else f"{d}\tN\t0.1\t\n"
+            for j, d in enumerate(DOCS))
+    from tests.tasks.test_material_e2e import image, summary
+    for q, docs in y.items():
+        for j in docs:
+            base, obj = summary(q, DOCS[j])
+            files[f"{q}/{base}.json"] = json.dumps(obj)
+            files[f"{q}/{base}.png"] = image()
+    with pytest.raises(InvalidInput) as e:
+        get("material-e2e").score(pack, folder(tmp_path, files, "five"), judgments=str(only))
+    assert [str(p) for p in e.value.problems] == [
+        f"{only}: system TEAMX.Sys1: 5 retrieved documents have no judgment, e.g. "
+        f"query1/{DOCS[0]}, query1/{DOCS[1]}, query1/{DOCS[2]}"]
 
 
 def test_e2e_metadata_names_are_checked_with_their_line(tmp_path):
@@ -215,18 +242,19 @@ def test_e2e_archive_members_missing_files_and_every_querys_problems(tmp_path):
         assert [str(p) for p in e.value.problems] == [f"{sub}: file: {text}"]
 
 
-def test_e2e_beta_override_plot_and_several_unjudged(tmp_path):
+def test_e2e_beta_override_and_plot(tmp_path):
     from tests.tasks.test_material_e2e import submission_files
-    pack = _e2e_pack(tmp_path, votes=(("query1", 0, [1]),))
+    pack = _e2e_pack(tmp_path)
     png = tmp_path / "det.png"
     r = get("material-e2e").score(pack, folder(tmp_path, submission_files()), beta=30.0)
     save_figure(r, png)
     assert r.counts["beta"] == 30.0 == r.conventions["beta"]
-    # query1 keeps doc 0 (judged), doc 2 and query3's doc 4 are unjudged: not relevant
-    assert r.counts["unjudged_summaries"] == 2
-    assert r.warnings == ["2 summaries have no judgments: counted as judged not relevant"]
+    # query1 keeps doc 0 (3 of 3), loses doc 2 (1 of 3); query3's doc 4 is a tie: a miss
     assert r.metrics["aqwv"] == pytest.approx(1 - (0.5 + 1.0) / 2)
     assert r.metrics["clir_aqwv_at_e2e_beta"] == pytest.approx(1 - (0.5 / 2 + 30.0 * 0.25 / 3))
+    # the CLIR part stays at the CLIR beta (20 for 1A), whatever the E2E beta
+    assert r.counts["clir_beta"] == 20.0
+    assert r.metrics["clir_aqwv"] == pytest.approx(1 - (0.5 / 2 + 20.0 * 0.25 / 3))
     assert png.read_bytes()[:4] == b"\x89PNG"
 
 

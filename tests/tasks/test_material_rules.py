@@ -25,7 +25,7 @@ def oracle(queries, rel, dec, beta, n_docs=len(DOCS)):
     for q in queries:
         r, y = rel[q], dec[q]
         p_miss = len(r - y) / len(r) if r else 0.0
-        p_fa = len(y - r) / (n_docs - len(r))
+        p_fa = len(y - r) / (n_docs - len(r)) if n_docs > len(r) else 0.0  # no non-relevant document
         rows[q] = (p_miss, p_fa, 1 - (p_miss + beta * p_fa))
     with_rel = [q for q in queries if rel[q]]
     all_ = float(np.mean([rows[q][2] for q in queries]))
@@ -71,7 +71,8 @@ def test_per_query_rows_are_eq_1_with_p_fa_over_the_non_relevant_documents(pack,
     # query1: 1 of its 2 relevant missed, 1 false alarm of its 6 - 2 = 4 non-relevant
     assert rows["query1"][:2] == (0.5, 0.25)
     assert r.counts == {"queries": 3, "queries_with_relevant": 2, "queries_without_relevant": 1,
-                        "documents": 6, "beta": 20.0, "mqwv_threshold": 0.9}
+                        "documents": 6, "beta": 20.0, "mqwv_threshold": 0.9,
+                        "open_queries": 0, "closed_queries": 3}
     assert r.conventions["beta"] == 20.0 and r.warnings == []
 
 
@@ -85,7 +86,8 @@ def test_every_breakdown_row_gives_the_three_variants_of_its_queries(pack, tmp_p
         "per_type": {"conceptual": ["query2"], "lexical": ["query1", "query3"]},
         "per_source": {"news": ["query1", "query3"]},          # query2's value is empty
     }
-    assert set(r.breakdowns) == {"per_query", *groups}
+    # documents.tsv gives genres (text, CS) and so modes (text, speech): test_material_groups.py
+    assert set(r.breakdowns) == {"per_query", "per_genre", "per_mode", *groups}
     for name, table in groups.items():
         assert list(r.breakdowns[name]) == sorted(table), name
         for key, qs in table.items():

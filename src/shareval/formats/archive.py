@@ -191,16 +191,18 @@ def parse_archive_name(name: str) -> dict | str:
     ``<TeamID>_<Task>-<SubmissionType>-<TrainingCondition>-<DomainID|QuerysetID>-<SysLabel>
     _<EvalPeriod>-<LangID>-<DatasetName>_<Date>_<Timestamp>.tgz``; DomainIDs are
     3-letter codes joined by hyphens. A web upload is just ``<SysLabel>.tgz``.
+    ``syslabel`` repeats ``sys`` under the plan's name for it.
     """
     base = Path(name).name
     m = ARCHIVE_NAME.match(base)
     if m:
         d = m.groupdict()
         d["set"] = d["set"].split("-") if d["task"] == "DomainID" else d["set"]
+        d["syslabel"] = d["sys"]
         return d
     m = WEB_NAME.match(base)
     if m:
-        return {"sys": m.group("sys")}
+        return {"sys": m.group("sys"), "syslabel": m.group("sys")}
     return (f"{base!r} is neither <SysLabel>.tgz nor <TeamID>_<Task>-<SubmissionType>-"
             f"<TrainingCondition>-<DomainID|QuerysetID>-<SysLabel>_<EvalPeriod>-<LangID>-"
             f"<DatasetName>_<Date>_<Timestamp>.tgz")

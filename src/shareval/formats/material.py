@@ -2,13 +2,17 @@
 
 A **reference pack** is a folder (layout in docs/material.md)::
 
-    pack.yaml          optional settings: language, eval_period, docid_pattern, beta, teams, limits
-    documents.tsv      the collection: doc_id[<TAB>genre]; genre CS = conversational speech
-    queries.tsv        header query_id<TAB>query[<TAB>attributes...], query = QueryString:Domain
+    pack.yaml          optional settings: language, eval_period, dataset_name, queryset,
+                       docid_pattern, beta, teams, limits
+    documents.tsv      the collection: doc_id[<TAB>genre[<TAB>mode]]; genre CS = conversational
+                       speech; mode text|speech (default: from the genre, MODE_OF_GENRE)
+    queries.tsv        header query_id<TAB>query[<TAB>status][<TAB>attributes...],
+                       query = QueryString:Domain, status open|closed (empty = closed)
     clir/<QueryID>.tsv        DocID<TAB>Y|N   (documents not listed are N)
     domainid/<DomainID>.tsv   DocID<TAB>Y|N
     langid/<LangID>.tsv       DocID<TAB>Y|N
-    e2e/judgments.tsv         query_id, doc_id, judge, relevant (Y/N): judges' summary decisions
+    e2e/judgments.tsv         query_id, doc_id, system, judge, relevant (Y/N): judges'
+                              summary decisions (system = <TeamID>.<SysLabel>)
 
 A **submission** is a folder or a ``.tgz`` archive of ``<ID>.tsv`` files
 (``DocID<TAB>Y|N<TAB>confidence``, one line per document), or for E2E one
@@ -32,6 +36,12 @@ DOMAIN = re.compile(r"^[A-Z][a-zA-Z]*(-[A-Z][a-zA-Z]*)*(,[A-Z][a-zA-Z]*(-[A-Z][a
 DOCID = r"^MATERIAL_{period}-{lang}_[0-9]{{8}}$"
 FILE_ID = re.compile(r"^[A-Za-z0-9_.\-]+$")
 CS_GENRES = {"cs", "conversational", "conversational-speech", "speech-conversational"}
+# the plan's genres (6.2): conversational speech, news broadcast, topical broadcast are
+# speech; news text, topical text, blog are text; a genre naming the mode is that mode
+MODE_OF_GENRE = {"cs": "speech", "nb": "speech", "tb": "speech", "speech": "speech",
+                 "nw": "text", "tx": "text", "bc": "text", "text": "text"}
+MODES = ("text", "speech")
+STATUSES = ("open", "closed")
 
 # Plan Table 1: beta per language for CLIR and E2E (CLIR+S).
 DEFAULT_BETA = {"clir": {"1A": 20.0, "1B": 20.0, "1S": 40.0},
@@ -45,6 +55,7 @@ class Query:
     query_string: str
     domain: str
     attributes: dict[str, str]
+    status: str = "closed"               # open queries are never in the official AQWV
 
 
 @dataclass
@@ -55,6 +66,8 @@ class Pack:
     doc_index: dict[str, int]
     conversational: np.ndarray            # bool per document
     queries: dict[str, Query] = field(default_factory=dict)
+    genres: list[str] = field(default_factory=list)      # per document ("" = none given)
+    modes: list[str] = field(default_factory=list)       # per document: text, speech or ""
     _table: object = field(default=None, repr=False)
     # bool per document: the documents one part of a split scores (DomainID, LangID;
     # tasks/splits.py); None scores every document
@@ -126,6 +139,8 @@ def read_pack(root, problems: Problems) -> Pack | None:
     docs_path = root / "documents.tsv"
     doc_ids: list[str] = []
     cs: list[bool] = []
+    genres: list[str] = []
+    modes: list[str] = []
     text = read_text(docs_path, problems)
     index: dict[str, int] = {}
     if text is not None:
@@ -137,12 +152,19 @@ def read_pack(root, problems: Problems) -> Pack | None:
             if doc in index:
                 problems.add(docs_path, i, "doc_id", f"duplicate document {doc!r}")
                 continue
+            genre = parts[1].strip() if len(parts) > 1 else ""
+            mode = parts[2].strip().lower() if len(parts) > 2 else ""
+            if mode and mode not in MODES:
+                problems.add(docs_path, i, "mode", f"expected text or speech, found {parts[2]!r}")
             index[doc] = len(doc_ids)
             doc_ids.append(doc)
-            cs.append(len(parts) > 1 and parts[1].strip().lower() in CS_GENRES)
+            cs.append(genre.lower() in CS_GENRES)
+            genres.append(genre)
+            modes.append(mode or MODE_OF_GENRE.get(genre.lower(), ""))
         if not doc_ids:
             problems.add(docs_path, None, "file", "no documents")
-    pack = Pack(root, settings, doc_ids, index, np.array(cs, dtype=bool))
+    pack = Pack(root, settings, doc_ids, index, np.array(cs, dtype=bool), genres=genres,
+                modes=modes)
     pattern = pack.doc_pattern
     if pattern:
         rx = re.compile(pattern)
@@ -172,8 +194,14 @@ def read_queries(path: Path, problems: Problems) -> dict[str, Query]:
         if isinstance(parsed, str):
             problems.add(path, line, "query", parsed)
             continue
-        attrs = {k: v.strip() for k, v in row.items() if k not in ("query_id", "query")}
-        out[qid] = Query(qid, row["query"].strip(), parsed[0], parsed[1], attrs)
+        status = (row.get("status") or "").strip().lower() or "closed"
+        if status not in STATUSES:
+            problems.add(path, line, "status", f"expected open or closed (empty = closed), "
+                                               f"found {row['status']!r}")
+            continue
+        attrs = {k: v.strip() for k, v in row.items()
+                 if k not in ("query_id", "query", "status")}
+        out[qid] = Query(qid, row["query"].strip(), parsed[0], parsed[1], attrs, status)
     return out
 
 

@@ -1,4 +1,6 @@
-"""MATERIAL E2E summary metadata (plan 7.2.4.2-7.2.4.5) and judges' decisions.
+"""MATERIAL E2E summary metadata (plan 7.2.4.2-7.2.4.5) and judges' decisions
+(one row per query, document, system and judge: judgments are keyed by system, since
+two systems' summaries of one document are judged apart).
 
 The metadata JSON is checked against the plan's schema (7.2.4.3): required
 fields, no other fields, types, patterns, a date-time, 1 to 100 list items and
@@ -9,6 +11,7 @@ plan's 2018 list is not hard-coded).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -20,6 +23,7 @@ REQUIRED = ("team_id", "sys_label", "uuid", "query_id", "document_id", "run_name
 OPTIONAL = ("instructions",)
 ALNUM = re.compile(r"^[a-zA-Z0-9]+$")
 UUID = re.compile(r"^[a-fA-F0-9]{8}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{4}-[a-fA-F0-9]{12}$")
+SYSTEM = re.compile(r"^[a-zA-Z0-9]+\.[a-zA-Z0-9]+$")     # <TeamID>.<SysLabel>
 IMAGE_NAME = re.compile(r"\.(jpg|png)$")
 MAX_WORDS = 100
 
@@ -120,26 +124,77 @@ def check_metadata(obj, expected: dict, teams: list[str] | None) -> list[tuple[s
     return out
 
 
-def read_judgments(path: Path, problems: Problems) -> dict[tuple[str, str], list[bool]] | None:
-    """Judges' decisions on summaries: header query_id, doc_id, judge, relevant (Y/N)."""
+JUDGMENT_HEADER = ("query_id", "doc_id", "system", "judge", "relevant")
+
+
+@dataclass
+class JudgmentFile:
+    """A judgments file read: votes per system (``None``: the 4-column form, whose rows
+    apply to every system), then per (query, document)."""
+    path: Path
+    has_system: bool
+    votes: dict[str | None, dict[tuple[str, str], list[bool]]]
+
+    def systems(self) -> list[str]:
+        return sorted(s for s in self.votes if s is not None)
+
+    def for_system(self, system: str | None) -> dict[tuple[str, str], list[bool]] | None:
+        """The votes that score ``system``; None when the file has a system column and
+        no row for it (or no system is named)."""
+        if not self.has_system:
+            return self.votes.get(None, {})
+        return self.votes.get(system) if system else None
+
+
+def read_judgment_file(path: Path, problems: Problems) -> JudgmentFile | None:
+    """Judges' decisions on summaries: header query_id, doc_id, system, judge, relevant
+    (Y/N); ``system`` is <TeamID>.<SysLabel>. Without the system column (the older
+    4-column form) every row applies to every system."""
     table = read_table(path, problems, ("query_id", "doc_id", "judge", "relevant"),
                        aliases={"doc_id": ("document_id",), "relevant": ("decision", "answer")})
     if table is None:
         return None
-    out: dict[tuple[str, str], list[bool]] = {}
-    seen: dict[tuple[str, str, str], int] = {}
+    header, rows = table
+    has_system = "system" in header
+    out: dict[str | None, dict[tuple[str, str], list[bool]]] = {}
+    seen: dict[tuple, int] = {}
     yes, no = {"y", "yes", "1", "true", "relevant"}, {"n", "no", "0", "false", "not relevant"}
-    for line, row in table[1]:
+    for line, row in rows:
         key = (row["query_id"].strip(), row["doc_id"].strip())
+        system = row["system"].strip() if has_system else None
         judge = row["judge"].strip()
         value = row["relevant"].strip().lower()
+        if has_system and not SYSTEM.match(system):
+            problems.add(path, line, "system", f"{row['system']!r} is not <TeamID>.<SysLabel> "
+                                               f"(letters and digits, one point)")
+            continue
         if value not in yes | no:
             problems.add(path, line, "relevant", f"expected Y or N, found {row['relevant']!r}")
             continue
-        if (*key, judge) in seen:
+        if (system, *key, judge) in seen:
             problems.add(path, line, "judge", f"judge {judge!r} judged this pair twice "
-                                              f"(first at line {seen[(*key, judge)]})")
+                                              f"(first at line {seen[(system, *key, judge)]})")
             continue
-        seen[(*key, judge)] = line
-        out.setdefault(key, []).append(value in yes)
-    return out
+        seen[(system, *key, judge)] = line
+        out.setdefault(system, {}).setdefault(key, []).append(value in yes)
+    return JudgmentFile(Path(path), has_system, out)
+
+
+def read_judgments(path: Path, problems: Problems, system: str | None = None
+                   ) -> dict[tuple[str, str], list[bool]] | None:
+    """The votes per (query, document) that score ``system``: every row of a 4-column
+    file, only the system's rows of a file with a system column (a problem naming the
+    systems the file has when there is none)."""
+    f = read_judgment_file(path, problems)
+    if f is None:
+        return None
+    votes = f.for_system(system)
+    if votes is None:
+        has = ", ".join(f.systems()) or "none"
+        if system:
+            problems.add(path, None, "system", f"no judgment for system {system}; the file "
+                                               f"has systems {has}")
+        else:
+            problems.add(path, None, "system", f"the file has a system column (systems "
+                                               f"{has}): name the system to score")
+    return votes

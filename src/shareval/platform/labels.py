@@ -35,6 +35,11 @@ METRICS = {
     "aqwv_raw_with_relevant": "AQWV (raw judgments, queries with relevant documents)",
     "adwv": "ADWV", "adwv_raw": "ADWV (raw judgments)", "mqwv": "MQWV",
     "oracle_qwv": "Oracle QWV", "clir_aqwv_at_e2e_beta": "CLIR AQWV at the end-to-end beta",
+    # MATERIAL: open queries apart, and the CLIR part of an end-to-end run (plan 6.4, 8.1)
+    "open_aqwv": "AQWV (open queries)", "open_aqwv_raw": "AQWV (raw judgments, open queries)",
+    "clir_aqwv": "CLIR AQWV", "clir_aqwv_all": "CLIR AQWV (all queries)",
+    "clir_aqwv_with_relevant": "CLIR AQWV (queries with relevant documents)",
+    "clir_mqwv": "CLIR MQWV", "clir_roc_auc": "CLIR ROC AUC", "clir_adwv": "CLIR ADWV",
     "roc_auc": "ROC AUC", "p_miss": "P(miss)", "p_fa": "P(false alarm)",
     "detected": "Detected", "missed": "Missed", "false_alarms": "False alarms",
     "correct_rejections": "Correct rejections",

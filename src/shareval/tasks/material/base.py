@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +38,16 @@ class Submission:
     metadata: dict[str, list[str]] | None = None
     files: dict[str, bytes] | None = None
     warnings: list[str] = field(default_factory=list)
+    system: str | None = None         # <TeamID>.<SysLabel> (E2E: its judgments are keyed so)
+
+
+def restrict(sub: Submission, rows) -> Submission:
+    """``sub`` with only the given rows (query indexes), e.g. the closed queries."""
+    rows = np.asarray(rows, dtype=int)
+    if np.array_equal(rows, np.arange(len(sub.ids))):
+        return sub                        # every row: no copy of the large matrices
+    return replace(sub, ids=[sub.ids[k] for k in rows], decision=sub.decision[rows],
+                   ticks=sub.ticks[rows], warnings=[])
 
 
 def pack_limits(pack: Pack) -> Limits:
@@ -105,7 +115,10 @@ class _MaterialTask(Task):
         problems.raise_if_any()
         if fields:
             sub.warnings.append("archive name: " + ", ".join(
-                f"{k}={'-'.join(v) if isinstance(v, list) else v}" for k, v in fields.items()))
+                f"{k}={'-'.join(v) if isinstance(v, list) else v}" for k, v in fields.items()
+                if k != "syslabel"))
+            if sub.system is None and "team" in fields:
+                sub.system = f"{fields['team']}.{fields['sys']}"
         return sub
 
     TASK_IN_NAME = {"clir": "CLIR", "domainid": "DomainID", "langid": "LangID"}
@@ -125,6 +138,14 @@ class _MaterialTask(Task):
         if pack.language and fields["lang"] != pack.language:
             problems.add(path, None, "archive name", f"says language {fields['lang']}, the "
                                                      f"pack is {pack.language}")
+        dataset = pack.settings.get("dataset_name")
+        if dataset and fields["dataset"] != str(dataset):
+            problems.add(path, None, "archive name", f"says dataset {fields['dataset']}, the "
+                                                     f"pack is {dataset}")
+        queryset = pack.settings.get("queryset")
+        if queryset and self.id_name == "query" and fields["set"] != str(queryset):
+            problems.add(path, None, "archive name", f"says query set {fields['set']}, the "
+                                                     f"pack is {queryset}")
         return fields
 
     def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:

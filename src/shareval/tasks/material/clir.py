@@ -10,7 +10,7 @@ from ...formats.material import Pack
 from ...metrics import detection as det
 from .. import register
 from ..base import Option
-from .base import _MaterialTask
+from .base import _MaterialTask, restrict
 
 
 @register
@@ -39,13 +39,54 @@ class MaterialClir(_MaterialTask):
         "roc_auc": "pooled over all (query, document) pairs, ties count half",
         "det": "query-weighted P_miss and P_FA as in Eq. 3, one point per distinct confidence",
         "p_fa_denominator": "non-relevant documents of the query = collection size - N_relevant",
+        "open_queries": "queries.tsv status open (plan 6.4): when any query is open, every "
+                        "official metric is over the closed queries only; open_aqwv is the "
+                        "AQWV of the open ones, per_status shows both, per_query every query",
+        "per_genre": "per_genre and per_mode: the AQWV variants over the documents of one "
+                     "genre or mode (text, speech) only; a document's mode is documents.tsv's "
+                     "mode column, else its genre's (CS, NB, TB speech; NW, TX, BC text)",
     }
+    # the metrics of each per_status row, and those reported apart for the open queries
+    status_metrics = ("aqwv", "aqwv_all", "aqwv_with_relevant")
+    open_metrics = ("aqwv",)
 
     def ids(self, pack: Pack) -> list[str]:
         return list(pack.queries)
 
     def _score(self, pack, sub, beta):
-        return self._clir(pack, sub, self.relevance(pack, sub.ids), self.beta(pack, beta))
+        beta = self.beta(pack, beta)
+        rel = self.relevance(pack, sub.ids)
+        return self.by_status(pack, sub.ids,
+                              lambda rows: self._clir(pack, restrict(sub, rows), rel[rows], beta))
+
+    def by_status(self, pack: Pack, ids: list[str], compute):
+        """``compute(rows)`` (a result over those query rows) over the closed queries, the
+        open ones reported apart (plan 6.4: open queries never count in the official
+        AQWV). Without open queries, one result over every query."""
+        is_open = np.array([pack.queries[i].status == "open" for i in ids], dtype=bool)
+        if not is_open.any():
+            result = compute(np.arange(len(ids)))
+            result.counts.update(open_queries=0, closed_queries=len(ids))
+            return result
+        closed, opened = np.flatnonzero(~is_open), np.flatnonzero(is_open)
+        part = compute(opened)
+        if closed.size:
+            result = compute(closed)
+        else:                    # nothing official to report: the open part, apart
+            result = compute(opened)
+            result.metrics = {k: float("nan") for k in result.metrics}
+            result.figure = {}
+            result.warnings = ["every query is open: the official metrics (closed queries "
+                               "only) are undefined; open_aqwv is reported"]
+        result.metrics.update({f"open_{m}": part.metrics[m] for m in self.open_metrics})
+        both = {**part.breakdowns["per_query"], **result.breakdowns["per_query"]}
+        result.breakdowns["per_query"] = {i: both[i] for i in ids}
+        rows = {"closed": result, "open": part} if closed.size else {"open": part}
+        result.breakdowns["per_status"] = {
+            key: {**{m: r.metrics[m] for m in self.status_metrics},
+                  "queries": r.counts["queries"]} for key, r in rows.items()}
+        result.counts.update(open_queries=int(opened.size), closed_queries=int(closed.size))
+        return result
 
     def _clir(self, pack, sub, rel: np.ndarray, beta: float):
         nq, nd = rel.shape
@@ -87,6 +128,20 @@ class MaterialClir(_MaterialTask):
                               "aqwv_with_relevant": vv["with_relevant"], "queries": len(idx),
                               "queries_with_relevant": int(has_rel[idx].sum())}
             breakdowns[name] = table
+        for name, groups in self.document_groups(pack, nd).items():
+            table = {}
+            for key, m in groups.items():
+                r, y = rel[:, m], sub.decision[:, m]
+                n_rel_g = r.sum(axis=1)
+                pm, pf, _ = det.query_values(n_rel_g, np.full(nq, int(m.sum())),
+                                             np.count_nonzero(r & y, axis=1),
+                                             np.count_nonzero(~r & y, axis=1), beta)
+                vv = det.variants_from_query_values(pm, pf, n_rel_g > 0, beta)
+                table[key] = {"aqwv": vv["primary"], "aqwv_all": vv["all"],
+                              "aqwv_with_relevant": vv["with_relevant"],
+                              "documents": int(m.sum()),
+                              "queries_with_relevant": int((n_rel_g > 0).sum())}
+            breakdowns[name] = table
         counts = {"queries": nq, "queries_with_relevant": int(has_rel.sum()),
                   "queries_without_relevant": int((~has_rel).sum()), "documents": nd,
                   "beta": beta, "mqwv_threshold": threshold}
@@ -96,6 +151,19 @@ class MaterialClir(_MaterialTask):
                                  "actual": (metrics["p_miss"], metrics["p_fa"])},
                          "title": f"{self.name}: DET (beta {beta:g}, {variant} weighting)"}
         return result
+
+    @staticmethod
+    def document_groups(pack: Pack, nd: int) -> dict[str, dict[str, np.ndarray]]:
+        """Document subsets (bool masks) for breakdowns: genre and mode."""
+        out = {}
+        for name, labels in (("per_genre", pack.genres), ("per_mode", pack.modes)):
+            if len(labels) != nd:
+                continue
+            arr = np.asarray(labels, dtype=object)
+            groups = {key: arr == key for key in sorted(set(labels) - {""})}
+            if groups:
+                out[name] = groups
+        return out
 
     @staticmethod
     def query_groups(pack: Pack, ids: list[str]) -> dict[str, dict[str, np.ndarray]]:

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ...formats.errors import Problems
+from ...formats.errors import InvalidInput, Problem, Problems
 from ...formats.images import image_info
 from ...formats.material import Pack, read_output_file
-from ...formats.summary import check_metadata, parse_metadata_name, read_judgments
+from ...formats.summary import SYSTEM, check_metadata, parse_metadata_name, read_judgments
 from ...metrics import detection as det
 from ...progress import progress
 from .. import register
 from ..base import Option, load_checked
-from .base import Submission, _MaterialTask
+from .base import Submission, _MaterialTask, restrict
 from .clir import MaterialClir
 
 
@@ -40,7 +40,10 @@ class MaterialE2E(MaterialClir):
         Option("beta", float, None, "override beta (default: plan Table 1, E2E column: 59.9 "
                                     "for 1A/1B, 40 for 1S)"),
         Option("judgments", str, None, "judges' decisions (default: the pack's "
-                                       "e2e/judgments.tsv): query_id, doc_id, judge, relevant"),
+                                       "e2e/judgments.tsv): query_id, doc_id, system, judge, "
+                                       "relevant"),
+        Option("system", str, None, "<TeamID>.<SysLabel> whose judgments score this run "
+                                    "(default: the one its summary metadata names)"),
         Option("judge_threshold", float, 0.5, "binary rule: a summary counts as relevant when "
                                               "the share of judges saying so is above this "
                                               "(0.5 = strict majority)",
@@ -57,14 +60,32 @@ class MaterialE2E(MaterialClir):
         "e2e": "plan section 4: for a Y document, judged not relevant turns X1 into X2 and X3 "
                "into X4; aqwv uses the binary rule, aqwv_raw the share of 'relevant' votes "
                "(fractional X1/X2, X3/X4); both averaged over queries as the CLIR variants",
-        "unjudged": "a Y document without judgments counts as judged not relevant (warned)",
+        "judgments": "rows query_id, doc_id, system, judge, relevant; only the scored "
+                     "system's rows count (--system, else the run's own <TeamID>.<SysLabel>); "
+                     "a file without the system column applies to every system; a Y "
+                     "document without a judgment is an error, never a silent zero",
         "adwv": "document-weighted AQWV (plan footnotes 5 and 25; secondary) of the E2E "
                 "credits: P_miss and P_FA pooled over all (query, document) pairs; adwv uses "
                 "the binary rule, adwv_raw the share of 'relevant' votes",
         "clir_aqwv_at_e2e_beta": "the primary CLIR AQWV of the same decisions with the E2E "
                                  "beta: what E2E AQWV would be if every summary convinced the "
                                  "judges",
+        "clir": "CLIR computed from the E2E run (plan 8.1): clir_aqwv, clir_aqwv_all, "
+                "clir_aqwv_with_relevant, clir_mqwv, clir_roc_auc, clir_adwv are material-clir's "
+                "scores of the same decisions at the CLIR beta (plan Table 1, or beta.clir)",
+        "open_queries": MaterialClir.conventions["open_queries"].replace(
+            "open_aqwv is", "open_aqwv and open_aqwv_raw are"),
+        "per_genre": MaterialClir.conventions["per_genre"],
     }
+    status_metrics = ("aqwv", "aqwv_raw")
+    open_metrics = ("aqwv", "aqwv_raw")
+
+    def option_problems(self, options: dict) -> list[tuple[str, str]]:
+        out = super().option_problems(options)
+        system = options.get("system")
+        if system and not SYSTEM.match(str(system)):
+            out.append(("system", f"{system!r} is not <TeamID>.<SysLabel>"))
+        return out
 
     def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
         ids = list(pack.queries)
@@ -129,7 +150,8 @@ class MaterialE2E(MaterialClir):
         for (qid, fname) in list(jsons) + list(images):
             problems.add(member(f"{qid}/{fname}"), None, "member",
                          "not named by any Y line of the query's .tsv")
-        return Submission(str(root), ids, decision, ticks)
+        return Submission(str(root), ids, decision, ticks,
+                          system=".".join(system) if system else None)
 
     @staticmethod
     def _check_summary(qid, doc, meta, system, jsons, images, teams, member, problems):
@@ -176,55 +198,80 @@ class MaterialE2E(MaterialClir):
         if height > 768:
             problems.add(img, None, "image", f"{height} px high: at most 768 (plan 7.2.4.5)")
 
-    def _score(self, pack, sub, beta, judgments, judge_threshold):
+    def _score(self, pack, sub, beta, judgments, judge_threshold, system):
         beta = self.beta(pack, beta)
         rel = self.relevance(pack, sub.ids)
-        clir = self._clir(pack, sub, rel, beta)
         path = Path(judgments) if judgments else pack.root / "e2e" / "judgments.tsv"
-        votes = load_checked(read_judgments, path)
-        n_rel = rel.sum(axis=1)
-        n_total = np.full(len(sub.ids), rel.shape[1])
+        system = system or system_of(sub)
+        votes = load_checked(read_judgments, path, system)
         share = np.zeros(rel.shape)               # share of judges saying "relevant"
-        unjudged = 0
+        unjudged = []
         for k, j in zip(*np.nonzero(sub.decision)):
             v = votes.get((sub.ids[k], pack.doc_ids[j]))
             if v:
                 share[k, j] = sum(v) / len(v)
             else:
-                unjudged += 1
+                unjudged.append(f"{sub.ids[k]}/{pack.doc_ids[j]}")
+        if unjudged:                              # never a silent zero
+            n = len(unjudged)
+            what = "retrieved document has" if n == 1 else "retrieved documents have"
+            raise InvalidInput([Problem(str(path), None, f"system {system}" if system else
+                                        "system", f"{n} {what} no judgment, e.g. "
+                                                  f"{', '.join(unjudged[:3])}")])
+        clir_beta = pack.beta("clir")
+        result = self.by_status(pack, sub.ids, lambda rows: self._e2e(
+            pack, restrict(sub, rows), rel[rows], share[rows], beta, clir_beta,
+            judge_threshold))
+        n_votes = [len(v) for v in votes.values()]
+        result.counts.update(judged_pairs=len(votes),
+                             judges_per_pair=float(np.mean(n_votes)) if n_votes else 0.0)
+        result.conventions["system"] = system
+        return result
+
+    def _e2e(self, pack, sub, rel, share, beta, clir_beta, judge_threshold):
+        """E2E AQWV (binary rule and raw) of the given queries, and their CLIR part."""
+        clir = self._clir(pack, sub, rel, beta if clir_beta is None else clir_beta)
+        n_rel = rel.sum(axis=1)
+        nq, nd = rel.shape
+        n_total = np.full(nq, nd)
         y = sub.decision
         judged = share > judge_threshold
-        results = {}
+        results, credits = {}, {}
         for mode, credit in (("binary", judged.astype(float)), ("raw", share)):
-            hits = np.sum(np.where(rel & y, credit, 0.0), axis=1)
-            fas = np.sum(np.where(~rel & y, credit, 0.0), axis=1)
+            hit_credit = np.where(rel & y, credit, 0.0)
+            fa_credit = np.where(~rel & y, credit, 0.0)
+            credits[mode] = (hit_credit, fa_credit)
+            hits, fas = hit_credit.sum(axis=1), fa_credit.sum(axis=1)
             p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
             results[mode] = (det.variants_from_query_values(p_miss, p_fa, n_rel > 0, beta),
                              hits, fas, qv, p_miss, p_fa,
                              det.document_weighted_value(n_rel, n_total, hits, fas, beta))
         vb, vr = results["binary"][0], results["raw"][0]
+        # every summary convincing the judges: the CLIR AQWV of the decisions at the E2E beta
+        pm, pf, _ = det.query_values(n_rel, n_total, np.count_nonzero(rel & y, axis=1),
+                                     np.count_nonzero(~rel & y, axis=1), beta)
         metrics = {"aqwv": vb["primary"], "aqwv_all": vb["all"],
                    "aqwv_with_relevant": vb["with_relevant"],
                    "aqwv_raw": vr["primary"], "aqwv_raw_all": vr["all"],
                    "aqwv_raw_with_relevant": vr["with_relevant"],
                    "adwv": results["binary"][6], "adwv_raw": results["raw"][6],
-                   "clir_aqwv_at_e2e_beta": clir.metrics["aqwv"]}
+                   "clir_aqwv_at_e2e_beta": det.variants_from_query_values(
+                       pm, pf, n_rel > 0, beta)["primary"]}
+        warnings = list(clir.warnings)
+        for m in ("aqwv", "aqwv_all", "aqwv_with_relevant", "mqwv", "roc_auc", "adwv"):
+            metrics[f"clir_{m}"] = clir.metrics[m] if clir_beta is not None else float("nan")
+        if clir_beta is None:
+            warnings.append("the pack's language is unknown: no CLIR beta, so the clir_* "
+                            "metrics are undefined (set language or beta.clir in pack.yaml)")
         per_query = {}
         for k, qid in enumerate(sub.ids):
-            n_y_rel = int(np.sum(rel[k] & y[k]))
-            n_y_non = int(np.sum(~rel[k] & y[k]))
             hb, fb, qvb = (results["binary"][i][k] for i in (1, 2, 3))
             hr, fr, qvr = (results["raw"][i][k] for i in (1, 2, 3))
             per_query[qid] = {"qv": float(qvb), "qv_raw": float(qvr),
                               "x1": float(hb), "x2": float(n_rel[k] - hb), "x3": float(fb),
-                              "x4": float(rel.shape[1] - n_rel[k] - fb),
+                              "x4": float(nd - n_rel[k] - fb),
                               "x1_raw": float(hr), "x3_raw": float(fr),
-                              "summaries": n_y_rel + n_y_non}
-        warnings = list(clir.warnings)
-        if unjudged:
-            warnings.append(f"{unjudged} summaries have no judgments: counted as judged not "
-                            f"relevant")
-        n_votes = [len(v) for v in votes.values()]
+                              "summaries": int(y[k].sum())}
         breakdowns = {"per_query": per_query}
         has_rel = n_rel > 0
         for name, groups in self.query_groups(pack, sub.ids).items():
@@ -237,13 +284,32 @@ class MaterialE2E(MaterialClir):
                         pm, pf, has_rel[idx], beta)["primary"]
                 table[key] = {**row, "queries": len(idx)}
             breakdowns[name] = table
+        for name, groups in self.document_groups(pack, nd).items():
+            table = {}
+            for key, m in groups.items():
+                row = {}
+                n_rel_g = rel[:, m].sum(axis=1)
+                for mode, suffix in (("binary", ""), ("raw", "_raw")):
+                    hit_credit, fa_credit = credits[mode]
+                    pm, pf, _ = det.query_values(n_rel_g, np.full(nq, int(m.sum())),
+                                                 hit_credit[:, m].sum(axis=1),
+                                                 fa_credit[:, m].sum(axis=1), beta)
+                    row[f"aqwv{suffix}"] = det.variants_from_query_values(
+                        pm, pf, n_rel_g > 0, beta)["primary"]
+                table[key] = {**row, "documents": int(m.sum())}
+            breakdowns[name] = table
+        counts = {k: v for k, v in clir.counts.items() if k != "mqwv_threshold"}
         result = self.new_result(
             metrics, breakdowns=breakdowns,
-            counts={**clir.counts, "summaries": int(y.sum()), "unjudged_summaries": unjudged,
-                    "judged_pairs": len(votes),
-                    "judges_per_pair": float(np.mean(n_votes)) if n_votes else 0.0,
-                    "judge_threshold": judge_threshold},
+            counts={**counts, "beta": beta, "clir_beta": clir_beta,
+                    "summaries": int(y.sum()), "judge_threshold": judge_threshold},
             warnings=warnings)
         result.conventions["beta"] = beta
         result.figure = clir.figure
         return result
+
+
+def system_of(submission) -> str | None:
+    """``<TeamID>.<SysLabel>`` of an E2E submission: from its summary metadata names,
+    else from its canonical archive name; None when neither names one."""
+    return getattr(submission, "system", None)
