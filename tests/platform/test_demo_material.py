@@ -84,12 +84,17 @@ def test_every_run_validates_and_scores_between_chance_and_perfect(period):
             task = "material-e2e" if run.task == "E2E" else "material-clir"
             assert registry.get(task).validate(str(path), str(ref)) is not None
             if task == "material-clir":
-                m = _score(task, ref, path).metrics
-                assert 0.2 < m["aqwv"] < 0.95, (run.name, m["aqwv"])
+                result = _score(task, ref, path)
+                assert 0.2 < result.metrics["aqwv"] < 0.95, (run.name, result.metrics)
+                assert set(result.breakdowns["per_mode"]) == {"text", "speech"}
+                assert set(result.breakdowns["per_genre"]) == {"NW", "TX", "NB", "CS"}
                 continue
-            m = _score(task, ref, path, judgments=str(langs[lang].judgments)).metrics
-            assert 0.1 < m["aqwv"] < m["clir_aqwv_at_e2e_beta"], (run.name, m)
-            assert m["open_queries"] == 8 and m["closed_queries"] == 16
+            result = _score(task, ref, path, judgments=str(langs[lang].judgments))
+            m = result.metrics
+            # judges who see through a false alarm's summary take its cost away (plan 4)
+            assert 0.2 < m["aqwv"] < 0.95 and m["aqwv"] >= m["clir_aqwv_at_e2e_beta"], \
+                (run.name, m)
+            assert (result.counts["open_queries"], result.counts["closed_queries"]) == (8, 16)
 
 
 def test_e2e_summaries_follow_the_schema_and_images_are_1024_wide(period):
