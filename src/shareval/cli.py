@@ -170,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
                          "slug or registry name")
     sm.add_argument("--dataset", help="needed only when a phase has several datasets per task")
     sm.add_argument("--primary", action="store_true", help="flag the run primary")
+    sm.add_argument("--contrastive", action="store_true",
+                    help="flag the run contrastive (without either flag a canonical "
+                         "MATERIAL archive name decides, else contrastive)")
     sm.add_argument("--description", "-m", default="")
     sm.add_argument("--method", default=None, help="the fact sheet's method name")
     sm.add_argument("--factsheet", default=None, metavar="FILE.yaml",

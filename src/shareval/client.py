@@ -130,9 +130,12 @@ def too_large_line(code: int, body: dict, file: Path, what: str = "file") -> str
 
 def submit(server: str, token: str, path: Path, competition: str, phase: str, task: str,
            dataset: str | None = None, primary: bool = False, description: str = "",
-           timeout: float = 600, factsheet: dict | None = None) -> tuple[int, dict]:
+           timeout: float = 600, factsheet: dict | None = None,
+           contrastive: bool = False) -> tuple[int, dict]:
     fields = {"competition": competition, "phase": phase, "task": task,
               "primary": "true" if primary else "false", "description": description}
+    if contrastive:                  # an explicit choice; a canonical file name may not contradict it
+        fields["kind"] = "contrastive"
     if factsheet:
         fields["factsheet"] = json.dumps(factsheet, default=str)
     if dataset:
@@ -212,7 +215,8 @@ def submit_command(args, console) -> int:
         return 2
     try:
         code, body = submit(server, token, path, args.competition, args.phase, args.task,
-                            args.dataset, args.primary, args.description, factsheet=sheet)
+                            args.dataset, args.primary, args.description, factsheet=sheet,
+                            contrastive=getattr(args, "contrastive", False))
     except Unsent as e:
         console.print(f"shareval submit: {e}; the file may be larger than the server "
                       f"accepts", markup=False)

@@ -174,8 +174,8 @@ def run_server_command(args: argparse.Namespace, console) -> int:
 
         from shareval.platform.competitions.reminders import send_due
         n = send_due(within=dt.timedelta(hours=args.within_hours))
-        console.print(f"{n['reminders']} deadline reminders and {n['releases']} release "
-                      f"notices mailed")
+        console.print(f"{n['reminders']} deadline reminders, {n['primaries']} missing-primary "
+                      f"reminders and {n['releases']} release notices mailed")
         return 0
     if c == "demo":
         if not args.no_serve:

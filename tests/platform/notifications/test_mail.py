@@ -111,11 +111,12 @@ def test_scheduled_release_and_deadline_reminders_are_sent_once(addressed):
     eval_phase = w["ds"]["eval"].phase                 # ends in 7 days, blind
     dev_phase = w["ds"]["dev"].phase                   # ends in 30 days
     outbox.outbox.clear()
-    assert send_due(now) == {"reminders": 0, "releases": 0}
+    assert send_due(now) == {"reminders": 0, "releases": 0, "primaries": 0}
     n = send_due(now, within=dt.timedelta(days=8))
-    assert n == {"reminders": 3, "releases": 0}
+    assert n == {"reminders": 3, "releases": 0, "primaries": 0}
     assert all(eval_phase.title in m.subject for m in outbox.outbox)
-    assert send_due(now, within=dt.timedelta(days=8)) == {"reminders": 0, "releases": 0}
+    assert send_due(now, within=dt.timedelta(days=8)) == {"reminders": 0, "releases": 0,
+                                                      "primaries": 0}
     eval_phase.release_top_at = now - dt.timedelta(minutes=1)
     eval_phase.save()
     assert send_due(now)["releases"] == 3

@@ -2,7 +2,7 @@
 
 ``export_competition`` writes a ``.tgz`` holding ``competition.json`` (the
 configuration a bundle gives: tasks, phases, datasets with their board, split,
-quotas and fact-sheet schema; then teams and members, every submission with
+quotas, run groups and fact-sheet schema; then teams and members, every submission with
 its fact sheet, history, scores and scoring jobs, and the judging campaigns
 with their items, assignments and adjudications; since format 2 also the
 access features' rows (``access/archive.py``), RCC phase-2 studies
@@ -51,7 +51,8 @@ from shareval.platform.competitions.archive_io import (
 from shareval.platform.competitions.archive_io import user_name as _user
 from shareval.platform.bundles.loader import _p, inside
 from shareval.platform.competitions.models import (
-    Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, Team, TeamEvent
+    Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Quota, RunGroup, Team,
+    TeamEvent
 )
 
 FORMAT = "shareval-competition/2"
@@ -84,6 +85,10 @@ def competition_document(comp: Competition) -> tuple[dict, list[tuple[str, Path]
             for f in ds.public_files.all():
                 files.public(f.path)
             p["datasets"].append(d)
+        p["groups"] = [{**_dump(g), "datasets": g.dataset_slugs(),
+                        "from": list(g.primary_from.order_by("id").values_list("slug", flat=True)),
+                        "quotas": [_dump(q) for q in g.quotas.all()]}
+                       for g in ph.run_groups.all()]
         doc["phases"].append(p)
     for t in comp.teams.select_related("lead"):
         doc["teams"].append({**_dump(t), "lead": _user(t.lead), "members": [
@@ -395,6 +400,22 @@ def _place(doc: dict) -> dict[str, str]:
     return renamed
 
 
+def _create_groups(phase: Phase, groups: list[dict], datasets: dict) -> None:
+    """A phase's run groups; a dataset slug the archive does not hold is refused."""
+    for i, g in enumerate(groups):
+        def ds(slug, key):
+            if (phase.slug, slug) not in datasets:
+                raise InvalidInput([_p("competition.json", None,
+                                       f"phases[{phase.slug}].groups[{i}].{key}",
+                                       f"no dataset {slug!r} in this phase")])
+            return datasets[(phase.slug, slug)]
+        group = RunGroup.objects.create(phase=phase, **_load(RunGroup, g))
+        group.datasets.set([ds(s, "datasets") for s in g.get("datasets", [])])
+        group.primary_from.set([ds(s, "from") for s in g.get("from", [])])
+        for q in g.get("quotas", []):
+            Quota.objects.create(group=group, **_load(Quota, q))
+
+
 def _create(doc: dict) -> tuple[Competition, list[str]]:
     from shareval.platform.annotation.archive import import_studies
     from shareval.platform.coderuns.archive import import_code
@@ -416,6 +437,7 @@ def _create(doc: dict) -> tuple[Competition, list[str]]:
             for f in d["public_files"]:
                 PublicFile.objects.create(dataset=ds, **_load(PublicFile, f))
             datasets[(phase.slug, ds.slug)] = ds
+        _create_groups(phase, p.get("groups", []), datasets)     # archives before 0011: none
     teams = {}
     for t in doc["teams"]:
         team = Team.objects.create(competition=comp, lead=users(t["lead"]),

@@ -15,6 +15,9 @@ Per dataset::
       # fraction: 0.5
       # seed: 13
 
+    quotas:                         # also a run group's (bundles/groups_section.py)
+      - {limit: 5, window: week}    # week, rolling (with days: N) or phase
+
 Top level: ``factsheet:`` (see ``submissions.factsheets``).
 """
 from __future__ import annotations
@@ -112,6 +115,31 @@ def read_split(r, d: dict, dw: str, tname: str | None, ref) -> dict:
             r.err(node, f"{dw}.split", f"both parts need units: {len(private)} of "
                                        f"{len(units)} are private")
     return split
+
+
+def read_quotas(r, node: dict, where: str) -> list[dict]:
+    """``quotas: [{limit: 5, window: week|rolling|phase, days: 7}]`` of a dataset or group."""
+    from shareval.platform.competitions.models import Quota
+    quotas = []
+    items = node.get("quotas") or []
+    if not isinstance(items, list):
+        r.err(node, f"{where}.quotas", "a list of {limit, window, days}")
+        return []
+    for k, q in enumerate(items):
+        qw = f"{where}.quotas[{k}]"
+        if not isinstance(q, dict):
+            r.err(node, qw, "expected {limit: N, window: week|rolling|phase}")
+            continue
+        lim, win, days = q.get("limit"), str(q.get("window", "week")), q.get("days", 7)
+        if not isinstance(lim, int) or isinstance(lim, bool) or lim < 0:
+            r.err(q, f"{qw}.limit", "a non-negative integer is required")
+        if win not in (Quota.WEEK, Quota.ROLLING, Quota.PHASE):
+            r.err(q, f"{qw}.window", "week, rolling or phase")
+        if not isinstance(days, int) or isinstance(days, bool) or days < 1:
+            r.err(q, f"{qw}.days", "a positive integer (the rolling window's length)")
+            days = 7
+        quotas.append({"limit": lim, "window": win, "days": days})
+    return quotas
 
 
 def read_concurrent(r, d: dict, dw: str):

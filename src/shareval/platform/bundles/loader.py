@@ -21,12 +21,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from shareval import tasks as registry
-from shareval.formats.archive import Limits, iter_tgz
+from shareval.formats.archive import Limits, iter_tgz, parse_archive_name
 from shareval.formats.errors import InvalidInput, Problems
 
 from shareval.platform.competitions import checks
 from shareval.platform.bundles import dataset_section as bundle_runs
 from shareval.platform.bundles.access_section import load_access, read_access
+from shareval.platform.bundles.groups_section import read_groups, save_groups
 from shareval.platform.competitions.models.access import SettingChange
 from shareval.platform.competitions.checks import SLUG  # noqa: F401  (archive.py reads it from here)
 from shareval.platform.competitions.models import (
@@ -232,15 +233,7 @@ def read_bundle(root: Path) -> dict:
                 p = r.file({"f": f, LINE: d.get(LINE)}, "f", f"{dw}.public[{k}]")
                 if p is not None:
                     public.append(p)
-            quotas = []
-            for k, q in enumerate(d.get("quotas") or []):
-                qw = f"{dw}.quotas[{k}]"
-                lim, win = q.get("limit"), str(q.get("window", "week"))
-                if not isinstance(lim, int) or lim < 0:
-                    r.err(q, f"{qw}.limit", "a non-negative integer is required")
-                if win not in (Quota.WEEK, Quota.ROLLING, Quota.PHASE):
-                    r.err(q, f"{qw}.window", "week, rolling or phase")
-                quotas.append({"limit": lim, "window": win, "days": int(q.get("days", 7))})
+            quotas = bundle_runs.read_quotas(r, d, dw)
             phase["datasets"].append({"slug": r.slug(d, dw), "task": tslug,
                                       "title": str(d.get("title", "")), "reference": ref,
                                       "public": public, "quotas": quotas,
@@ -251,6 +244,7 @@ def read_bundle(root: Path) -> dict:
             # code submissions (coderuns): submission: code|both and the code: block
             from shareval.platform.coderuns.bundle import read_code
             phase["datasets"][-1]["code"] = read_code(r, d, dw)
+        phase["groups"] = read_groups(r, ph, w, [d["slug"] for d in phase["datasets"]])
         out["phases"].append(phase)
     if not out["phases"]:
         r.err(doc, "bundle.phases", "at least one phase is required")
@@ -259,7 +253,8 @@ def read_bundle(root: Path) -> dict:
         out["baselines"].append({"team": r.req(b, "team", w), "phase": r.req(b, "phase", w),
                                  "dataset": r.req(b, "dataset", w), "file": r.file(b, "file", w),
                                  "description": str(b.get("description", "")),
-                                 "primary": bool(b.get("primary", True)),
+                                 # default: primary where the dataset's run group allows it
+                                 "primary": bool(b["primary"]) if "primary" in b else None,
                                  "factsheet": dict(b.get("factsheet") or {})})
     out["access"] = read_access(doc, r, task_slugs)          # access_section.py
     r.problems.raise_if_any()
@@ -351,6 +346,8 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             from shareval.platform.coderuns.bundle import save_code
             save_code(ds, d["code"], _copy, tree_digest)
             datasets[(phase.slug, d["slug"])] = ds
+        save_groups(phase, ph["groups"], {s: d for (p, s), d in datasets.items()
+                                          if p == phase.slug})
     # organizers' scoring programs (coderuns): the scorer folders under PRIVATE_DIR
     from shareval.platform.coderuns.bundle import save_programs
     save_programs(comp, b["tasks"], _copy, tree_digest)
@@ -379,9 +376,14 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
 def _submit_file(owner, team, ds, bl):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from shareval.platform.submissions.service import SubmissionError, submit
+    from shareval.platform.competitions.models import may_be_primary
     up = SimpleUploadedFile(bl["file"].name, bl["file"].read_bytes())
+    primary = bl["primary"]
+    if primary is None:     # primary as before, unless the run group or a canonical name says not
+        named = parse_archive_name(bl["file"].name)
+        primary = None if isinstance(named, dict) and "type" in named else may_be_primary(ds)
     try:
-        return submit(owner, team, ds, up, primary=bl["primary"], description=bl["description"],
+        return submit(owner, team, ds, up, primary=primary, description=bl["description"],
                       factsheet={k: v for k, v in bl["factsheet"].items() if k != LINE},
                       now=timezone.now())
     except SubmissionError as e:

@@ -4,7 +4,8 @@ A bundle is refused before anything is queued when: the dataset takes no
 code; the sandbox cannot run on this server (code is never run unsandboxed);
 the team may not submit (same rules as file uploads, registration,
 terms and finalist phases included); a quota is reached (code submissions count
-against the dataset's quotas like uploaded files); the dataset's ``concurrent``
+against the dataset's quotas and its run group's like uploaded files); a primary
+is asked for where the run group allows none; the dataset's ``concurrent``
 limit is reached (queued or running code runs count like runs being scored);
 the archive fails the hostile-archive checks; or the manifest is unusable.
 """
@@ -21,6 +22,7 @@ from django.utils import timezone
 from shareval.sandbox import bwrap
 from shareval.sandbox.run import Limits, run_limits as _limits
 
+from shareval.platform.competitions.models import quotas_of
 from shareval.platform.submissions import isolate, service as subs
 from shareval.platform.submissions.models import Submission
 from shareval.platform.coderuns.dispatch import dispatch
@@ -69,15 +71,18 @@ def run_limits(cd: CodeDataset, requested: dict | None) -> Limits:
 
 
 def _quota_full(team, dataset, now):
-    for q in dataset.quotas.all():
+    """The first quota reached: the dataset's own or its run group's, counted over the
+    group's datasets like uploads are (``submissions.service.quota_states``)."""
+    for q in quotas_of(dataset):
         start, reset = q.bounds(now)
-        used = CodeSubmission.objects.filter(team=team, dataset=dataset,
+        counted = q.counted_datasets()
+        used = CodeSubmission.objects.filter(team=team, **counted,
                                              created__gte=start).count() + \
-            Submission.objects.filter(team=team, dataset=dataset, created__gte=start,
+            Submission.objects.filter(team=team, **counted, created__gte=start,
                                       state__in=Submission.COUNTED,
                                       code_runs__isnull=True).count()
         if used >= q.limit:
-            return f"quota reached: {used} of {q.describe()} used"
+            return "quota reached: " + subs.used_words(q, used)
     return None
 
 
@@ -93,6 +98,8 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
     if problem:
         raise subs.SubmissionError(503, problem)
     subs._check_allowed(user, team, dataset, now)
+    if primary and (why := subs.primary_refusal(dataset)):     # a run group's ``from``
+        raise subs.SubmissionError(400, why)
     if not team.is_baseline:
         full = _quota_full(team, dataset, now)
         if full:

@@ -29,7 +29,7 @@ class TaskAdmin(admin.ModelAdmin):
 
 @admin.register(models.Quota)
 class QuotaAdmin(admin.ModelAdmin):
-    list_display = ("dataset", "limit", "window", "days")
+    list_display = ("dataset", "group", "limit", "window", "days")
 
 
 @admin.register(models.Team)

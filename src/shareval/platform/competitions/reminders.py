@@ -14,12 +14,21 @@ from shareval.platform.competitions.models import Phase
 
 from shareval.platform.notifications import mail
 
+# (phase, now, claim_only) -> mails sent: reminders of apps above this one, for each
+# open phase closing within the window (submissions: teams without a primary run)
+phase_reminders: list = []
+
+
+def add_phase_reminder(fn) -> None:
+    if fn not in phase_reminders:
+        phase_reminders.append(fn)
+
 
 def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
     """Remind participants of open phases ending within ``within``; announce results
     whose scheduled release time has passed. Returns counts of mails sent."""
     now = now or timezone.now()
-    out = {"reminders": 0, "releases": 0}
+    out = {"reminders": 0, "releases": 0, "primaries": 0}
     for ph in Phase.objects.filter(start__lte=now, end__gt=now, end__lte=now + within) \
             .select_related("competition"):
         comp = ph.competition
@@ -33,6 +42,7 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
             f"{ph.end.astimezone(comp.tz):%Y-%m-%d %H:%M %Z}.\n\n"
             f"{mail.link(f'/c/{comp.slug}/submit/')}",
             once=f"deadline:{ph.pk}:{ph.end.isoformat()}")
+        out["primaries"] += sum(fn(ph, now) for fn in phase_reminders)
     for ph in Phase.objects.filter(blind=True).select_related("competition"):
         level = ph.released_at(now)
         if level in (Phase.TOP, Phase.DETAILED):
@@ -56,6 +66,7 @@ def claim_past(comp, now=None, within: dt.timedelta = dt.timedelta(days=3)) -> i
                      if level == Phase.DETAILED or x == level]
         if ph.start <= now < ph.end <= now + within:
             keys.append(f"deadline:{ph.pk}:{ph.end.isoformat()}")
+            n += sum(fn(ph, now, claim_only=True) for fn in phase_reminders)
         for key in keys:
             for u in people:
                 n += mail._once(f"{key}:{u.pk}")

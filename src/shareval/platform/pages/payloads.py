@@ -2,21 +2,27 @@
 phases, datasets, quotas and the viewer's team."""
 from __future__ import annotations
 
-from shareval.platform.competitions.models import Competition
+from shareval.platform.competitions.models import Competition, quotas_of
 from shareval.platform.competitions.models.access import PhaseLimit
-from shareval.platform.submissions import factsheets
+from shareval.platform.submissions import deadline, factsheets
 from shareval.platform.submissions.service import quota_states
 
 
 def competition_summary(comp: Competition, user) -> dict:
     team = comp.team_of(user)
     phases = []
+    organizer = comp.is_organizer(user)
     for ph in comp.phases.all():
+        # run groups: a dataset's group, and whether its runs may be primary
+        groups = {ds.pk: {"slug": g.slug, "title": g.name,
+                          "primary": g.may_be_primary(ds), "primary_required": g.primary_required}
+                  for g in ph.run_groups.prefetch_related("datasets") for ds in g.datasets.all()}
         dss = []
         for ds in ph.datasets.select_related("task"):
             d = {"slug": ds.slug, "title": ds.title, "task": ds.task.slug,
                  "task_title": ds.task.title, "task_name": ds.task.task_name, "primary_metric": ds.task.metric,
-                 "quotas": [q.describe() for q in ds.quotas.all()],
+                 "quotas": [q.describe() for q in quotas_of(ds)],
+                 "group": groups.get(ds.pk),
                  "public_files": [f.name for f in ds.public_files.all()],
                  # never the split's units or seed, only that there is one
                  "concurrent": ds.concurrent, "split": bool(ds.split),
@@ -31,8 +37,11 @@ def competition_summary(comp: Competition, user) -> dict:
                        "results": ph.release_level() if ph.blind else "detailed",
                        "chosen_teams_only": PhaseLimit.objects.filter(phase=ph).exists(),
                        "datasets": dss})
+        if organizer:             # the deadline check: teams without a primary, per group
+            phases[-1]["missing_primaries"] = {r["group"]: r["teams"]
+                                               for r in deadline.organizer_rows([ph])}
     return {"slug": comp.slug, "title": comp.title, "description": comp.description,
             "time_zone": comp.time_zone, "team": team.name if team else None,
             "team_status": team.status if team else None, "team_approval": comp.team_approval,
-            "organizer": comp.is_organizer(user), "phases": phases,
+            "organizer": organizer, "phases": phases,
             "factsheet": factsheets.fields(comp.factsheet)}

@@ -36,6 +36,7 @@ from shareval.platform.access import teams
 from shareval.platform.leaderboards import unranked
 from shareval.platform.leaderboards.payloads import get_dataset, leaderboard_payload
 from shareval.platform.pages.payloads import competition_summary
+from shareval.platform.submissions import deadline
 from shareval.platform.bundles.loader import load_bundle_archive
 from shareval.platform.competitions.models import (
     Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
@@ -222,7 +223,7 @@ def organize(request, c):
             .select_related("team", "dataset__phase").prefetch_related("runs")[:RECENT_RUNS])
     return render(request, "shareval/organize.html", {
         "comp": comp, "subs": subs, "levels": Phase.RELEASE, "teams": page, "code": code,
-        "recent": RECENT_RUNS,
+        "recent": RECENT_RUNS, "missing_primaries": deadline.organizer_rows(comp.phases.all()),
         # the Method column only when a listed run's fact sheet names one
         "show_method": any((s.factsheet or {}).get("method") for s in subs),
         "team_names": teams_qs.order_by("name").values_list("name", flat=True),

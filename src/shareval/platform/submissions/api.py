@@ -101,6 +101,21 @@ def upload_request(request, what: str):
 def wants_primary(data) -> bool:
     return str(data.get("primary", "")).lower() in ("1", "true", "yes", "on", "primary")
 
+
+def chosen_kind(data) -> bool | None:
+    """The uploader's choice of kind: ``primary=true`` or ``kind=primary`` -> True,
+    ``kind=contrastive`` -> False, neither -> None (a canonical archive name decides;
+    ``primary=false`` is what older clients send when no choice was made)."""
+    kind = str(data.get("kind", "") or "").strip().lower()
+    if kind not in ("", "primary", "contrastive"):
+        raise service.SubmissionError(400, f"kind: primary or contrastive, not {kind!r}")
+    if wants_primary(data) and kind == "contrastive":
+        raise service.SubmissionError(400, "primary=true and kind=contrastive contradict "
+                                           "each other: send one")
+    if wants_primary(data) or kind == "primary":
+        return True
+    return False if kind == "contrastive" else None
+
 class SubmissionList(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, FormParser]
@@ -143,7 +158,7 @@ class SubmissionList(APIView):
                                  data.get("dataset"))
             team = _team(request, comp, data.get("team"))
             sub = service.submit(request.user, team, ds, upload,
-                                 primary=wants_primary(data),
+                                 primary=chosen_kind(data),
                                  description=str(data.get("description", "")),
                                  factsheet=sheet_from_request(data))
         except service.SubmissionError as e:

@@ -1,5 +1,10 @@
 """Accepting uploads: size check, UUID storage, validation, quota, primary flag.
 
+Quotas and the primary flag follow the dataset's run group when it has one
+(``competitions.models.groups``): runs of all its datasets count, one primary per
+team in the group, only its ``from`` datasets may hold it. A canonical MATERIAL
+archive name sets the kind (``chosen_kind``).
+
 The order matters: the file is validated before any lock is taken (validation
 may read a large reference); the quota is then checked and the submission
 created in one transaction that locks the team row (PostgreSQL) or holds
@@ -25,7 +30,8 @@ from shareval.platform import transient
 from shareval.platform.competitions import catalogs
 from shareval.platform.access import visibility as access
 from shareval.platform.access import eligibility
-from shareval.platform.competitions.models import Dataset, Quota, Team
+from shareval.formats.archive import parse_archive_name
+from shareval.platform.competitions.models import Dataset, Quota, RunGroup, Team, quotas_of
 from shareval.platform.submissions import factsheets, hooks, isolate, queue
 from shareval.platform.submissions.models import Submission, SubmissionEvent
 from shareval.platform.submissions.scoring import rename_paths
@@ -62,23 +68,31 @@ class QuotaState:
         return max(0, self.quota.limit - self.used)
 
     def describe(self) -> str:
-        s = f"{self.used} of {self.quota.describe()} used"
+        s = used_words(self.quota, self.used)
         if self.left == 0:
             s += (f"; next slot opens {self.next_slot:%Y-%m-%d %H:%M %Z}" if self.next_slot
                   else "; no more submissions in this phase")
         return s
 
 
+def used_words(q: Quota, used: int) -> str:
+    """'3 of 5 per calendar week used', or for a run group's quota
+    '5 of 5 runs used for Language 1A (e2e-1a-eval, clir-1a-eval) in this phase'."""
+    if q.group_id:
+        return f"{used} of {q.limit} runs used {q.group_words()} {q.window_words()}"
+    return f"{used} of {q.describe()} used"
+
+
 def quota_states(team: Team, dataset: Dataset, now=None) -> list[QuotaState]:
     now = now or timezone.now()
     out = []
-    for q in dataset.quotas.all():
+    for q in quotas_of(dataset):      # the dataset's own and its run group's
         start, reset = q.bounds(now)
         # a run leaves a rolling window at the instant its next slot names (made exactly
         # ``days`` ago: out); a calendar week or the phase includes its first instant
         since = {"created__gt" if q.window == Quota.ROLLING else "created__gte": start}
-        counted = Submission.objects.filter(team=team, dataset=dataset, **since,
-                                            state__in=Submission.COUNTED)
+        counted = Submission.objects.filter(team=team, **q.counted_datasets(),
+                                            **since, state__in=Submission.COUNTED)
         used = counted.count()
         nxt = None
         if used >= q.limit:
@@ -165,11 +179,37 @@ def team_refusal(team: Team) -> str:
     return f"team {team.name} was not approved by the organizers and cannot submit"
 
 
-def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
+def chosen_kind(original: str, primary: bool | None) -> bool:
+    """Whether the upload is primary: a canonical archive name (plan 8.2.1.2) says so by
+    its SubmissionType; ``primary`` is the uploader's choice (None: none made), refused
+    when it contradicts the name."""
+    fields = parse_archive_name(original)
+    named = fields.get("type") if isinstance(fields, dict) else None
+    if named is None:
+        return bool(primary)
+    if primary is not None and primary != (named == Submission.PRIMARY):
+        chose = Submission.PRIMARY if primary else Submission.CONTRASTIVE
+        raise SubmissionError(400, f"{original}: the file name says {named} but the upload "
+                                   f"was marked {chose}: rename the file or change the choice")
+    return named == Submission.PRIMARY
+
+
+def primary_refusal(dataset: Dataset) -> str:
+    """Why a run of ``dataset`` cannot be primary (its run group's ``from``), or ''."""
+    group = RunGroup.objects.for_dataset(dataset)
+    return group.contrastive_only(dataset) if group else ""
+
+
+def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool | None = None,
            description: str = "", factsheet: dict | None = None, now=None) -> Submission:
-    """Store, validate and queue one upload; raises SubmissionError on refusal."""
+    """Store, validate and queue one upload; raises SubmissionError on refusal.
+    ``primary``: True or False when the uploader chose the kind, None when not."""
     now = now or timezone.now()
     _check_allowed(user, team, dataset, now)
+    original = Path(getattr(upload, "name", "") or "upload").name[:255]
+    primary = chosen_kind(original, primary)
+    if primary and (why := primary_refusal(dataset)):
+        raise SubmissionError(400, why)
     if not all(accepts(dataset) for accepts in hooks.accepts_files):
         raise SubmissionError(400, f"dataset {dataset} takes code, not output files: upload "
                                    f"a bundle (shareval submit --code DIR)")
@@ -184,7 +224,6 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool = False,
         check_concurrent(team, dataset)
     if not team.is_baseline:
         _check_rejection_rate(team, now)
-    original = Path(getattr(upload, "name", "") or "upload").name[:255]
     name = stored_name(original)
     size = _save(upload, name)
     try:
@@ -235,8 +274,7 @@ def _store(user, team: Team, dataset: Dataset, *, name: str, original: str, size
                                   next_slot=full.next_slot)
         if not team.is_baseline:
             check_concurrent(team, dataset)
-        if primary:
-            _demote_primary(team, dataset)
+        demoted = _demote_primary(team, dataset) if primary else []
         sub = Submission.objects.create(
             team=team, dataset=dataset, user=user, stored_name=name, original_name=original,
             size=size, description=description[:5000], state=Submission.VALIDATED,
@@ -246,6 +284,7 @@ def _store(user, team: Team, dataset: Dataset, *, name: str, original: str, size
                                        message=f"{original} ({size} bytes) uploaded")
         sub.record(Submission.VALIDATED, "passed validation" +
                    (f" with {len(warnings)} warnings" if warnings else ""))
+        _record_replaced(sub, demoted)
         queue.enqueue(sub)
     return sub
 
@@ -329,13 +368,38 @@ def _validate(dataset: Dataset, path: Path, original: str,
     return [], [named(w) for w in v.warnings]
 
 
-def _demote_primary(team: Team, dataset: Dataset, note: str = "") -> None:
-    for old in Submission.objects.filter(team=team, dataset=dataset, kind=Submission.PRIMARY):
+def group_primary(team: Team, group: RunGroup) -> Submission | None:
+    """The team's primary run in ``group`` (one at most, over all its datasets)."""
+    return Submission.objects.filter(team=team, dataset__in=group.datasets.all(),
+                                     kind=Submission.PRIMARY).first()
+
+
+def _demote_primary(team: Team, dataset: Dataset, note: str = "") -> list[Submission]:
+    """Make the team's primary runs of ``dataset`` (and of the other datasets of its run
+    group: one primary per group) contrastive; returns them. Under the team's lock."""
+    group = RunGroup.objects.for_dataset(dataset)
+    datasets = list(group.datasets.all()) if group else [dataset]
+    old_runs = list(Submission.objects.filter(team=team, dataset__in=datasets,
+                                              kind=Submission.PRIMARY).select_related("dataset"))
+    for old in old_runs:
         old.kind = Submission.CONTRASTIVE
         old.save(update_fields=["kind"])
+        where = (f" (a run of {dataset.slug}: one primary per team in {group.name})"
+                 if old.dataset_id != dataset.pk else "")
         SubmissionEvent.objects.create(submission=old, state="contrastive",
                                        message="no longer primary: another run was made "
-                                               "primary" + note)
+                                               "primary" + where + note)
+    return old_runs
+
+
+def _record_replaced(sub: Submission, demoted: list[Submission]) -> None:
+    """The new primary's history names the runs of other datasets it replaced."""
+    for old in demoted:
+        if old.dataset_id != sub.dataset_id:
+            SubmissionEvent.objects.create(
+                submission=sub, state="primary",
+                message=f"primary in place of run {old.pk} of {old.dataset.slug} "
+                        f"(one primary per team in the run group)")
 
 
 def _change_note(sub: Submission, user, reason: str, now) -> str:
@@ -369,13 +433,17 @@ def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
         raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
     note = _change_note(sub, user, reason, now)
+    if why := primary_refusal(sub.dataset):
+        raise SubmissionError(400, why)
     with transaction.atomic():
         lock_team(sub.team_id)
-        _demote_primary(sub.team, sub.dataset, note)
+        demoted = [old for old in _demote_primary(sub.team, sub.dataset, note)
+                   if old.pk != sub.pk]
         sub.kind = Submission.PRIMARY
         sub.save(update_fields=["kind"])
         SubmissionEvent.objects.create(submission=sub, state="primary",
                                        message="made primary" + note)
+        _record_replaced(sub, demoted)
 
 
 def cancel(sub: Submission, user, *, reason: str = "", now=None) -> None:

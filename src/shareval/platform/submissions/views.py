@@ -40,7 +40,7 @@ def submit(request, c):
         else:
             try:
                 sub = service.submit(request.user, team, ds, upload,
-                                     primary=bool(request.POST.get("primary")),
+                                     primary=_chosen_kind(request.POST),
                                      description=request.POST.get("description", ""),
                                      factsheet=factsheets.from_post(comp.factsheet, request.POST))
             except service.SubmissionError as e:
@@ -56,6 +56,14 @@ def submit(request, c):
                                                     "choices": choices, "error": error,
                                                     "problems": problems, "guides": guides,
                                                     "sheet": _sheet_fields(comp, request.POST)})
+
+
+def _chosen_kind(post) -> bool | None:
+    """The form's two boxes: primary, contrastive, or neither (the file name decides)."""
+    primary, contrastive = bool(post.get("primary")), bool(post.get("contrastive"))
+    if primary and contrastive:
+        raise service.SubmissionError(400, "tick primary or contrastive, not both")
+    return True if primary else (False if contrastive else None)
 
 
 def _sheet_fields(comp, post) -> list[dict]:

@@ -230,22 +230,53 @@ class Quota(models.Model):
     """
     WEEK, ROLLING, PHASE = "week", "rolling", "phase"
     WINDOWS = [(WEEK, "calendar week"), (ROLLING, "rolling window"), (PHASE, "whole phase")]
-    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="quotas")
+    # a dataset's own quota, or a run group's (runs over all its datasets count)
+    dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="quotas",
+                                null=True, blank=True)
+    group = models.ForeignKey("competitions.RunGroup", on_delete=models.CASCADE,
+                              related_name="quotas", null=True, blank=True)
     limit = models.PositiveIntegerField()
     window = models.CharField(max_length=10, choices=WINDOWS, default=WEEK)
     days = models.PositiveIntegerField(default=7, help_text="rolling window length")
 
-    def describe(self) -> str:
+    class Meta:
+        constraints = [models.CheckConstraint(
+            condition=models.Q(dataset__isnull=False, group__isnull=True) |
+            models.Q(dataset__isnull=True, group__isnull=False),
+            name="quota_of_dataset_or_group")]
+
+    @property
+    def phase(self):
+        return self.dataset.phase if self.dataset_id else self.group.phase
+
+    def counted_datasets(self) -> dict:
+        """The filter on runs (and code submissions) that count against this quota: its
+        dataset's (an equality, as the quota index expects), or its group's datasets'."""
+        if self.dataset_id:
+            return {"dataset_id": self.dataset_id}
+        return {"dataset__in": list(self.group.datasets.values_list("pk", flat=True))}
+
+    def window_words(self) -> str:
         if self.window == self.WEEK:
-            return f"{self.limit} per calendar week"
+            return "per calendar week"
         if self.window == self.ROLLING:
-            return f"{self.limit} per {self.days} days"
-        return f"{self.limit} in this phase"
+            return f"per {self.days} days"
+        return "in this phase"
+
+    def group_words(self) -> str:
+        """'for Language 1A (e2e-1a-eval, clir-1a-eval)' for a group's quota, else ''."""
+        if not self.group_id:
+            return ""
+        return f"for {self.group.name} ({', '.join(self.group.dataset_slugs())})"
+
+    def describe(self) -> str:
+        words = f"{self.limit} {self.window_words()}"
+        return f"{words} {self.group_words()}" if self.group_id else words
 
     def bounds(self, now: dt.datetime) -> tuple[dt.datetime, dt.datetime | None]:
         """Start of the window containing ``now`` and when it next resets (None: never)."""
         if self.window == self.WEEK:
-            tz = self.dataset.phase.competition.tz
+            tz = self.phase.competition.tz
             local = now.astimezone(tz)
             monday = (local - dt.timedelta(days=local.weekday())).date()
             start = dt.datetime.combine(monday, dt.time(0), tzinfo=tz)
@@ -253,7 +284,7 @@ class Quota(models.Model):
             return start, nxt
         if self.window == self.ROLLING:
             return now - dt.timedelta(days=self.days), None
-        return self.dataset.phase.start - dt.timedelta(days=36500), None
+        return self.phase.start - dt.timedelta(days=36500), None
 
 
 class Team(models.Model):
