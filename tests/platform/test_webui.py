@@ -222,8 +222,10 @@ def test_samples_are_valid_files_of_their_task(tmp_path, settings):
         def all(self):
             return self
 
-    ds = SimpleNamespace(public_files=Files([SimpleNamespace(name="s.tsv", path="s.tsv"),
-                                             SimpleNamespace(name="p.json", path="p.json")]))
+    out = {"release_at": None, "audience": "registered"}      # released to everyone
+    ds = SimpleNamespace(public_files=Files([SimpleNamespace(name="s.tsv", path="s.tsv", **out),
+                                             SimpleNamespace(name="p.json", path="p.json",
+                                                             **out)]))
     sv = tmp_path / "sv.json"
     sv.write_text(samples._svident(ds))
     problems = Problems()

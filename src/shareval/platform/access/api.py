@@ -8,8 +8,11 @@
 - ``GET  /api/competitions/<c>/data/``: the data files (``data:``) and released
   files (``public:``) of a competition one may see, with whether the caller may
   download them right now and, if not, why (registration, approval, licence),
-  exactly as the download views decide; the files themselves come from the
-  download URLs, which apply the rules again and log each download.
+  exactly as the download views decide; each file also gives its ``release_at``,
+  ``audience`` and its own ``allowed``/``refusal`` (the date, or the competition-wide
+  reason); files outside the caller's audience are left out (``access/releases.py``).
+  The files themselves come from the download URLs, which apply the rules again
+  and log each download.
 - ``GET  /api/competitions/<c>/team/``: the caller's team, members, lead, a
   proposed lead and the team's history.
 - ``POST /api/competitions/<c>/team/lead/`` (``{"user": name}``): the lead hands
@@ -29,6 +32,7 @@ from shareval.platform.accounts import addresses
 from shareval.platform.notifications import mail
 
 from shareval.platform.access import eligibility
+from shareval.platform.access import releases
 from shareval.platform.access import teams
 from shareval.platform.competitions.models.access import Registration
 from shareval.platform.competitions.models import Competition, PublicFile, Team
@@ -80,25 +84,33 @@ class Announcements(APIView):
                          for a in comp.announcements.all()])
 
 
+def _file_state(f, access) -> dict:
+    return {"release_at": _when(f.release_at), "audience": f.audience,
+            "allowed": access.allowed, "refusal": access.refusal}
+
+
 class DataFiles(APIView):
     def get(self, request, c):
         comp = eligibility.visible(request, c)
-        why = eligibility.download_refusal(request.user, comp)
+        viewer = releases.Viewer(request.user, comp)
         licence = eligibility.page(comp, "licence")
         base = f"/c/{comp.slug}"
+        released = PublicFile.objects.filter(dataset__phase__competition=comp) \
+            .select_related("dataset__phase").order_by("pk")
         return Response({
-            "downloads": comp.downloads, "allowed": why is None, "refusal": why,
+            "downloads": comp.downloads, "allowed": viewer.general is None,
+            "refusal": viewer.general,
             "licence": None if licence is None else {
                 "title": licence.title, "version": licence.version,
                 "accepted": eligibility.accepted(request.user, comp, "licence")},
             "data": [{"name": f.name, "description": f.description, "size": f.size,
-                      "sha256": f.digest, "url": f"{base}/data/{f.name}"}
-                     for f in comp.data_files.all()],
+                      "sha256": f.digest, "url": f"{base}/data/{f.name}", **_file_state(f, a)}
+                     for f in comp.data_files.all() if (a := viewer.of(f)).listed],
             "released": [{"phase": f.dataset.phase.slug, "dataset": f.dataset.slug,
                           "name": f.name,
-                          "url": f"{base}/files/{f.dataset.phase.slug}/{f.dataset.slug}/{f.name}"}
-                         for f in PublicFile.objects.filter(dataset__phase__competition=comp)
-                         .select_related("dataset__phase").order_by("pk")]})
+                          "url": f"{base}/files/{f.dataset.phase.slug}/{f.dataset.slug}/{f.name}",
+                          **_file_state(f, a)}
+                         for f in released if (a := viewer.of(f)).listed]})
 
 
 def team_payload(team: Team) -> dict:

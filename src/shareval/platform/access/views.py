@@ -20,6 +20,7 @@ from shareval.platform.notifications import mail
 
 from shareval.platform.access import eligibility
 from shareval.platform.access import invitations
+from shareval.platform.access import releases
 from shareval.platform.competitions.models.access import (
     LICENCE, TERMS, Agreement, Announcement, DataFile, Download, Invitation, Page, PhaseLimit,
     Registration
@@ -84,9 +85,10 @@ def data(request, c):
         except (eligibility.NotEligible, ValueError) as e:
             messages.error(request, str(e))
         return redirect("data", c=comp.slug)
+    viewer = releases.Viewer(request.user, comp)
+    files = [(f, a) for f in comp.data_files.all() if (a := viewer.of(f)).listed]
     return render(request, "shareval/data.html", {
-        "comp": comp, "licence": licence, "files": comp.data_files.all(),
-        "refusal": eligibility.download_refusal(request.user, comp),
+        "comp": comp, "licence": licence, "files": files, "refusal": viewer.general,
         "licence_ok": eligibility.accepted(request.user, comp, LICENCE)})
 
 
@@ -105,16 +107,25 @@ def token_user(request) -> None:
         request.user = found[0]
 
 
+def refused(request, comp, f):
+    """The answer to a download of ``f`` the rules refuse (releases.Viewer), else None:
+    anonymous people are sent to log in unless only the date stands in the way."""
+    access = releases.Viewer(request.user, comp).of(f)
+    if access.allowed:
+        return None
+    if not request.user.is_authenticated and access.kind != releases.DATE:
+        return redirect_to_login(request.path)
+    return HttpResponseForbidden(f"Download refused: {access.refusal}.",
+                                 content_type="text/plain")
+
+
 @require_GET
 def data_file(request, c, name):
     token_user(request)
     comp = eligibility.visible(request, c)
     f = get_object_or_404(DataFile, competition=comp, name=name)
-    why = eligibility.download_refusal(request.user, comp)
-    if why:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.path)
-        return HttpResponseForbidden(f"Download refused: {why}.", content_type="text/plain")
+    if (answer := refused(request, comp, f)) is not None:
+        return answer
     base = Path(settings.PRIVATE_DIR).resolve()
     path = (base / f.path).resolve()
     if not path.is_relative_to(base) or not path.is_file():

@@ -13,6 +13,7 @@ Top level::
       - {slug: licence, title: Data licence, file: licence.md, version: 2}
     data:                          # stored under PRIVATE_DIR, served through a checked view
       - {file: data/texts.zip, description: publication texts}
+      - {file: data/holdout.zip, release: 2019-01-10, audience: phase:finalists}
     catalogs:
       - {slug: datasets, kind: dataset, file: catalog.txt}
 
@@ -28,6 +29,7 @@ from django.conf import settings
 
 from shareval.formats.errors import InvalidInput, Problem
 
+from shareval.platform.bundles.release_section import DATA_KEYS, LINE, read_entry
 from shareval.platform.competitions import catalogs, checks
 from shareval.platform.competitions.models.access import (
     Catalog, DataFile, Invitation, Page, PhaseCatalog, PhaseLimit
@@ -36,8 +38,9 @@ from shareval.platform.competitions.checks import CHOICES
 from shareval.platform.competitions.models import Competition, Team
 
 
-def read_access(doc: dict, r, task_slugs: dict) -> dict:
-    """Check the access keys of a parsed bundle; problems go to ``r`` (bundle._Reader)."""
+def read_access(doc: dict, r, task_slugs: dict, phases: set[str]) -> dict:
+    """Check the access keys of a parsed bundle; problems go to ``r`` (bundle._Reader);
+    ``phases``: the bundle's phase slugs (a data file's audience names one)."""
     out = {}
     for key, allowed in CHOICES.items():
         v = str(doc.get(key, allowed[0]))
@@ -72,8 +75,11 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
                              "body": body or "", "version": version})
     out["data"] = []
     names = set()
-    for i, d in enumerate(doc.get("data") or []):
+    for i, entry in enumerate(doc.get("data") or []):
         w = f"data[{i}]"
+        d = read_entry(r, entry, w, doc.get(LINE), phases, own_phase=False, keys=DATA_KEYS)
+        if d is None:
+            continue
         f = r.file(d, "file", w)
         if f is not None and (why := checks.data_file(f)):
             r.err(d, f"{w}.file", why)
@@ -84,7 +90,8 @@ def read_access(doc: dict, r, task_slugs: dict) -> dict:
         if name in names:
             r.err(d, f"{w}.name", f"{name!r} is declared twice")
         names.add(name)
-        out["data"].append({"name": name, "file": f, "description": str(d.get("description", ""))})
+        out["data"].append({"name": name, "file": f, "description": str(d.get("description", "")),
+                            "release_at": d["release"], "audience": d["audience"]})
     out["catalogs"] = {}
     for i, c in enumerate(doc.get("catalogs") or []):
         w = f"catalogs[{i}]"
@@ -151,14 +158,16 @@ def save_page(comp: Competition, slug: str, title: str, body: str,
 
 
 def save_data_file(comp: Competition, name: str, src: Path, description: str,
-                   copy) -> DataFile:
-    """Store ``src`` as the data file ``name`` (replacing one of that name)."""
+                   copy, release: dict | None = None) -> DataFile:
+    """Store ``src`` as the data file ``name`` (replacing one of that name);
+    ``release``: its ``release_at`` and ``audience`` when the bundle sets them
+    (a file added in the browser keeps those of the one it replaces)."""
     rel = f"{comp.slug}/data/{name}"
     copy(src, Path(settings.PRIVATE_DIR), rel)
     return DataFile.objects.update_or_create(
         competition=comp, name=name,
         defaults={"path": rel, "description": description[:500],
-                  "size": src.stat().st_size, "digest": _digest(src)})[0]
+                  "size": src.stat().st_size, "digest": _digest(src), **(release or {})})[0]
 
 
 def load_access(comp: Competition, a: dict, copy) -> None:
@@ -180,7 +189,8 @@ def load_access(comp: Competition, a: dict, copy) -> None:
         save_page(comp, p["slug"], p["title"], p["body"], p["version"])
     private = Path(settings.PRIVATE_DIR)
     for d in a["data"]:
-        save_data_file(comp, d["name"], d["file"], d["description"], copy)
+        save_data_file(comp, d["name"], d["file"], d["description"], copy,
+                       {"release_at": d["release_at"], "audience": d["audience"]})
     newest = {slug: catalogs.store(comp, slug, c["kind"], c["file"], _digest(c["file"]),
                                    lambda src, rel: copy(src, private, rel))
               for slug, c in a["catalogs"].items()}

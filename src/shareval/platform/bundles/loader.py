@@ -26,6 +26,7 @@ from shareval.formats.errors import InvalidInput, Problems
 
 from shareval.platform.competitions import checks
 from shareval.platform.bundles import dataset_section as bundle_runs
+from shareval.platform.bundles import release_section as releases
 from shareval.platform.bundles.access_section import load_access, read_access
 from shareval.platform.bundles.groups_section import read_groups, save_groups
 from shareval.platform.competitions.models.access import SettingChange
@@ -200,6 +201,7 @@ def read_bundle(root: Path) -> dict:
         read_program(r, t, w, out["tasks"][-1])
     if not out["tasks"]:
         r.err(doc, "bundle.tasks", "at least one task is required")
+    phase_slugs = releases.phase_slugs(doc)
     for i, ph in enumerate(doc.get("phases") or []):
         w = f"phases[{i}]"
         lb = str(ph.get("leaderboard", "public"))
@@ -229,10 +231,13 @@ def read_bundle(root: Path) -> dict:
                         r.err(d, f"{dw}.reference", f"does not load as a {tname} reference: "
                                                     f"{str(p).replace(str(root) + '/', '')}")
             public = []
-            for k, f in enumerate(d.get("public") or []):
-                p = r.file({"f": f, LINE: d.get(LINE)}, "f", f"{dw}.public[{k}]")
+            for k, f in enumerate(d.get("public") or []):      # release_section.py
+                e = releases.read_entry(r, f, f"{dw}.public[{k}]", d.get(LINE), phase_slugs,
+                                        own_phase=True)
+                p = e and r.file(e, "file", f"{dw}.public[{k}]")
                 if p is not None:
-                    public.append(p)
+                    public.append({"path": p, "release_at": e["release"],
+                                   "audience": e["audience"]})
             quotas = bundle_runs.read_quotas(r, d, dw)
             phase["datasets"].append({"slug": r.slug(d, dw), "task": tslug,
                                       "title": str(d.get("title", "")), "reference": ref,
@@ -256,7 +261,7 @@ def read_bundle(root: Path) -> dict:
                                  # default: primary where the dataset's run group allows it
                                  "primary": bool(b["primary"]) if "primary" in b else None,
                                  "factsheet": dict(b.get("factsheet") or {})})
-    out["access"] = read_access(doc, r, task_slugs)          # access_section.py
+    out["access"] = read_access(doc, r, task_slugs, phase_slugs)   # access_section.py
     r.problems.raise_if_any()
     return out
 
@@ -338,10 +343,12 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
             for q in d["quotas"]:
                 Quota.objects.create(dataset=ds, **q)
             for f in d["public"]:
-                prel = f"{comp.slug}/{phase.slug}/{d['slug']}/{f.name}"
-                _copy(f, Path(settings.PUBLIC_DIR), prel)
-                PublicFile.objects.update_or_create(dataset=ds, name=f.name,
-                                                    defaults={"path": prel})
+                name = f["path"].name
+                prel = f"{comp.slug}/{phase.slug}/{d['slug']}/{name}"
+                _copy(f["path"], Path(settings.PUBLIC_DIR), prel)
+                PublicFile.objects.update_or_create(
+                    dataset=ds, name=name, defaults={"path": prel, "release_at": f["release_at"],
+                                                     "audience": f["audience"]})
             # code submissions (coderuns): hidden input and sample under PRIVATE_DIR
             from shareval.platform.coderuns.bundle import save_code
             save_code(ds, d["code"], _copy, tree_digest)

@@ -11,10 +11,9 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.views import redirect_to_login
 from django.core.paginator import Paginator
 from django.db.models import Case, IntegerField, Q, Value, When, prefetch_related_objects
-from django.http import FileResponse, Http404, HttpResponseForbidden
+from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import escape
@@ -41,7 +40,7 @@ from shareval.platform.bundles.loader import load_bundle_archive
 from shareval.platform.competitions.models import (
     Competition, CompetitionTask, Dataset, Membership, Phase, PublicFile, Team
 )
-from shareval.platform.access.views import token_user
+from shareval.platform.access.views import refused, token_user
 
 
 def home(request):
@@ -143,11 +142,8 @@ def public_file(request, c, p, d, name):
     ds = get_dataset(request, c, p, d)
     comp = ds.phase.competition
     f = get_object_or_404(PublicFile, dataset=ds, name=name)
-    why = eligibility.download_refusal(request.user, comp)
-    if why:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.path)
-        return HttpResponseForbidden(f"Download refused: {why}.", content_type="text/plain")
+    if (answer := refused(request, comp, f)) is not None:      # date, audience, licence
+        return answer
     path = (Path(settings.PUBLIC_DIR) / f.path).resolve()
     if not path.is_relative_to(Path(settings.PUBLIC_DIR).resolve()) or not path.is_file():
         raise Http404("no such file")

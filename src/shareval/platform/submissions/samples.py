@@ -14,11 +14,15 @@ from pathlib import Path
 
 from django.conf import settings
 
+from shareval.platform.access import releases
+
 SAMPLE_IDS = 3
 
 
 def _public(ds, suffix: str) -> Path | None:
     for f in ds.public_files.all():
+        if not releases.open_to_all(f):       # no ids of a file not yet out, or not for all
+            continue
         p = (Path(settings.PUBLIC_DIR) / f.path).resolve()
         if f.name.endswith(suffix) and p.is_relative_to(Path(settings.PUBLIC_DIR).resolve()) \
                 and p.is_file():

@@ -11,7 +11,9 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from shareval.platform.competitions.models.core import Competition, Phase, Team
+from shareval.platform.competitions.models.core import (
+    AUDIENCE_REGISTERED, Competition, Phase, Team
+)
 
 TERMS, LICENCE = "terms", "licence"
 
@@ -121,6 +123,11 @@ class DataFile(models.Model):
     description = models.CharField(max_length=500, blank=True)
     size = models.BigIntegerField(default=0)
     digest = models.CharField(max_length=64, blank=True)
+    # as PublicFile's; ``phase`` alone names no phase here, only phase:<slug> does
+    release_at = models.DateTimeField(null=True, blank=True,
+                                      help_text="not downloadable before (None: at once)")
+    audience = models.CharField(max_length=80, default=AUDIENCE_REGISTERED,
+                                help_text="registered or phase:<slug>")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["competition", "name"],

@@ -210,11 +210,22 @@ class Dataset(models.Model):
         return Path(settings.PRIVATE_DIR) / self.reference_path if self.reference_path else None
 
 
+# who may download a released or data file (access/releases.py reads them)
+AUDIENCE_REGISTERED, AUDIENCE_PHASE = "registered", "phase"
+AUDIENCE_HELP = ("registered (every participant, as the competition's downloads rule "
+                 "allows), phase (the teams admitted to the file's phase) or phase:<slug>")
+
+
 class PublicFile(models.Model):
-    """A file released to participants with a dataset (inputs, queries, texts)."""
+    """A file released to participants with a dataset (inputs, queries, texts),
+    from ``release_at`` on (None: at once) to its ``audience``."""
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="public_files")
     name = models.CharField(max_length=200)
     path = models.CharField(max_length=500, help_text="relative to PUBLIC_DIR")
+    release_at = models.DateTimeField(null=True, blank=True,
+                                      help_text="not downloadable before (None: at once)")
+    audience = models.CharField(max_length=80, default=AUDIENCE_REGISTERED,
+                                help_text=AUDIENCE_HELP)
 
     class Meta:
         unique_together = [("dataset", "name")]
