@@ -165,3 +165,22 @@ def test_pack_beta_clir_sets_the_clir_part(tmp_path):
     assert r.metrics["clir_aqwv"] == pytest.approx(1 - (0.5 / 2 + 10 * (1 / 4) / 3))
     assert json.loads(json.dumps(r.to_dict()))["conventions"]["clir"].startswith(
         "CLIR computed from the E2E run (plan 8.1)")
+
+
+def test_before_any_judging_the_clir_part_is_scored_and_the_e2e_values_wait(tmp_path):
+    """A run of the evaluation week, scored before judging: no zeros, no credit for
+    unjudged summaries; E2E values undefined, the CLIR part exact, a warning says why."""
+    pack = _e2e_pack(tmp_path)
+    (pack / "e2e" / "judgments.tsv").unlink()
+    run = folder(tmp_path, submission_files())
+    waiting = get("material-e2e").score(pack, run)
+    judged = get("material-e2e").score(pack, run, judgments=str(judgments_file(
+        tmp_path / "j.tsv")))
+    for m in ("aqwv", "aqwv_raw", "aqwv_all", "adwv"):
+        assert np.isnan(waiting.metrics[m]), m
+    for m in ("clir_aqwv", "clir_mqwv", "clir_roc_auc", "clir_aqwv_all",
+              "clir_aqwv_at_e2e_beta"):
+        assert waiting.metrics[m] == judged.metrics[m], m
+    assert all(np.isnan(r["aqwv"]) for r in waiting.breakdowns["per_domain"].values())
+    assert any("no judgments yet" in w for w in waiting.warnings)
+    assert waiting.to_dict()["metrics"]["aqwv"] is None      # stored as null, unranked

@@ -203,6 +203,8 @@ class MaterialE2E(MaterialClir):
         rel = self.relevance(pack, sub.ids)
         path = Path(judgments) if judgments else pack.root / "e2e" / "judgments.tsv"
         system = system or system_of(sub)
+        if not judgments and not path.exists():
+            return self._awaiting(pack, sub, rel, beta, judge_threshold, system)
         votes = load_checked(read_judgments, path, system)
         share = np.zeros(rel.shape)               # share of judges saying "relevant"
         unjudged = []
@@ -225,6 +227,28 @@ class MaterialE2E(MaterialClir):
         n_votes = [len(v) for v in votes.values()]
         result.counts.update(judged_pairs=len(votes),
                              judges_per_pair=float(np.mean(n_votes)) if n_votes else 0.0)
+        result.conventions["system"] = system
+        return result
+
+    def _awaiting(self, pack, sub, rel, beta, judge_threshold, system):
+        """Before any judging (a run of the evaluation week): the CLIR part is scored,
+        the E2E values are undefined (never zeros, never 'every summary convinced')."""
+        clir_beta = pack.beta("clir")
+        share = np.zeros(rel.shape)
+        result = self.by_status(pack, sub.ids, lambda rows: self._e2e(
+            pack, restrict(sub, rows), rel[rows], share[rows], beta, clir_beta,
+            judge_threshold))
+        nan = float("nan")
+        for k in list(result.metrics):
+            if not k.startswith("clir_"):
+                result.metrics[k] = nan
+        for name, table in result.breakdowns.items():
+            for row in table.values():
+                for k in list(row):
+                    if k.startswith(("aqwv", "qv", "x1", "x2", "x3", "x4")):
+                        row[k] = nan
+        result.warnings.append(AWAITING)
+        result.counts.update(judged_pairs=0, judges_per_pair=0.0)
         result.conventions["system"] = system
         return result
 
@@ -307,6 +331,10 @@ class MaterialE2E(MaterialClir):
         result.conventions["beta"] = beta
         result.figure = clir.figure
         return result
+
+
+AWAITING = ("no judgments yet (no --judgments and no e2e/judgments.tsv in the pack): the E2E "
+            "values wait for the judges; the CLIR part (clir_*) is scored")
 
 
 def system_of(submission) -> str | None:
