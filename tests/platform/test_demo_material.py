@@ -171,6 +171,9 @@ def test_the_competition_loads_with_the_week_rules(db, tmp_path):
             assert all(week.start < s.created < week.end for s in mine)
         gamma = runs.filter(team__name="Team Gamma", dataset__slug__endswith=f"-{lang}-eval")
         assert gamma.count() == 2 and not gamma.filter(kind="primary").exists()
+    from shareval.platform.submissions.deadline import missing_primaries
+    assert sorted((g.slug, [t.name for t in teams]) for g, teams in missing_primaries(week)) == \
+        [("lang-1a", ["Team Gamma"]), ("lang-1b", ["Team Gamma"])]
     campaigns = Campaign.objects.filter(dataset__phase=week).order_by("slug")
     assert [c.slug for c in campaigns] == ["summaries-1a", "summaries-1b"]
     for c in campaigns:

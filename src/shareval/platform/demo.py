@@ -246,8 +246,8 @@ def _print_material(base: str, home: Path, console) -> None:
     console.print("  Leaderboards: " + ", ".join(pages[1:]), markup=False)
     console.print(f"  Summary judging (3 judges per summary, the judge account): {base}/work/; "
                   f"organizers: {base}/c/{bundle.SLUG}/organize/campaigns/", markup=False)
-    console.print("  Team Gamma (carol) sent no primary run: the deadline check names it.",
-                  markup=False)
+    console.print(f"  Team Gamma (carol) sent no primary run in the evaluation week: the "
+                  f"organizer's page names it ({base}/c/{bundle.SLUG}/organize/)", markup=False)
 
 
 def run_demo_server(args, console) -> int:
