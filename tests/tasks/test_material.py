@@ -353,3 +353,14 @@ def test_adwv_equals_brute_force_on_generated_packs(pack_data):
         assert r.metrics["adwv"] is None or np.isnan(r.metrics["adwv"])
     else:
         assert r.metrics["adwv"] == pytest.approx(want, abs=1e-9)
+
+
+def test_free_text_query_columns_are_no_breakdown(tmp_path):
+    root = make_pack(tmp_path / "pack")
+    lines = (root / "queries.tsv").read_text().splitlines()
+    lines = [lines[0] + "\tinstructions"] + [
+        f"{line}\tJudge whether the summary is about {k}" for k, line in enumerate(lines[1:])]
+    (root / "queries.tsv").write_text("\n".join(lines) + "\n")
+    sub = folder(tmp_path, {f"{q}.tsv": t for q, t in SYSTEM.items()})
+    r = get("material-clir").score(root, sub)
+    assert "per_type" in r.breakdowns and "per_instructions" not in r.breakdowns

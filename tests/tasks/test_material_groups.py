@@ -199,3 +199,15 @@ def test_canonical_names_must_agree_with_dataset_name_and_queryset(tmp_path):
         get("material-domainid").validate(dom, reference=pack)
     assert [str(p) for p in e.value.problems] == [
         f"{dom}: archive name: says dataset DEV, the pack is EVAL1EVAL2"]
+
+
+def test_a_canonical_name_of_another_evaluation_period_is_refused(tmp_path):
+    pack = make_pack(tmp_path / "pack")
+    (pack / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
+    members = [(f"{q}.tsv", t.encode()) for q, t in SYSTEM.items()]
+    other = tgz(tmp_path, members, "NIST_CLIR-primary-unconstrained-QUERY2-s1"
+                "_BASE-1A-DEV_20181113_225652.tgz")
+    with pytest.raises(InvalidInput) as e:
+        get("material-clir").validate(other, reference=pack)
+    assert [str(p) for p in e.value.problems] == [
+        f"{other}: archive name: says evaluation period BASE, the pack is EVAL1"]

@@ -1,5 +1,5 @@
 """``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
-send-reminders, demo.
+send-reminders, demo, rcc-study, e2e-judging.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -60,6 +60,13 @@ def add_server_parser(sub) -> None:
                                                  "result releases (idempotent: run from cron)")
     rm.add_argument("--within-hours", type=float, default=72,
                     help="remind of phases closing within this many hours (default 72)")
+    ot = cmds.add_parser("official-tables", help="write a phase's official tables (each "
+                                                  "team's primary run per run group) as CSV, "
+                                                  "LaTeX and DET plots")
+    ot.add_argument("competition")
+    ot.add_argument("--phase", required=True)
+    ot.add_argument("--out", required=True, help="folder for <group>.csv, <group>.tex, "
+                                                 "<group>-det.png and .pdf")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
@@ -68,6 +75,8 @@ def add_server_parser(sub) -> None:
     demo.add_argument("--no-serve", action="store_true", help="build and score, do not serve")
     from shareval.platform.annotation.cli import add_parser as add_rcc_study
     add_rcc_study(cmds)
+    from shareval.platform.judging.cli import add_parser as add_e2e_judging
+    add_e2e_judging(cmds)
 
 
 def _setup(args) -> None:
@@ -169,20 +178,63 @@ def run_server_command(args: argparse.Namespace, console) -> int:
     if c == "rcc-study":
         from shareval.platform.annotation.cli import run as rcc_study
         return rcc_study(args, console)
+    if c == "e2e-judging":
+        from shareval.platform.judging.cli import run as e2e_judging
+        return e2e_judging(args, console)
     if c == "send-reminders":
         import datetime as dt
 
         from shareval.platform.competitions.reminders import send_due
         n = send_due(within=dt.timedelta(hours=args.within_hours))
-        console.print(f"{n['reminders']} deadline reminders, {n['primaries']} missing-primary "
-                      f"reminders and {n['releases']} release notices mailed")
+        console.print(f"{n.pop('reminders')} deadline reminders, {n.pop('primaries', 0)} "
+                      f"missing-primary reminders and {n.pop('releases')} release notices "
+                      f"mailed")
+        for line in n.pop("lines", []):
+            console.print(line, markup=False)
         return 0
+    if c == "official-tables":
+        return _official_tables(args, console)
     if c == "demo":
         if not args.no_serve:
             check_port(args.host, args.port)
         from shareval.platform.demo import run_demo_server
         return run_demo_server(args, console)
     raise AssertionError(c)
+
+
+def _official_tables(args, console) -> int:
+    from pathlib import Path
+
+    from rich.table import Table
+
+    from shareval.platform.competitions.models import Phase
+    from shareval.platform.leaderboards import official
+    phase = Phase.objects.filter(competition__slug=args.competition, slug=args.phase) \
+        .select_related("competition").first()
+    if phase is None:
+        console.print(f"no phase {args.phase!r} in competition {args.competition!r}")
+        return 1
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    for t in official.tables(phase, detailed=True):
+        caption = f"{phase.competition.title}, {phase.title}: {t.set.title} (primary runs)"
+        (out / f"{t.set.slug}.csv").write_text(official.as_csv(t))
+        (out / f"{t.set.slug}.tex").write_text(official.as_latex(t, caption))
+        fig = official.det_figure(t)
+        if fig is not None:
+            for ext in ("png", "pdf"):
+                fig.savefig(out / f"{t.set.slug}-det.{ext}", dpi=110)
+        shown = Table(title=caption)
+        for name in ["Rank", "Team", "Run"] + [label for _, label in t.columns]:
+            shown.add_column(name)
+        for r in t.rows:
+            shown.add_row(str(r["rank"] or "-"), r["team"], r["run"],
+                          *("-" if v is None else f"{v:.4f}" for v in r["cells"]))
+        console.print(shown)
+        if t.without_primary:
+            console.print(f"without a primary run: {', '.join(t.without_primary)}")
+    console.print(f"written to {out}")
+    return 0
 
 
 def _load_bundle(args, console) -> int:

@@ -6,7 +6,7 @@ from django.urls import include, path
 from shareval.platform.accounts import api as accounts_api, password_reset, views as accounts_views
 from shareval.platform.coderuns import api as code_api, views as code_views
 from shareval.platform.pages import api as comp_api
-from shareval.platform.pages import records_views
+from shareval.platform.pages import official_views, records_views
 from shareval.platform.pages import views as comp_views
 from shareval.platform.access import views as views_access
 from shareval.platform.bundles import views as views_settings
@@ -49,6 +49,9 @@ urlpatterns = [
     # registration, pages, data; the organizers' access dashboard
     path("c/<slug:c>/register/", views_access.register, name="register-competition"),
     path("c/<slug:c>/pages/<slug:page>/", views_access.page, name="page"),
+    path("c/<slug:c>/results/<slug:p>/", official_views.page, name="official"),
+    path("c/<slug:c>/results/<slug:p>/<slug:s>.<str:fmt>", official_views.download,
+         name="official-file"),
     path("c/<slug:c>/data/", views_access.data, name="data"),
     path("c/<slug:c>/data/<str:name>", views_access.data_file, name="data-file"),
     path("c/<slug:c>/organize/access/", views_access.organize_access, name="organize-access"),
@@ -98,6 +101,10 @@ urlpatterns = [
     path("c/<slug:c>/organize/campaigns/<int:j>/", judging_views.manage, name="campaign"),
     path("c/<slug:c>/organize/campaigns/<int:j>/late/", judging_views.add_late,
          name="campaign-late"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/build-e2e/", judging_views.build_e2e,
+         name="campaign-build-e2e"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/publish-e2e/", judging_views.publish_e2e,
+         name="campaign-publish-e2e"),
     path("c/<slug:c>/organize/campaigns/<int:j>/crowd/", judging_views.crowd_import,
          name="campaign-crowd"),
     path("c/<slug:c>/organize/campaigns/<int:j>/adjudicate/", judging_views.adjudicate,

@@ -32,7 +32,14 @@ RUNS = ("best", "all")
 
 
 def read_factsheet(r, doc) -> dict:
-    return factsheets.read_schema(doc.get("factsheet"), r.err)
+    schema = factsheets.read_schema(doc.get("factsheet"), r.err)
+    slugs = {str(p.get("slug")) for p in doc.get("phases") or [] if isinstance(p, dict)}
+    for i, f in enumerate(schema.get("fields", [])):     # a refusal names real phases
+        unknown = [p for p in ((f.get("refuse") or {}).get("phases") or []) if p not in slugs]
+        if unknown:
+            r.err(doc.get("factsheet"), f"bundle.factsheet.fields[{i}].refuse.phases",
+                  f"no phase {', '.join(unknown)} in this bundle")
+    return schema
 
 
 def read_board(r, d: dict, dw: str) -> dict:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 
+from django.dispatch import Signal
 from django.utils import timezone
 
 from shareval.platform.competitions.models import Phase
@@ -22,6 +23,11 @@ phase_reminders: list = []
 def add_phase_reminder(fn) -> None:
     if fn not in phase_reminders:
         phase_reminders.append(fn)
+
+
+# sent at the end of each run with ``now``: higher apps do their own periodic work
+# then (judging builds campaigns due after a phase's end) and return a count by name
+periodic = Signal()
 
 
 def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
@@ -47,6 +53,8 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
         level = ph.released_at(now)
         if level in (Phase.TOP, Phase.DETAILED):
             out["releases"] += mail.results_released(ph, level)
+    for _, counts in periodic.send(sender=None, now=now):
+        out.update(counts or {})
     return out
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from shareval.assessment.estimate import estimate_all
 from shareval.assessment.judgments import Judgment, Judgments, quote_name
 from shareval.formats.spreadsheet import escape_formula
+from shareval.formats.summary import JUDGMENT_HEADER
 from shareval.metrics.estimation import percentile_interval
 
 from shareval.platform.judging import designs
@@ -108,20 +109,35 @@ class _SafeWriter:
             self.writerow(row)
 
 
-def e2e_judgments(campaign) -> str:
-    """Summary relevance as the judgments file `shareval score material-e2e
-    --judgments` reads (one row per judge, so both the majority rule and raw
-    votes apply); the item's payload names query_id and document_id."""
-    lines = ["query_id\tdoc_id\tjudge\trelevant"]
+def e2e_rows(campaign) -> list[tuple[str, str, str, str, str]]:
+    """(query_id, doc_id, system, judge, Y/N): one row per counted answer (judges by
+    user name; an adjudicated item has the one row ``adjudication:<user name>``);
+    gold items left out. The system is the item's ``<TeamID>.<SysLabel>``, empty for
+    items loaded without one."""
+    rows = []
     for e in final_answers(campaign).values():
         item = e["item"]
         if item.gold is not None:
             continue
-        q = item.payload.get("query_id") or item.key.split("|")[0]
-        d = item.payload.get("document_id") or item.key.split("|")[-1]
-        for judge, ans in counted(e).items():
-            lines.append(f"{q}\t{d}\t{judge}\t{'Y' if ans['relevant'] else 'N'}")
-    return "\n".join(lines) + "\n"
+        p, parts = item.payload, item.key.split("|")
+        q = p.get("query_id") or parts[0]
+        d = p.get("document_id") or (item.doc if len(parts) == 4 else parts[-1])
+        system = p.get("system") or (parts[1] if len(parts) == 4 else "")
+        rows += [(q, d, system, judge, "Y" if ans["relevant"] else "N")
+                 for judge, ans in counted(e).items()]
+    return sorted(rows)
+
+
+def e2e_judgments(campaign) -> str:
+    """Summary relevance as the judgments file `shareval score material-e2e
+    --judgments` reads: one row per judge, so both the majority rule and the raw
+    votes apply, keyed by system (each team is scored from its own rows). Items
+    loaded without a system give the older form without the system column."""
+    rows = e2e_rows(campaign)
+    if rows and not any(r[2] for r in rows):
+        return "".join("\t".join(r[:2] + r[3:]) + "\n"
+                       for r in [("query_id", "doc_id", "", "judge", "relevant")] + rows)
+    return "".join("\t".join(r) + "\n" for r in [JUDGMENT_HEADER] + rows)
 
 
 def qrels(campaign) -> tuple[str, list[str]]:

@@ -22,7 +22,7 @@ from django.utils.text import slugify
 from shareval.metrics import agreement
 from shareval.platform.competitions.models import Membership
 
-from shareval.platform.judging import build, designs
+from shareval.platform.judging import build, designs, e2e_items
 from shareval.platform.judging.models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
@@ -53,6 +53,10 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
     if upload is not None:
         text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
         build.load_items(campaign, text, upload.name)
+    elif config.get("build") == "primary-e2e":
+        # the primary E2E runs: now if the phase has ended, else by send-reminders after it
+        e2e_items.check_campaign(campaign)
+        e2e_items.build_due(only=campaign.pk)
     else:
         build.build_from_runs(campaign, n, docs, seed)
     return campaign

@@ -18,7 +18,8 @@ from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
 from shareval.platform.judging import (
-    build, content, costs, crowd, designs, help, ondemand, results, service
+    build, content, costs, crowd, designs, e2e_items, e2e_publish, help, ondemand, results,
+    service
 )
 from shareval.platform.judging.forms import CampaignForm
 from shareval.platform.judging.models import Assignment, Campaign, Item
@@ -87,8 +88,19 @@ def manage(request, c, j):
              "main": ev.draws.filter(stage="main").count(),
              "reused": ev.draws.filter(reused=True).values("item").distinct().count(),
              "half": None if ev.high is None else (ev.high - ev.low) / 2} for ev in late],
-        "candidates": candidates, "costs": costs.campaign_costs(camp),
+        "candidates": candidates, "costs": costs.campaign_costs(camp), "e2e": _e2e_state(camp),
         "crowd": camp.design != designs.RELATED})
+
+
+def _e2e_state(camp) -> dict | None:
+    """The E2E loop's buttons: built runs, items lacking judgments, the last publication."""
+    try:
+        e2e_items.check_campaign(camp)
+    except ValueError:
+        return None
+    return {"runs": sorted(camp.outputs.values_list("name", flat=True)),
+            "incomplete": e2e_publish.incomplete(camp),
+            "published": camp.config.get("published")}
 
 
 @login_required
@@ -111,6 +123,45 @@ def add_late(request, c, j):
         messages.success(request, f"{ev.output.name} added: {ev.draws.count()} pilot draws, "
                                   f"{ev.draws.filter(reused=True).count()} of them already "
                                   f"judged.")
+    return redirect("campaign", c=comp.slug, j=camp.pk)
+
+
+@login_required
+@require_POST
+def build_e2e(request, c, j):
+    """Items from every team's primary E2E run (again: adds only what is new)."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    try:
+        built = e2e_items.build_from_primaries(camp)
+    except (ValueError, InvalidInput) as e:
+        messages.error(request, f"Not built: {e}")
+    else:
+        for line in e2e_items.report(built):
+            (messages.warning if line.startswith("skipped") else messages.success)(request, line)
+    return redirect("campaign", c=comp.slug, j=camp.pk)
+
+
+@login_required
+@require_POST
+def publish_e2e(request, c, j):
+    """Each judged primary run scored from its own judgments: its current score."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    try:
+        done = e2e_publish.publish(camp, request.user.get_username(),
+                                   (request.POST.get("force") or "")[:1000])
+    except (ValueError, InvalidInput) as e:
+        messages.error(request, f"Not published: {e}")
+        return redirect("campaign", c=comp.slug, j=camp.pk)
+    for team, value in sorted(done.scored.items()):
+        messages.success(request, f"{team}: E2E AQWV {value if value is None else round(value, 4)}"
+                                  f" from its judgments, now its current score")
+    if done.unchanged:
+        messages.info(request, f"already scored from these judgments: "
+                               f"{', '.join(done.unchanged)}")
+    for team, why in sorted(done.failed.items()):
+        messages.error(request, f"{team}: not scored, nothing stored: {why}")
     return redirect("campaign", c=comp.slug, j=camp.pk)
 
 
@@ -151,11 +202,13 @@ def _judge_campaign(request, j) -> Campaign:
 
 
 def judge_context(camp, item) -> dict:
-    """What a judge may see: never team names, other judges or gold answers."""
+    """What a judge may see: never team names, systems, document ids (a MATERIAL
+    document id names its source), other judges or gold answers."""
     p = item.payload
     view = content.item_view(camp.design, p)
-    ctx = {"text": p.get("text", ""), "doc": item.doc, "doc_url": p.get("doc_url"),
-           "view": view, "instructions": str(p.get("instructions") or "")}
+    ins = str(p.get("instructions") or "")
+    ctx = {"text": p.get("text", ""), "doc_url": p.get("doc_url"), "view": view,
+           "instructions": "" if ins == _campaign_instructions(camp) else ins}
     if view.get("kind") == "publication" and view.get("has_text"):
         ctx["full_text_url"] = reverse("judge-text", args=[camp.pk, item.pk])
     if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
@@ -170,6 +223,12 @@ def judge_context(camp, item) -> dict:
     if camp.design == designs.RELEVANCE:
         ctx.update(query=p.get("query"), image=p.get("image"), summary=p.get("summary"))
     return ctx
+
+
+def _campaign_instructions(camp) -> str:
+    """The campaign's one instructions text (a mapping is per query: on the items)."""
+    ins = camp.config.get("instructions")
+    return ins if isinstance(ins, str) else ""
 
 
 def _decode(camp, item, posted: str) -> dict:
@@ -210,7 +269,7 @@ def judge(request, j):
     ctx = judge_context(camp, a.item)
     return render(request, "shareval/judge.html", {
         "camp": camp, "a": a, "item": ctx, "help": help.for_design(camp.design),
-        "instructions": str(camp.config.get("instructions") or ""),
+        "instructions": _campaign_instructions(camp),
         "started": time.time(), "count": count})
 
 

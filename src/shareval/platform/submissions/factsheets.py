@@ -11,8 +11,12 @@ extra fields an organizer declares in the bundle::
         - {name: ensemble, label: Ensemble of models, type: bool, required: true}
         - {name: gpu_hours, type: number}
         - {name: encoder, type: choice, choices: [none, bert, xlmr]}
+        - {name: human_in_loop, type: bool, required: true,
+           refuse: {value: true, phases: [eval], reason: closed queries allow no human in the loop}}
 
-Types: text, number, integer, bool, url, choice. :func:`clean` checks a sheet
+Types: text, number, integer, bool, url, choice. ``refuse`` turns a declaration into a
+rule (MATERIAL 6.5's data-use declarations): a run whose sheet gives ``value`` is
+refused in the listed phases (every phase when ``phases`` is left out), with the reason. :func:`clean` checks a sheet
 against the schema and returns every problem at once (web form, API and
 ``shareval submit --factsheet FILE.yaml`` all go through it).
 """
@@ -62,11 +66,44 @@ def read_schema(node, err) -> dict:
         choices = [str(c) for c in (f.get("choices") or [])]
         if kind == "choice" and not choices:
             err(f, f"{w}.choices", "a choice field needs its choices")
-        fields.append({"name": name, "label": str(f.get("label") or name), "type": kind,
-                       "required": f.get("required", False) is True, "choices": choices,
-                       "help": str(f.get("help", ""))})
+        spec = {"name": name, "label": str(f.get("label") or name), "type": kind,
+                "required": f.get("required", False) is True, "choices": choices,
+                "help": str(f.get("help", ""))}
+        if "refuse" in f:
+            spec["refuse"] = _read_refusal(f, spec, f"{w}.refuse", err)
+        fields.append(spec)
     return {"required": list(required), "training": [str(t) for t in training],
             "fields": fields}
+
+
+def _read_refusal(f: dict, spec: dict, where: str, err) -> dict | None:
+    r = f.get("refuse")
+    keys = {k for k in r if not k.startswith("__")} if isinstance(r, dict) else set()
+    if not isinstance(r, dict) or "value" not in r or keys - {"value", "phases", "reason"}:
+        err(f, where, "a mapping {value, phases (optional), reason}")
+        return None
+    problems: list[str] = []
+    value = _coerce(spec, r["value"], problems)
+    phases = r.get("phases")
+    if phases is not None and (not isinstance(phases, list)
+                               or not all(isinstance(p, str) for p in phases)):
+        problems.append("phases: a list of phase slugs")
+    for p in problems:
+        err(f, where, p.split(": ", 1)[-1])
+    if problems:
+        return None
+    return {"value": value, "phases": phases, "reason": str(r.get("reason") or "not allowed")}
+
+
+def _refused(f: dict, value, phase) -> str | None:
+    """The refusal of ``value`` for field ``f`` in ``phase`` (a Phase or None), if any."""
+    r = f.get("refuse")
+    if not r or value != r["value"] or phase is None:
+        return None
+    if r["phases"] is not None and phase.slug not in r["phases"]:
+        return None
+    shown_value = shown(value)
+    return f"factsheet.{f['name']}: {shown_value} is not allowed in {phase.title}: {r['reason']}"
 
 
 def _truthy(v) -> bool | None:
@@ -111,10 +148,12 @@ def _empty(v) -> bool:
     return v is None or (isinstance(v, str) and not v.strip())
 
 
-def clean(schema: dict, data: dict | None, required: bool = True) -> tuple[dict, list[str]]:
+def clean(schema: dict, data: dict | None, required: bool = True,
+          phase=None) -> tuple[dict, list[str]]:
     """(the sheet as stored, problems). Unknown keys are problems too, so a typo in a
     ``--factsheet`` file is not lost silently. ``required=False`` (organizers'
-    baselines) checks the values given but requires none."""
+    baselines) checks the values given but requires none. ``phase``: the run's phase,
+    where a field's ``refuse`` rule applies."""
     data = dict(data or {})
     data.pop("description", None)              # the run's own description field
     schema = schema or {}
@@ -143,6 +182,9 @@ def clean(schema: dict, data: dict | None, required: bool = True) -> tuple[dict,
                 problems.append(f"factsheet.{name}: required ({f['label']})")
             continue
         out[name] = _coerce(f, v, problems)
+        why = _refused(f, out[name], phase)
+        if why:
+            problems.append(why)
     return out, problems
 
 

@@ -90,6 +90,10 @@ class Submission(models.Model):
                                    "leaderboards (where the organizers let teams choose)")
     disqualified = models.TextField(blank=True, max_length=2000,
                                     help_text="the organizers' reason; off every leaderboard")
+    # options a higher app published for this run's scoring (judging: the MATERIAL E2E
+    # judgments file under PRIVATE_DIR and the system), every later scoring keeps them:
+    # {"options": {...}, "digest": suffix of the reference digest, "source": who set them}
+    score_options = models.JSONField(default=dict, blank=True)
 
     objects = BoardQuerySet.as_manager()
 
@@ -122,6 +126,12 @@ class Submission(models.Model):
     def path(self):
         from pathlib import Path
         return Path(settings.UPLOAD_DIR) / self.stored_name
+
+    @property
+    def scoring_digest(self) -> str:
+        """The reference digest of this run's scorings: the dataset's, plus the
+        published options' own (a judged score is a score of another reference)."""
+        return self.dataset.reference_digest + str(self.score_options.get("digest") or "")
 
     @property
     def current_score(self):
@@ -158,7 +168,7 @@ class Score(models.Model):
     """One scoring of a submission; unique per (scorer version, reference digest)."""
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
     scorer_version = models.CharField(max_length=120)
-    reference_digest = models.CharField(max_length=64)
+    reference_digest = models.CharField(max_length=100)      # Submission.scoring_digest
     result = models.JSONField()
     primary = models.FloatField(null=True)
     comparison = models.JSONField(null=True, blank=True)
@@ -196,7 +206,7 @@ class Job(models.Model):
     QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="jobs")
     scorer_version = models.CharField(max_length=120)
-    reference_digest = models.CharField(max_length=64)
+    reference_digest = models.CharField(max_length=100)
     status = models.CharField(max_length=10, default=QUEUED, db_index=True)
     attempts = models.PositiveIntegerField(default=0)
     token = models.CharField(max_length=32, blank=True)

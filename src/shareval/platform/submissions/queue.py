@@ -46,8 +46,7 @@ WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
 # Enqueueing
 
 def scorer_key(submission: Submission) -> tuple[str, str]:
-    ds = submission.dataset
-    return ds.task.registry_task.scorer_version, ds.reference_digest
+    return submission.dataset.task.registry_task.scorer_version, submission.scoring_digest
 
 
 def enqueue(submission: Submission) -> Job | None:
@@ -212,24 +211,29 @@ def _finish(job: Job, outcome) -> None:
             log.warning("job %s: lease lost before completion; result discarded", job.pk)
             return
         sub = job.submission
-        Score.objects.filter(submission=sub, current=True).update(current=False)
-        # an organizer's re-score of one run (runs.rescore) replaces the earlier
-        # score of the same scorer and reference; the history keeps its metrics
-        Score.objects.filter(submission=sub, scorer_version=job.scorer_version,
-                             reference_digest=job.reference_digest).delete()
-        Score.objects.create(submission=sub, scorer_version=job.scorer_version,
-                             reference_digest=job.reference_digest, result=outcome.result,
-                             primary=outcome.primary, comparison=outcome.comparison,
-                             plots=outcome.plots, current=True,
-                             private_result=outcome.private_result,
-                             private_primary=outcome.private_primary,
-                             unit_stats=outcome.unit_stats)
+        store_score(sub, job.scorer_version, job.reference_digest, outcome)
         state = Submission.objects.values_list("state", flat=True).get(pk=sub.pk)
         if state == Submission.CANCELLED:     # cancelled while running: keep it cancelled
             SubmissionEvent.objects.create(submission=sub, state="scored",
                                            message="scored; stays cancelled")
         else:
             sub.record(Submission.SCORED, f"scored by {scorer_label(job.scorer_version)}")
+
+
+def store_score(sub: Submission, version: str, digest: str, outcome) -> Score:
+    """``outcome`` becomes the run's current score (inside the caller's transaction);
+    earlier scores stay, no longer current. An organizer's re-score of one run
+    (runs.rescore) replaces the earlier score of the same scorer and reference; the
+    history keeps its metrics."""
+    Score.objects.filter(submission=sub, current=True).update(current=False)
+    Score.objects.filter(submission=sub, scorer_version=version,
+                         reference_digest=digest).delete()
+    return Score.objects.create(submission=sub, scorer_version=version, reference_digest=digest,
+                                result=outcome.result, primary=outcome.primary,
+                                comparison=outcome.comparison, plots=outcome.plots,
+                                current=True, private_result=outcome.private_result,
+                                private_primary=outcome.private_primary,
+                                unit_stats=outcome.unit_stats)
 
 
 def _fail(job: Job, message: str, trace: str) -> None:

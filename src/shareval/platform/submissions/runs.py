@@ -104,7 +104,8 @@ def set_on_board(sub: Submission, user, shown: bool, reason: str = "", now=None)
 def edit_factsheet(sub: Submission, user, data: dict, reason: str = "", now=None) -> None:
     now = now or timezone.now()
     note = _change_note(sub, user, reason, now)
-    sheet, problems = factsheets.clean(sub.dataset.phase.competition.factsheet, data)
+    sheet, problems = factsheets.clean(sub.dataset.phase.competition.factsheet, data,
+                                       phase=sub.dataset.phase)
     if problems:
         raise SubmissionError(400, "the fact sheet is incomplete or invalid", problems)
     with transaction.atomic():

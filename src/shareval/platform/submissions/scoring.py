@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
@@ -38,10 +39,39 @@ def _reference(sub: Submission):
 BOARD_OPTIONS = {"rcc-fields-methods": {"top": None}}
 
 
-def score_submission(sub: Submission) -> Outcome:
+def published_options(published: dict) -> dict:
+    """The scoring options of ``published`` (the shape of ``Submission.score_options``);
+    the files they name are stored relative to PRIVATE_DIR."""
+    given = dict(published.get("options") or {})
+    for name in PRIVATE_FILE_OPTIONS:
+        if given.get(name):
+            given[name] = str(Path(settings.PRIVATE_DIR) / given[name])
+    return given
+
+
+PRIVATE_FILE_OPTIONS = ("judgments",)
+
+
+def score_submission(sub: Submission, published: dict | None = None) -> Outcome:
+    """Scored with the options published for the run (``Submission.score_options``),
+    or with ``published`` instead (a judging campaign publishing its judgments); its
+    ``note`` says where the number comes from, in the result's conventions
+    ("official") and first among its warnings. Raises InvalidInput as the scorer does."""
+    published = (sub.score_options or {}) if published is None else published
+    outcome = _score(sub, published_options(published))
+    note = published.get("note")
+    if note:
+        for result in (outcome.result, outcome.private_result):
+            if result is not None:
+                result.setdefault("conventions", {})["official"] = note
+                result["warnings"] = [note] + list(result.get("warnings") or [])
+    return outcome
+
+
+def _score(sub: Submission, extra: dict) -> Outcome:
     ct = sub.dataset.task
     task = ct.registry_task
-    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options}
+    options = {**BOARD_OPTIONS.get(task.name, {}), **ct.options, **extra}
     plots = []
     metric = ct.metric
     if sub.dataset.split:
@@ -55,6 +85,9 @@ def score_submission(sub: Submission) -> Outcome:
         save_figure(scored, Path(settings.RESULTS_DIR) / str(sub.pk) / name)
         plots.append(name)
     result = scored.to_dict()
+    curve = det_points(getattr(scored, "figure", None))
+    if curve is not None:         # the official tables draw every primary's DET on one plot
+        result["curve"] = curve
     if not plots:
         plots += unit_bars(sub, result, metric)
     plots = [p for p in plots if (Path(settings.RESULTS_DIR) / str(sub.pk) / p).exists()]
@@ -63,6 +96,21 @@ def score_submission(sub: Submission) -> Outcome:
         primary = None                          # not rankable; the result keeps the value
     return Outcome(json_safe(result), primary,
                    json_safe(compare_with_best(sub, primary, stats)), plots, unit_stats=stats)
+
+
+def det_points(figure, max_points: int = 400) -> dict | None:
+    """A result's DET curve thinned evenly to ``max_points`` (as the plot thins it),
+    kept with the score so that several runs' curves are drawn without rescoring."""
+    det = figure.get("det") if isinstance(figure, dict) else None
+    if not det:
+        return None
+    p_miss, p_fa = np.asarray(det["p_miss"], float), np.asarray(det["p_fa"], float)
+    if p_miss.size > max_points:
+        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
+        p_miss, p_fa = p_miss[idx], p_fa[idx]
+    return {"p_miss": [round(float(v), 6) for v in p_miss],
+            "p_fa": [round(float(v), 6) for v in p_fa],
+            "actual": [float(v) for v in det.get("actual", (float("nan"),) * 2)]}
 
 
 def _unit_stats(task, ref, run) -> dict | None:

@@ -214,7 +214,7 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool | None =
         raise SubmissionError(400, f"dataset {dataset} takes code, not output files: upload "
                                    f"a bundle (shareval submit --code DIR)")
     sheet, sheet_problems = factsheets.clean(dataset.phase.competition.factsheet, factsheet,
-                                             required=not team.is_baseline)
+                                             required=not team.is_baseline, phase=dataset.phase)
     if sheet_problems:
         raise SubmissionError(400, "the fact sheet is incomplete or invalid", sheet_problems)
     full = None if team.is_baseline else _exhausted(quota_states(team, dataset, now))

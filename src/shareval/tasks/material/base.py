@@ -138,6 +138,10 @@ class _MaterialTask(Task):
         if pack.language and fields["lang"] != pack.language:
             problems.add(path, None, "archive name", f"says language {fields['lang']}, the "
                                                      f"pack is {pack.language}")
+        period = pack.settings.get("eval_period")
+        if period and fields["period"] != str(period):
+            problems.add(path, None, "archive name", f"says evaluation period "
+                                                     f"{fields['period']}, the pack is {period}")
         dataset = pack.settings.get("dataset_name")
         if dataset and fields["dataset"] != str(dataset):
             problems.add(path, None, "archive name", f"says dataset {fields['dataset']}, the "

@@ -13,6 +13,10 @@ from ..base import Option
 from .base import _MaterialTask, restrict
 
 
+# free-text query columns (the judges' per-query instructions): shown, never grouped by
+TEXT_ATTRIBUTES = ("instructions", "description")
+
+
 @register
 class MaterialClir(_MaterialTask):
     name = "material-clir"
@@ -175,7 +179,7 @@ class MaterialClir(_MaterialTask):
             words = len(query.query_string.replace('"', " ").split())
             groups["per_word_count"][str(words)].append(k)
             for attr, value in query.attributes.items():
-                if value:
+                if value and attr not in TEXT_ATTRIBUTES:
                     groups[f"per_{attr}"][value].append(k)
         return {name: {key: np.asarray(v) for key, v in sorted(g.items())}
                 for name, g in groups.items()}
