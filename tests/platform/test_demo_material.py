@@ -171,6 +171,16 @@ def test_the_competition_loads_with_the_week_rules(db, tmp_path):
             assert all(week.start < s.created < week.end for s in mine)
         gamma = runs.filter(team__name="Team Gamma", dataset__slug__endswith=f"-{lang}-eval")
         assert gamma.count() == 2 and not gamma.filter(kind="primary").exists()
+    # the Eval pack out at the week's start; the open queries' relevance after the week,
+    # to the phase's teams only (not to the judge, in no team)
+    from shareval.platform.access.releases import Viewer
+    files = {f.name: f for f in week.datasets.get(slug="e2e-1a-eval").public_files.all()}
+    assert files["1A-eval.tgz"].release_at == week.start
+    opened = files["1A-eval-open-relevance.tsv"]
+    assert (opened.release_at, opened.audience) == (week.end, "phase")
+    alice = Viewer(users["alice"], comp)
+    assert all(alice.of(f).listed and not alice.of(f).available_from for f in files.values())
+    assert not Viewer(users["judge"], comp).of(opened).listed
     from shareval.platform.submissions.deadline import missing_primaries
     assert sorted((g.slug, [t.name for t in teams]) for g, teams in missing_primaries(week)) == \
         [("lang-1a", ["Team Gamma"]), ("lang-1b", ["Team Gamma"])]
@@ -186,23 +196,24 @@ def test_the_competition_loads_with_the_week_rules(db, tmp_path):
 
 
 def _docs_commands() -> list[list[str]]:
-    """The `shareval` commands of docs/material.md's 'Try it on the demo' section."""
+    """The commands of every ```sh block of docs/material.md."""
     import shlex
     from pathlib import Path
     text = (Path(__file__).resolve().parents[2] / "docs" / "material.md").read_text()
-    section = text.split("## Try it on the demo", 1)[1].split("\n## ", 1)[0]
-    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
-    commands = block.replace("\\\n", " ").splitlines()
-    return [shlex.split(c) for c in commands if c.strip()]
+    commands = []
+    for block in text.split("```sh\n")[1:]:
+        lines = block.split("```", 1)[0].replace("\\\n", " ").splitlines()
+        commands += [shlex.split(c) for c in lines if c.strip()]
+    return commands
 
 
 def test_the_docs_demo_commands_run_on_the_generated_files(period, capsys):
-    """Every command of the docs section runs (exit 0) on the generator's files, which
+    """Every command docs/material.md shows runs (exit 0) on the generator's files, which
     `make demo` writes to out/demo-server/material-demo."""
     from shareval.cli import main
     out, _ = period
     commands = _docs_commands()
-    assert len(commands) >= 3 and all(c[0] == "shareval" for c in commands)
+    assert len(commands) >= 5 and all(c[0] == "shareval" for c in commands)
     assert {c[1] for c in commands} == {"validate", "score"}
     for argv in commands:
         args = [a.replace("out/demo-server/material-demo", str(out)) for a in argv[1:]]
