@@ -142,12 +142,12 @@ class _Console:
         self.lines.append(str(text))
 
 
-def test_the_competition_loads_with_the_week_rules(db, tmp_path):
+def test_the_competition_loads_with_the_week_rules(db, tmp_path, client):
     """Alpha and Beta: per language one primary E2E run and two contrastive CLIR runs in
     the week, all scored; Gamma: two runs, no primary; the summary campaigns hold the
     primaries' summaries only."""
     from django.contrib.auth import get_user_model
-    from shareval.platform.demo_material.server import build_competition
+    from shareval.platform.demo_material.server import build_competition, urls
     from shareval.platform.judging.models import Campaign
     from shareval.platform.submissions.models import Submission
     User = get_user_model()
@@ -191,6 +191,8 @@ def test_the_competition_loads_with_the_week_rules(db, tmp_path):
         teams = Counter(item.key.split("|")[0] for item in c.items.all())
         primaries = runs.filter(dataset=c.dataset, kind="primary")
         assert set(teams) == {str(s.team_id) for s in primaries} and len(teams) == 2
+    for url in urls(""):                       # the pages the console lists
+        assert client.get(url).status_code == 200, url
     dev = Submission.objects.filter(dataset__phase__slug="development")
     assert dev.count() == 8 and not dev.exclude(state=Submission.SCORED).exists()
 
