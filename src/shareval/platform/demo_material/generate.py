@@ -12,6 +12,7 @@ Layout under ``out`` (``out/demo-server/material-demo`` after ``make demo``)::
 from __future__ import annotations
 
 import random
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -92,8 +93,8 @@ def _open_relevance(path: Path, queries, docs) -> None:
 
 
 def _judgments(path: Path, lang: str, docs, runs) -> Path:
-    """Three simulated judges per summary of every E2E run (header of contract A item 3)."""
-    import tarfile
+    """Three simulated judges per summary of every E2E run (the 5-column judgments form,
+    docs/material.md)."""
     rel = {d.doc_id: d.relevant for d in docs}
     rng = random.Random(f"{corpus.SEED}-{lang}-judges")
     rows = []

@@ -34,8 +34,9 @@ class System:
 
     def describe(self) -> str:
         what = {"bm25": "BM25 over the English translations", "overlap": "query-word overlap"}
-        return (f"{what[self.method]}{', conceptual queries expanded by a lexicon' if self.expand else ''}"
-                f"; Y when the confidence is at least {self.threshold:g}")
+        expanded = ", conceptual queries expanded by a lexicon" if self.expand else ""
+        return f"{what[self.method]}{expanded}; Y when the confidence is at least " \
+               f"{self.threshold:g}"
 
 
 def tokens(text: str) -> list[str]:
