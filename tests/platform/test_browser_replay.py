@@ -114,7 +114,7 @@ def test_replaying_the_design_sources_on_the_demo(browser, demo, tmp_path):
     assert re.fullmatch(r"Your work \d+ left", judge.inner_text("#work-link"))
     judge.click("#work-link")
     judge.wait_for_selector("#work")
-    assert judge.locator("#work tbody tr").count() == 2
+    assert judge.locator("#work tbody tr").count() == 4      # demo's 2, material-demo's 2
     judge.screenshot(path=str(out / "replay-01-work-judge.png"), full_page=True)
     alice = login(browser, stack, "alice", acc["alice"])
     assert alice.locator("#work-link").count() == 0
@@ -243,13 +243,14 @@ def test_replaying_the_design_sources_on_the_demo(browser, demo, tmp_path):
     assert "Map@" not in alice.content()
     alice.screenshot(path=str(out / "replay-08b-map-at-k.png"), full_page=True)
 
-    # 6. choosing a team to join; the organizer is in no baseline team
-    stack.cli("server", "add-user", "carol", "--password", "carol-pass-123")
-    carol = login(browser, stack, "carol", "carol-pass-123")
-    carol.goto(stack.url + "/c/demo/team/")
-    options = carol.locator("#team-join-name option").all_inner_texts()
+    # 6. choosing a team to join (dave: the demo's carol is Team Gamma's lead in
+    # material-demo); the organizer is in no baseline team
+    stack.cli("server", "add-user", "dave", "--password", "dave-pass-123")
+    dave = login(browser, stack, "dave", "dave-pass-123")
+    dave.goto(stack.url + "/c/demo/team/")
+    options = dave.locator("#team-join-name option").all_inner_texts()
     assert options == ["Team Alpha (1 member)", "Team Beta (1 member)"]
-    carol.screenshot(path=str(out / "replay-09-join-a-team.png"), full_page=True)
+    dave.screenshot(path=str(out / "replay-09-join-a-team.png"), full_page=True)
     org.goto(stack.url + "/c/demo/team/")
     assert org.locator("#hand-lead").count() == 0
     org.goto(stack.url + "/c/demo/leaderboard/development/rcc-dev/")

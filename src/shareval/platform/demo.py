@@ -49,7 +49,8 @@ REFERENCE_SYSTEM = ("shareval's SV-Ident detection (`shareval run svident`) with
                     "trained without the demo's documents (`shareval train-system svident "
                     "--split train`): an unseen-data score")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),
-            ("judge", False, None)]
+            ("carol", False, "Team Gamma"), ("judge", False, None)]
+DEMO_TEAMS = ("Team Alpha", "Team Beta")        # carol's Team Gamma is in material-demo only
 
 
 def _find_data(data: str | None) -> Path:
@@ -221,6 +222,34 @@ def build_bundle(data: Path, out: Path, now: dt.datetime, detection_model: Path 
     return out
 
 
+def _material_demo(home: Path, users: dict, console) -> None:
+    """The MATERIAL competition (platform/demo_material), built once beside ``demo``."""
+    import time
+
+    from django.utils import timezone
+
+    from shareval.platform.competitions.models import Competition
+    from shareval.platform.demo_material import bundle, server
+    if Competition.objects.filter(slug=bundle.SLUG).exists():
+        return
+    console.print(f"building the {bundle.SLUG} competition (synthetic MATERIAL period) ...")
+    start = time.monotonic()
+    server.build_competition(home, users, timezone.now(), console)
+    console.print(f"{bundle.SLUG} built in {time.monotonic() - start:.1f} s")
+
+
+def _print_material(base: str, home: Path, console) -> None:
+    from shareval.platform.demo_material import bundle, server
+    pages = server.urls(base)
+    console.print(f"\n[bold]{bundle.TITLE}[/bold] on {pages[0]}  (files in "
+                  f"{home / 'material-demo'})")
+    console.print("  Leaderboards: " + ", ".join(pages[1:]), markup=False)
+    console.print(f"  Summary judging (3 judges per summary, the judge account): {base}/work/; "
+                  f"organizers: {base}/c/{bundle.SLUG}/organize/campaigns/", markup=False)
+    console.print(f"  Team Gamma (carol) sent no primary run in the evaluation week: the "
+                  f"organizer's page names it ({base}/c/{bundle.SLUG}/organize/)", markup=False)
+
+
 def run_demo_server(args, console) -> int:
     from django.conf import settings
     from django.contrib.auth import get_user_model
@@ -256,7 +285,7 @@ def run_demo_server(args, console) -> int:
         comp, made = load_bundle(root, users["organizer"])
         teams = {}
         for name, _, team in ACCOUNTS:
-            if team:
+            if team in DEMO_TEAMS:
                 t = teams[team] = Team.objects.create(competition=comp, name=team,
                                                       lead=users[name])
                 Membership.objects.create(team=t, user=users[name], status=Membership.APPROVED)
@@ -264,6 +293,7 @@ def run_demo_server(args, console) -> int:
         drain()
         console.print("the teams' runs and the judging campaigns ...")
         set_up_judging(comp, users, teams, team_runs(data, root), console)
+    _material_demo(home, users, console)
     n = drain()
     if n:
         console.print(f"scored {n} submissions")
@@ -271,13 +301,15 @@ def run_demo_server(args, console) -> int:
     console.print(f"\n[bold]shareval demo[/bold] on {base}/c/demo/  (data in {home})")
     console.print(f"Splits: {SPLITS}", markup=False)
     for name, organizer, team in ACCOUNTS:
-        role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}" \
+        role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}" + \
+            ("" if team in DEMO_TEAMS else " (material-demo only)") \
             if team else f"judge (no team): {base}/work/"
         console.print(f"  {name:<10} password {accounts[name]:<14} {role}")
     console.print("Leaderboards: " + ", ".join(
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
         (("development", "svident-dev"), ("development", "rcc-dev"),
          ("evaluation", "svident-eval"))))
+    _print_material(base, home, console)
     from shareval.platform.demo_code import rcc_system_bundle
     example = rcc_system_bundle(home / "demo-rcc-system",
                                 _find_data(args.data) / "rcc/catalog/dataset_text_dict.json")
