@@ -186,7 +186,18 @@ def test_the_competition_loads_with_the_week_rules(db, tmp_path, client):
     campaigns = Campaign.objects.filter(dataset__phase=week).order_by("slug")
     assert [c.slug for c in campaigns] == ["summaries-1a", "summaries-1b"]
     for c in campaigns:
-        assert c.judges_per_item == 3 and list(c.judges.all()) == [users["judge"]]
+        assert c.judges_per_item == 3
+        assert sorted(u.username for u in c.judges.all()) == ["crowd-judge-1", "crowd-judge-2",
+                                                              "crowd-judge-3", "judge"]
+        # the simulated crowd answered everything but LEFT_FOR_THE_JUDGE third answers,
+        # which are exactly what the judge account has left: one more answer each completes it
+        from shareval.platform.demo_material.crowd import LEFT_FOR_THE_JUDGE
+        from shareval.platform.judging.service import items_left
+        assert items_left(c, users["judge"]) == LEFT_FOR_THE_JUDGE
+        n = c.items.count()
+        assert c.items.filter(assignments__status="done").distinct().count() == n
+        assert sum(1 for i in c.items.all()
+                   if i.assignments.filter(status="done").count() == 2) == LEFT_FOR_THE_JUDGE
         teams = Counter(item.key.split("|")[0] for item in c.items.all())
         primaries = runs.filter(dataset=c.dataset, kind="primary")
         assert set(teams) == {str(s.team_id) for s in primaries} and len(teams) == 2

@@ -51,8 +51,12 @@ def build_competition(home: Path, users: dict, now: dt.datetime, console) -> dic
     console.print(f"material-demo: scoring {sent} team runs ...")
     drain()
     campaigns = _campaigns(comp, users["judge"])
+    from shareval.platform.demo_material.crowd import LEFT_FOR_THE_JUDGE, answer_all_but_a_few
     for c in campaigns:
-        console.print(f"judging campaign {c.title!r}: {c.items.count()} items")
+        answer_all_but_a_few(c)
+        console.print(f"judging campaign {c.title!r}: {c.items.count()} items, answered by "
+                      f"three simulated judges but {LEFT_FOR_THE_JUDGE} left to the judge "
+                      f"account")
     return {"competition": comp, "campaigns": campaigns}
 
 
