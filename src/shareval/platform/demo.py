@@ -244,8 +244,12 @@ def _print_material(base: str, home: Path, console) -> None:
     console.print(f"\n[bold]{bundle.TITLE}[/bold] on {pages[0]}  (files in "
                   f"{home / 'material-demo'})")
     console.print("  Leaderboards: " + ", ".join(pages[1:]), markup=False)
-    console.print(f"  Summary judging (3 judges per summary, the judge account): {base}/work/; "
-                  f"organizers: {base}/c/{bundle.SLUG}/organize/campaigns/", markup=False)
+    console.print(f"  Summary judging (3 judges per summary; simulated judges answered all but "
+                  f"4 per campaign, left to the judge account): {base}/work/; organizers "
+                  f"publish the judged scores at {base}/c/{bundle.SLUG}/organize/campaigns/",
+                  markup=False)
+    console.print(f"  Official tables (primary runs per language): "
+                  f"{base}/c/{bundle.SLUG}/results/evaluation-week/", markup=False)
     console.print(f"  Team Gamma (carol) sent no primary run in the evaluation week: the "
                   f"organizer's page names it ({base}/c/{bundle.SLUG}/organize/)", markup=False)
 
