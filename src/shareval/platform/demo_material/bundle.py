@@ -28,6 +28,15 @@ DESCRIPTION = (
 WEEK_DAYS = 5
 
 
+# the data-use declarations of plan 6.4-6.5, asked of every run (docs/records.md)
+DECLARATIONS = {"required": ["method"], "fields": [
+    {"name": "open_query_use", "label": "Use of the open queries (query pack 1)", "type": "text",
+     "required": True, "help": "automatic or manual exploration, data harvesting: say what"},
+    {"name": "human_in_loop", "label": "A person in the loop", "type": "bool", "required": True,
+     "refuse": {"value": True, "phases": ["evaluation-week"],
+                "reason": "closed queries allow no human in the loop (plan 6.5)"}}]}
+
+
 def week(now: dt.datetime) -> tuple[dt.datetime, dt.datetime]:
     """The evaluation week: five days, ended one day before ``now``."""
     end = (now - dt.timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
@@ -85,6 +94,7 @@ def write_bundle(out: Path, now: dt.datetime) -> Path:
             {"slug": "evaluation-week", "title": "Evaluation week (blind)",
              "start": _iso(week_start), "end": _iso(week_end), "blind": True,
              "leaderboard": "public", "datasets": week_sets, "groups": groups}],
+        "factsheet": DECLARATIONS,
     }
     (out / "bundle.yaml").write_text(yaml.safe_dump(bundle, sort_keys=False))
     return out

@@ -78,7 +78,8 @@ def _submit_runs(comp, users, teams, runs, now) -> int:
         # primary=None: the canonical name's SubmissionType decides (run groups)
         subs.submit(users[lead[team]], teams[team], ds, _Upload(path.name, path.read_bytes()),
                     primary=None, description=run.system.describe(),
-                    factsheet={"method": run.system.label}, now=when)
+                    factsheet={"method": run.system.label, "human_in_loop": False,
+                               "open_query_use": "none beyond automatic retrieval"}, now=when)
         n += 1
     return n
 
