@@ -102,6 +102,8 @@ RULES = {
     # official tables: the page says "not released" to everyone but organizers (the
     # scene's eval phase is blind); its files are the organizers' until release
     "official": (ALL, set()), "official-file": (ORG, set()),
+    # the E2E judging loop's organizer actions (POST only; each: judging/test_judging_e2e.py)
+    "campaign-build-e2e": (set(), ORG), "campaign-publish-e2e": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev
