@@ -85,3 +85,20 @@ def test_shareval_submit_sends_the_choice_only_when_one_was_made(tmp_path, monke
               *flags])
     assert {k: seen.get(k) for k in sent} == sent
     assert ("kind" in seen) == ("kind" in sent)
+
+
+def test_the_names_training_condition_fills_the_sheet_and_a_contradiction_is_refused(
+        material):                                                            # noqa: F811
+    run = submit(material, "alice", "NIST", CONTRASTIVE)
+    assert run.factsheet["training"] == "unconstrained"
+    before = Submission.objects.count()
+    with pytest.raises(service.SubmissionError) as e:
+        service.submit(material["users"]["alice"], material["teams"]["NIST"], material["ds"],
+                       Upload(CONTRASTIVE, archive(material["root"])),
+                       factsheet={"training": "constrained"})
+    assert e.value.message == (f"{CONTRASTIVE}: the file name says training condition "
+                               f"unconstrained but the fact sheet says constrained: rename "
+                               f"the file or change the sheet")
+    assert Submission.objects.count() == before
+    web = submit(material, "alice", "NIST", "sysB.tgz")      # no canonical name: nothing set
+    assert "training" not in web.factsheet

@@ -194,6 +194,22 @@ def chosen_kind(original: str, primary: bool | None) -> bool:
     return named == Submission.PRIMARY
 
 
+def named_training(original: str, factsheet: dict | None) -> dict | None:
+    """The fact sheet with the training condition a canonical archive name gives
+    (plan 8.2.1.2 ``<TrainingCondition>``) when the sheet leaves it out; a sheet
+    that says otherwise is refused, so the name and the sheet never disagree."""
+    fields = parse_archive_name(original)
+    named = fields.get("condition") if isinstance(fields, dict) else None
+    if named is None:
+        return factsheet
+    given = str((factsheet or {}).get("training") or "").strip()
+    if given and given != named:
+        raise SubmissionError(400, f"{original}: the file name says training condition "
+                                   f"{named} but the fact sheet says {given}: rename the file "
+                                   f"or change the sheet")
+    return {**(factsheet or {}), "training": named}
+
+
 def primary_refusal(dataset: Dataset) -> str:
     """Why a run of ``dataset`` cannot be primary (its run group's ``from``), or ''."""
     group = RunGroup.objects.for_dataset(dataset)
@@ -208,6 +224,7 @@ def submit(user, team: Team, dataset: Dataset, upload, *, primary: bool | None =
     _check_allowed(user, team, dataset, now)
     original = Path(getattr(upload, "name", "") or "upload").name[:255]
     primary = chosen_kind(original, primary)
+    factsheet = named_training(original, factsheet)
     if primary and (why := primary_refusal(dataset)):
         raise SubmissionError(400, why)
     if not all(accepts(dataset) for accepts in hooks.accepts_files):
