@@ -130,3 +130,20 @@ def test_breakdowns_are_titled_by_the_value_they_show():
         [b] = official._breakdowns(rows, label)
         assert b["title"] == title and b["rows"][0]["values"] == [0.5]
     assert official._breakdown_label([("accuracy", "accuracy")]) == "AQWV"
+
+
+def test_the_organizer_is_told_what_participants_see_now(world, client):
+    w = world
+    _eval_runs(w)
+    client.force_login(w["org"])
+    phase = w["comp"].phases.get(slug="eval")
+
+    def told():
+        body = client.get("/c/tiny/results/eval/").content.decode()
+        return body[body.index('id="organizer-view"'):].split("</span>")[0]
+    assert "participants see them once you release the results" in told()
+    for level, words in ((Phase.TOP, "Participants see the top-line tables"),
+                         (Phase.DETAILED, "Participants see these tables with the breakdowns")):
+        phase.released = level
+        phase.save()
+        assert words in told() and "once you release the results" not in told()
