@@ -212,6 +212,25 @@ def test_submit_page_shows_format_sample_and_command(world, client):
     assert "did not pass validation" in page and f'<option value="{ev.pk}" selected>' in page
 
 
+def test_material_runs_are_guided_as_archives():
+    """A MATERIAL run is a .tgz of per-query files: the guide says so and its command
+    names an archive, not a .txt file."""
+    class Datasets:
+        def filter(self, **kw):
+            return SimpleNamespace(count=lambda: 2)
+
+    for task, words in (("material-clir", "one <QueryID>.tsv per query"),
+                        ("material-e2e", "one folder per query")):
+        ds = SimpleNamespace(slug="clir-1a-eval", task=SimpleNamespace(task_name=task,
+                                                                       slug=task),
+                             phase=SimpleNamespace(slug="week", datasets=Datasets(),
+                                                   competition=SimpleNamespace(slug="m")))
+        g = samples.guide(ds, "http://testserver")
+        assert g["format"].startswith("A .tgz archive") and words in g["format"]
+        assert "docs/material.md" in g["format"] and g["sample"] == ""
+        assert g["command"].startswith("shareval submit clir-1a-eval-run.tgz \\\n")
+
+
 def test_samples_are_valid_files_of_their_task(tmp_path, settings):
     settings.PUBLIC_DIR = str(tmp_path)
     (tmp_path / "s.tsv").write_text("uuid\tdoc_id\tlang\tsentence\n" + "".join(

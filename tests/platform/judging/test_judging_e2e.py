@@ -397,6 +397,12 @@ def test_the_organizers_buttons_build_and_publish(e2e, client):
     text = resp.content.decode()
     assert "Alpha: E2E AQWV 0.25 from its judgments" in text
     assert "Beta: E2E AQWV 0.5 from its judgments" in text
+    # when, in the competition's zone to the minute (not an ISO stamp with microseconds)
+    stamp = re.search(r'Last published <span id="published-at">([^<]*)</span>', text).group(1)
+    at = dt.datetime.fromisoformat(camp.__class__.objects.get(pk=camp.pk)
+                                   .config["published"]["at"])
+    tz = camp.dataset.phase.competition.tz
+    assert stamp == at.astimezone(tz).strftime("%Y-%m-%d %H:%M %Z")
     # a judge (or a team member) may not press them
     client.force_login(e2e["judges"][0])
     assert client.post(f"/c/mat/organize/campaigns/{camp.pk}/publish-e2e/").status_code in \

@@ -118,3 +118,32 @@ def test_a_run_group_is_one_table_of_primaries_from_its_primary_datasets(db, tmp
     accuracy = [k for k, _ in t.columns].index("accuracy")
     assert t.rows[0]["cells"][accuracy] == 14 / 20
     assert t.without_primary == ["Team B"]
+
+
+def test_breakdowns_are_titled_by_the_value_they_show():
+    """An E2E table's breakdowns give the E2E AQWV, a CLIR table's the CLIR AQWV."""
+    rows = [{"team": "Team A", "result": {"breakdowns": {"per_domain": {
+        "Lifestyle": {"aqwv": 0.5}}}}}]
+    for task, title in (("material-e2e", "E2E AQWV by domain"),
+                        ("material-clir", "CLIR AQWV by domain")):
+        label = official._breakdown_label(official.COLUMNS[task])
+        [b] = official._breakdowns(rows, label)
+        assert b["title"] == title and b["rows"][0]["values"] == [0.5]
+    assert official._breakdown_label([("accuracy", "accuracy")]) == "AQWV"
+
+
+def test_the_organizer_is_told_what_participants_see_now(world, client):
+    w = world
+    _eval_runs(w)
+    client.force_login(w["org"])
+    phase = w["comp"].phases.get(slug="eval")
+
+    def told():
+        body = client.get("/c/tiny/results/eval/").content.decode()
+        return body[body.index('id="organizer-view"'):].split("</span>")[0]
+    assert "participants see them once you release the results" in told()
+    for level, words in ((Phase.TOP, "Participants see the top-line tables"),
+                         (Phase.DETAILED, "Participants see these tables with the breakdowns")):
+        phase.released = level
+        phase.save()
+        assert words in told() and "once you release the results" not in told()

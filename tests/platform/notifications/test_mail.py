@@ -166,3 +166,9 @@ def test_announcements_and_markdown_pages(addressed, client):
     assert f'href="/c/{comp.slug}/pages/schedule/"' in page
     body = client.get(f"/c/{comp.slug}/pages/schedule/").content.decode()
     assert "<strong>May 1</strong>" in body and "<script>alert" not in body
+
+
+def test_the_time_left_is_said_in_words_with_singulars():
+    from shareval.platform.competitions.reminders import _left
+    assert [_left(h) for h in (1, 5, 24, 25, 47, 48)] == [
+        "1 hour", "5 hours", "1 day", "1 day 1 hour", "1 day 23 hours", "2 days"]

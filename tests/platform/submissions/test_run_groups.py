@@ -180,11 +180,46 @@ def test_the_deadline_check_lists_and_mails_each_team_without_a_primary_once(gw,
     mails = [m for m in outbox.outbox if "no primary run" in m.subject]
     assert sorted(a for m in mails for a in m.to) == sorted(
         u.email for u in (gw["users"]["alice"], gw["users"]["carol"]))
-    assert all("Team A has no primary run for Language 1A (eval, eval-clir)" in m.body
+    assert all("Your team, Team A, has no primary run for Language 1A (eval, eval-clir)" in m.body
                for m in mails)
     outbox.outbox.clear()
     assert send_due(now, within=dt.timedelta(days=8))["primaries"] == 0      # once
     assert not [m for m in outbox.outbox if "no primary run" in m.subject]
+
+
+def test_the_team_without_a_primary_is_told_on_its_own_pages_while_the_phase_is_open(gw, client):
+    run = submit(gw, ds="eval")                                      # Team A: no primary
+    submit(gw, user="bob", team="Team B", ds="eval", primary=True)    # Team B: has one
+    told = ("Team A has no primary run for Language 1A in Evaluation: teams are compared on "
+            "their primary runs. Flag one of your eval runs primary on its page")
+    client.force_login(gw["users"]["alice"])
+    for url in ("/c/tiny/", "/c/tiny/submit/", "/c/tiny/submissions/"):
+        assert told in client.get(url).content.decode(), url
+    client.force_login(gw["users"]["bob"])
+    assert "no primary run" not in client.get("/c/tiny/").content.decode()
+    service.make_primary(run, gw["users"]["alice"])
+    client.force_login(gw["users"]["alice"])
+    assert "no primary run" not in client.get("/c/tiny/").content.decode()
+    phase = gw["ds"]["eval"].phase                     # closed: nothing left to flag
+    Submission.objects.filter(pk=run.pk).update(kind=Submission.CONTRASTIVE)
+    assert told in client.get("/c/tiny/").content.decode()
+    phase.end = timezone.now() - dt.timedelta(hours=1)
+    phase.save()
+    assert "no primary run" not in client.get("/c/tiny/").content.decode()
+
+
+def test_a_run_that_may_not_be_primary_offers_no_primary_button_and_says_why(gw, client):
+    clir = submit(gw, ds="eval-clir")
+    e2e = submit(gw, ds="eval")
+    client.force_login(gw["users"]["alice"])
+    page = client.get(f"/s/{clir.pk}/").content.decode()
+    assert 'id="make-primary"' not in page
+    assert f"This run cannot be primary: {CONTRASTIVE_ONLY}." in page
+    page = client.get(f"/s/{e2e.pk}/").content.decode()
+    assert 'id="make-primary"' in page and "cannot be primary" not in page
+    client.force_login(gw["org"])
+    page = client.get(f"/s/{clir.pk}/").content.decode()
+    assert 'id="make-primary"' not in page and CONTRASTIVE_ONLY in page
 
 
 def test_the_reminder_waits_for_the_window_and_stops_once_the_primary_is_flagged(gw):

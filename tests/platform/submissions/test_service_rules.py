@@ -140,6 +140,13 @@ def test_warnings_are_kept_with_their_count_and_paths_renamed(rw, val):
         "passed validation with 2 warnings"
 
 
+def test_one_warning_is_counted_in_the_singular(rw, val):
+    val.verdict = isolate.Verdict(warnings=["w1"])
+    sub = submit(rw, upload=up("a.json"))
+    assert SubmissionEvent.objects.get(submission=sub, state="validated").message == \
+        "passed validation with 1 warning"
+
+
 def test_stored_name_keeps_known_suffixes_only():
     assert service.stored_name("A.TAR.GZ").endswith(".tar.gz")
     assert service.stored_name("a.trec").endswith(".trec")

@@ -30,6 +30,18 @@ def add_phase_reminder(fn) -> None:
 periodic = Signal()
 
 
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}{'' if n == 1 else 's'}"
+
+
+def _left(hours: int) -> str:
+    """'1 day 23 hours', '2 days', '5 hours', '1 hour'."""
+    days, rest = divmod(hours, 24)
+    if not days:
+        return _count(rest, "hour")
+    return _count(days, "day") + (f" {_count(rest, 'hour')}" if rest else "")
+
+
 def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
     """Remind participants of open phases ending within ``within``; announce results
     whose scheduled release time has passed. Returns counts of mails sent."""
@@ -41,9 +53,7 @@ def send_due(now=None, within: dt.timedelta = dt.timedelta(days=3)) -> dict:
         left = ph.end - now
         hours = int(left.total_seconds() // 3600)
         out["reminders"] += mail.send(
-            comp.participants(), f"{comp.title}: {ph.title} closes in "
-            f"{hours // 24} days {hours % 24} hours" if hours >= 24 else
-            f"{comp.title}: {ph.title} closes in {hours} hours",
+            comp.participants(), f"{comp.title}: {ph.title} closes in {_left(hours)}",
             f"{ph.title} of {comp.title} accepts submissions until "
             f"{ph.end.astimezone(comp.tz):%Y-%m-%d %H:%M %Z}.\n\n"
             f"{mail.link(f'/c/{comp.slug}/submit/')}",

@@ -1,6 +1,8 @@
 """Judging campaign pages: create (organizers), judge, manage, adjudicate, export."""
 from __future__ import annotations
 
+import datetime as dt
+
 import json
 import time
 
@@ -98,9 +100,14 @@ def _e2e_state(camp) -> dict | None:
         e2e_items.check_campaign(camp)
     except ValueError:
         return None
+    published = camp.config.get("published")
+    at = None
+    if published and published.get("at"):    # stored as ISO; shown in the competition's zone
+        at = dt.datetime.fromisoformat(published["at"]).astimezone(
+            camp.dataset.phase.competition.tz)
     return {"runs": sorted(camp.outputs.values_list("name", flat=True)),
-            "incomplete": e2e_publish.incomplete(camp),
-            "published": camp.config.get("published")}
+            "incomplete": e2e_publish.incomplete(camp), "published": published,
+            "published_at": at}
 
 
 @login_required

@@ -138,7 +138,7 @@ def table(run_set: RunSet, detailed: bool) -> Table:
     missing = sorted(t for t in with_runs if t not in have)
     out = Table(run_set, columns, rows, missing)
     if detailed:
-        out.breakdowns = _breakdowns(rows)
+        out.breakdowns = _breakdowns(rows, _breakdown_label(columns))
         out.curves = [(r["team"], r["result"]["curve"]) for r in rows
                       if isinstance(r["result"].get("curve"), dict)]
     for r in rows:
@@ -158,7 +158,12 @@ def _number(v):
         else None
 
 
-def _breakdowns(rows: list[dict]) -> list[dict]:
+def _breakdown_label(columns: list[tuple[str, str]]) -> str:
+    """The breakdowns' value named as the table's column names it ('E2E AQWV')."""
+    return next((name for key, name in columns if key == BREAKDOWN_VALUE), "AQWV")
+
+
+def _breakdowns(rows: list[dict], value: str = "AQWV") -> list[dict]:
     out = []
     for name, words in BREAKDOWNS:
         keys: list[str] = []
@@ -169,7 +174,7 @@ def _breakdowns(rows: list[dict]) -> list[dict]:
         if not keys:
             continue
         keys.sort(key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
-        out.append({"name": name, "title": f"AQWV by {words}", "keys": keys, "rows": [
+        out.append({"name": name, "title": f"{value} by {words}", "keys": keys, "rows": [
             {"team": r["team"], "values": [_number(((r["result"].get("breakdowns") or {})
                                                     .get(name, {}).get(k) or {})
                                                    .get(BREAKDOWN_VALUE)) for k in keys]}

@@ -44,7 +44,9 @@ def page(request, c, p):
     return render(request, "shareval/official.html", {
         "comp": phase.competition, "phase": phase, "tables": tables, "shown": shown,
         "detailed": access.at_least(level, access.DETAILED),
-        "organizer": phase.competition.is_organizer(request.user)})
+        "organizer": phase.competition.is_organizer(request.user),
+        # what participants see now: a blind phase's release, else everything
+        "public": phase.released_at() if phase.blind else Phase.DETAILED})
 
 
 @require_safe

@@ -16,6 +16,7 @@ from django.db.models import Case, IntegerField, Q, Value, When, prefetch_relate
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
@@ -69,7 +70,8 @@ def competition(request, c):
         "has_data": comp.data_files.exists(), "terms_page": eligibility.page(comp, "terms"),
         "takes_code": Dataset.objects.filter(phase__competition=comp,
                                              code__isnull=False).exists(),
-        "my_work": site_work.for_user(request.user, comp.slug)})
+        "my_work": site_work.for_user(request.user, comp.slug),
+        "no_primary": deadline.team_notices(team, timezone.now()) if team else []})
 
 
 @login_required

@@ -48,7 +48,7 @@ def remind(phase: Phase, now, claim_only: bool = False) -> int:
                 continue
             n += mail.send(
                 members, f"{comp.title}: no primary run for {group.name}",
-                f"Team {team.name} has no primary run for {group.name} "
+                f"Your team, {team.name}, has no primary run for {group.name} "
                 f"({', '.join(group.dataset_slugs())}) in {phase.title} of {comp.title}, "
                 f"which closes {phase.end.astimezone(comp.tz):%Y-%m-%d %H:%M %Z}. Teams are "
                 f"compared on their primary runs: flag one of your runs of "
@@ -61,6 +61,23 @@ def remind(phase: Phase, now, claim_only: bool = False) -> int:
 def _primary_datasets(group: RunGroup) -> str:
     allowed = list(group.primary_from.order_by("id").values_list("slug", flat=True))
     return " or ".join(allowed or group.dataset_slugs())
+
+
+def team_notices(team: Team, now) -> list[str]:
+    """What the team's own pages say while a phase with a required primary is open:
+    one sentence per group where the team has runs but no primary."""
+    out = []
+    for group in RunGroup.objects.filter(phase__competition=team.competition,
+                                         primary_required=True, phase__start__lte=now,
+                                         phase__end__gt=now).select_related("phase"):
+        if team in teams_without_primary(group):
+            allowed = [d.title or d.slug for d in group.primary_from.order_by("id")] or \
+                [d.title or d.slug for d in group.datasets.order_by("id")]
+            out.append(f"{team.name} has no primary run for {group.name} in "
+                       f"{group.phase.title}: teams are compared on their primary runs. Flag "
+                       f"one of your {' or '.join(allowed)} runs primary on its page before "
+                       f"the phase closes.")
+    return out
 
 
 def organizer_rows(phases) -> list[dict]:

@@ -79,6 +79,19 @@ FORMATS = {
     "classification": (
         "A TSV file with the header line item<TAB>label and one line per item.", "tsv",
         _classification),
+    # MATERIAL (docs/material.md): archives, too big for a sample to help
+    "material-clir": (
+        "A .tgz archive with one <QueryID>.tsv per query of the released queries file, each "
+        "listing every document of the released pack once: DocID<TAB>Y|N<TAB>confidence "
+        "(plan 7.3). A name in the plan's form (Team_CLIR-primary-…_BASE-1A-EVAL1EVAL2_"
+        "date_time.tgz) makes the run primary or contrastive as it says and shows its "
+        "system label; see docs/material.md.", "tgz", None),
+    "material-e2e": (
+        "A .tgz archive with one folder per query: <QueryID>/<QueryID>.tsv listing every "
+        "document (DocID<TAB>Y|N<TAB>confidence<TAB>the summary's metadata file on Y lines), "
+        "and for each Y document its summary metadata JSON and image (plan 8.2.2). A name in "
+        "the plan's form (Team_E2E-primary-…tgz) decides primary or contrastive; see "
+        "docs/material.md.", "tgz", None),
 }
 
 

@@ -300,7 +300,8 @@ def _store(user, team: Team, dataset: Dataset, *, name: str, original: str, size
         SubmissionEvent.objects.create(submission=sub, state="submitted", at=now,
                                        message=f"{original} ({size} bytes) uploaded")
         sub.record(Submission.VALIDATED, "passed validation" +
-                   (f" with {len(warnings)} warnings" if warnings else ""))
+                   (f" with {len(warnings)} warning{'s' if len(warnings) != 1 else ''}"
+                    if warnings else ""))
         _record_replaced(sub, demoted)
         queue.enqueue(sub)
     return sub

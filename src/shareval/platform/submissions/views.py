@@ -9,12 +9,14 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from shareval.platform.access import visibility as access
 from shareval.platform.access import eligibility
 from shareval.platform.competitions.models import Dataset
-from shareval.platform.submissions import factsheets, samples, service
+from shareval.platform.competitions.models.groups import group_of
+from shareval.platform.submissions import deadline, factsheets, samples, service
 from shareval.platform.submissions.api import visible_submission
 from shareval.platform.submissions.breakdowns import breakdown_tables
 from shareval.platform.submissions.models import Submission
@@ -55,6 +57,8 @@ def submit(request, c):
     return render(request, "shareval/submit.html", {"comp": comp, "team": team,
                                                     "choices": choices, "error": error,
                                                     "problems": problems, "guides": guides,
+                                                    "no_primary": deadline.team_notices(
+                                                        team, timezone.now()),
                                                     "sheet": _sheet_fields(comp, request.POST)})
 
 
@@ -86,7 +90,14 @@ def my_submissions(request, c):
             Submission.objects.none())
     page = Paginator(subs, RUNS_PAGE).get_page(request.GET.get("page"))
     return render(request, "shareval/submissions.html", {
-        "comp": comp, "team": team, "rows": run_rows(page, request.user), "page": page})
+        "comp": comp, "team": team, "rows": run_rows(page, request.user), "page": page,
+        "no_primary": deadline.team_notices(team, timezone.now()) if team else []})
+
+
+def _contrastive_only(sub) -> str:
+    """The run group's rule when this run's dataset may not hold the primary, else ''."""
+    group = group_of(sub.dataset) if sub.kind != Submission.PRIMARY else None
+    return group.contrastive_only(sub.dataset) if group else ""
 
 
 @login_required
@@ -105,6 +116,7 @@ def submission(request, s):
         "organizer": organizer, "is_member": member,
         "board_link": access.can_view_leaderboard(request.user, sub.dataset),
         "frozen": access.frozen(sub.dataset.phase),
+        "contrastive_only": _contrastive_only(sub),
         "breakdowns": breakdown_tables(score.get("breakdowns") or {}, request.GET),
         "comparison": comparison_view(score.get("comparison"))})
 
