@@ -44,3 +44,16 @@ def test_save_figure_writes_png_and_pdf(tmp_path):
 def test_no_system_is_an_empty_plot_not_an_error():
     ax = plot_det_curves([], "nothing").axes[0]
     assert len(ax.lines) == 0 and ax.get_legend() is None
+
+
+def test_the_chart_stops_at_its_labelled_range():
+    """Clipped probabilities (0 and 1 drawn at 1e-5 and 1 - 1e-5) lie far outside the
+    ticks; the axes end just past the outermost labels instead of following them."""
+    from statistics import NormalDist
+
+    from shareval.plots import plot_det_curves
+    fig = plot_det_curves([("sys", [0.0, 0.3, 1.0], [1.0, 0.01, 0.0], None)])
+    ax = fig.axes[0]
+    inv = NormalDist().inv_cdf
+    for lo, hi in (ax.get_xlim(), ax.get_ylim()):
+        assert inv(1e-4) > lo > inv(1e-5) and inv(0.99) < hi < inv(1 - 1e-5)

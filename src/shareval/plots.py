@@ -122,6 +122,11 @@ def _det_axes(ax, inv) -> None:
     ticks = [1e-4, 1e-3, 0.01, 0.05, 0.2, 0.5, 0.8, 0.95, 0.99]
     ax.set_xticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
     ax.set_yticks(inv(ticks), [f"{t:g}" for t in ticks], fontsize=7)
+    # the labelled range and a margin: curves leave the chart at its border (clipped
+    # probabilities of 0 and 1 lie far out), as DETUtil's plots do
+    lo, hi = float(inv(5e-5)), float(inv(0.995))
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(lo, hi)
     ax.set_xlabel("False-alarm probability (normal deviate scale)")
     ax.set_ylabel("Miss probability (normal deviate scale)")
 

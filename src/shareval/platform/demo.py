@@ -279,6 +279,9 @@ def run_demo_server(args, console) -> int:
         if created:
             u.set_password(accounts[name])
             u.is_staff = organizer
+            # reminders and notices have somewhere to go (printed by the default mail
+            # backend; .invalid is never delivered)
+            u.email = f"{name}@demo.invalid"
             u.save()
         users[name] = u
     if not Competition.objects.filter(slug="demo").exists():

@@ -102,3 +102,18 @@ def test_the_names_training_condition_fills_the_sheet_and_a_contradiction_is_ref
     assert Submission.objects.count() == before
     web = submit(material, "alice", "NIST", "sysB.tgz")      # no canonical name: nothing set
     assert "training" not in web.factsheet
+
+
+def test_a_run_named_contrastive_cannot_be_made_primary_by_its_team(material):  # noqa: F811
+    run = submit(material, "alice", "NIST", CONTRASTIVE)
+    with pytest.raises(service.SubmissionError) as e:
+        service.make_primary(run, material["users"]["alice"])
+    assert e.value.message == (f"{CONTRASTIVE}: the file name says contrastive: a primary run "
+                               f"is uploaded under a name that says primary")
+    run.refresh_from_db()
+    assert run.kind == Submission.CONTRASTIVE
+    # the organizers may still correct the record; their action is in the run's history
+    service.make_primary(run, material["org"], reason="the team's e-mail of 14 May")
+    run.refresh_from_db()
+    assert run.kind == Submission.PRIMARY
+    assert "the team's e-mail of 14 May" in run.events.last().message

@@ -22,7 +22,9 @@ def score_payload(sub: Submission, user, level: str | None = None) -> dict | Non
     if level == access.NONE:
         return {"hidden": "scores of this phase are not released yet"}
     out = {"scorer_version": score.scorer_version, "scored_at": score.created.isoformat(),
-           "primary_metric": sub.dataset.task.metric, "metrics": shown_metrics(score.result)}
+           "primary_metric": sub.dataset.task.metric, "metrics": shown_metrics(score.result),
+           # where the number comes from (a judged E2E score names its campaign and rule)
+           "official": (score.result.get("conventions") or {}).get("official", "")}
     if access.at_least(level, access.DETAILED):
         r = score.result
         out.update(breakdowns=r.get("breakdowns", {}), counts=r.get("counts", {}),

@@ -56,7 +56,7 @@ def score_submission(sub: Submission, published: dict | None = None) -> Outcome:
     """Scored with the options published for the run (``Submission.score_options``),
     or with ``published`` instead (a judging campaign publishing its judgments); its
     ``note`` says where the number comes from, in the result's conventions
-    ("official") and first among its warnings. Raises InvalidInput as the scorer does."""
+    ("official"; the run page shows it under the scores: information, not a warning). Raises InvalidInput as the scorer does."""
     published = (sub.score_options or {}) if published is None else published
     outcome = _score(sub, published_options(published))
     note = published.get("note")
@@ -64,7 +64,6 @@ def score_submission(sub: Submission, published: dict | None = None) -> Outcome:
         for result in (outcome.result, outcome.private_result):
             if result is not None:
                 result.setdefault("conventions", {})["official"] = note
-                result["warnings"] = [note] + list(result.get("warnings") or [])
     return outcome
 
 

@@ -453,6 +453,12 @@ def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
     note = _change_note(sub, user, reason, now)
     if why := primary_refusal(sub.dataset):
         raise SubmissionError(400, why)
+    named = parse_archive_name(sub.original_name)
+    if isinstance(named, dict) and named.get("type") == Submission.CONTRASTIVE and \
+            not sub.dataset.phase.competition.is_organizer(user):
+        # the name is the run's record (plan 8.2.1.2): a team cannot relabel it afterwards
+        raise SubmissionError(400, f"{sub.original_name}: the file name says contrastive: a "
+                                   f"primary run is uploaded under a name that says primary")
     with transaction.atomic():
         lock_team(sub.team_id)
         demoted = [old for old in _demote_primary(sub.team, sub.dataset, note)
