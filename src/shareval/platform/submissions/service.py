@@ -450,6 +450,11 @@ def _change_note(sub: Submission, user, reason: str, now) -> str:
     return f" ({reason})" if reason else ""
 
 
+def _reread(sub: Submission) -> None:
+    """The run's state and kind as stored now (under the team's lock)."""
+    sub.state, sub.kind = Submission.objects.values_list("state", "kind").get(pk=sub.pk)
+
+
 def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
     now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
@@ -459,6 +464,9 @@ def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
         raise SubmissionError(400, why)
     with transaction.atomic():
         lock_team(sub.team_id)
+        _reread(sub)                  # a cancellation may have come in since it was read
+        if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+            raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
         demoted = [old for old in _demote_primary(sub.team, sub.dataset, note)
                    if old.pk != sub.pk]
         sub.kind = Submission.PRIMARY
@@ -475,6 +483,10 @@ def cancel(sub: Submission, user, *, reason: str = "", now=None) -> None:
         raise SubmissionError(400, f"submission is already {sub.state}")
     note = _change_note(sub, user, reason, now)
     with transaction.atomic():
+        lock_team(sub.team_id)
+        _reread(sub)                  # flagged primary, or cancelled, since it was read
+        if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+            raise SubmissionError(400, f"submission is already {sub.state}")
         if sub.kind == Submission.PRIMARY:
             sub.kind = Submission.CONTRASTIVE
             sub.save(update_fields=["kind"])
