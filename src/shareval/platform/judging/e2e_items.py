@@ -83,8 +83,13 @@ def read_summaries(task, pack, sub: Submission) -> list[Summary]:
         if fname.endswith(".json"):
             metas.append((qid, fname, json.loads(data.decode("utf-8"))))
         elif ext in IMAGE_TYPES:
+            if len(data) > build.MAX_IMAGE:      # refused as read: never held, nor encoded
+                problems.add(f"{sub.original_name}!{name}", None, "image",
+                             f"larger than {build.MAX_IMAGE} bytes")
+                continue
             images[(qid, fname)] = f"data:{IMAGE_TYPES[ext]};base64," + \
                 base64.b64encode(data).decode("ascii")
+        del data
     problems.raise_if_any()
     out = []
     for qid, fname, meta in metas:          # checked: every summary is named by a Y line
