@@ -102,3 +102,19 @@ def test_the_names_training_condition_fills_the_sheet_and_a_contradiction_is_ref
     assert Submission.objects.count() == before
     web = submit(material, "alice", "NIST", "sysB.tgz")      # no canonical name: nothing set
     assert "training" not in web.factsheet
+
+
+def test_a_sheet_correction_cannot_contradict_the_names_training_condition(
+        material):                                                            # noqa: F811
+    """The run page's correction form and the API's factsheet action go through
+    runs.edit_factsheet: the name's condition holds there too (i37 security review)."""
+    from shareval.platform.submissions import runs
+    run = submit(material, "alice", "NIST", CONTRASTIVE)
+    alice = material["users"]["alice"]
+    with pytest.raises(service.SubmissionError) as e:
+        runs.edit_factsheet(run, alice, {**run.factsheet, "training": "constrained"})
+    assert "the file name says training condition unconstrained" in e.value.message
+    runs.edit_factsheet(run, alice, {k: v for k, v in run.factsheet.items()
+                                     if k != "training"})       # left out: the name fills it
+    run.refresh_from_db()
+    assert run.factsheet["training"] == "unconstrained"
