@@ -56,7 +56,8 @@ def page(request, c, p):
         if access.at_least(level, access.TOP):
             tables.append(official.table(run_set, access.at_least(level, access.DETAILED)))
     return render(request, "shareval/official.html", {
-        "comp": phase.competition, "phase": phase, "tables": tables, "shown": bool(tables) or organizer,
+        "comp": phase.competition, "phase": phase, "tables": tables,
+        "shown": bool(tables) or organizer,
         # breakdowns and curves are computed only for tables released in detail
         "detailed": any(t.breakdowns or t.curves for t in tables) or organizer,
         "organizer": organizer})
