@@ -480,10 +480,16 @@ def test_a_team_claiming_another_teams_system_is_skipped(e2e):
     assert fake.state == Submission.SCORED
     camp = e2e["camp"]
     built = e2e_items.build_from_primaries(camp)
-    assert built.teams == ["Alpha", "Beta"]
-    assert built.skipped == {"Gamma": "system ALPHA.sysA is already another team's in this "
-                                      "campaign"}
+    # neither claimant is built, whichever name sorts first: the organizer decides
+    assert built.teams == ["Beta"]
+    why = " (a system is one team's: disqualify the impostor's primary, then build again)"
+    assert built.skipped == {"Gamma": "system ALPHA.sysA is also claimed by Alpha" + why,
+                             "Alpha": "system ALPHA.sysA is also claimed by Gamma" + why}
     assert not camp.items.filter(key__startswith=f"{e2e['teams']['Gamma'].pk}|").exists()
+    fake.disqualified = "claimed another team's system"
+    fake.save(update_fields=["disqualified"])
+    again = e2e_items.build_from_primaries(camp)
+    assert again.teams == ["Alpha"] and "Gamma" in again.skipped
 
 
 def test_instructions_come_from_queries_tsv_else_the_campaign(e2e, client):

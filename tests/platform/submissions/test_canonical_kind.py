@@ -117,3 +117,19 @@ def test_a_run_named_contrastive_cannot_be_made_primary_by_its_team(material):  
     run.refresh_from_db()
     assert run.kind == Submission.PRIMARY
     assert "the team's e-mail of 14 May" in run.events.last().message
+
+
+def test_a_sheet_correction_cannot_contradict_the_names_training_condition(
+        material):                                                            # noqa: F811
+    """The run page's correction form and the API's factsheet action go through
+    runs.edit_factsheet: the name's condition holds there too (i37 security review)."""
+    from shareval.platform.submissions import runs
+    run = submit(material, "alice", "NIST", CONTRASTIVE)
+    alice = material["users"]["alice"]
+    with pytest.raises(service.SubmissionError) as e:
+        runs.edit_factsheet(run, alice, {**run.factsheet, "training": "constrained"})
+    assert "the file name says training condition unconstrained" in e.value.message
+    runs.edit_factsheet(run, alice, {k: v for k, v in run.factsheet.items()
+                                     if k != "training"})       # left out: the name fills it
+    run.refresh_from_db()
+    assert run.factsheet["training"] == "unconstrained"

@@ -78,3 +78,23 @@ def test_a_refusal_for_a_phase_the_bundle_lacks_is_a_bundle_problem(db, tmp_path
         load_bundle(root, w["org"])
     assert any("refuse.phases" in str(p) and "no phase evall" in str(p)
                for p in e.value.problems)
+
+
+@pytest.mark.parametrize("spelling", ["YES", " yes ", "Yes"])
+def test_a_refused_text_or_choice_value_is_refused_in_any_case_or_spacing(spelling):
+    """i37 security review: a refusal of a text value is not passed by writing it in
+    another case; bool spellings (YES, 1, ' true ') are read as booleans already."""
+    from shareval.platform.competitions.models import Phase
+    from shareval.platform.submissions import factsheets
+    schema = {"fields": [{"name": "people", "label": "People", "type": "text",
+                          "required": False, "choices": [], "help": "",
+                          "refuse": {"value": "yes", "phases": None, "reason": "no people"}},
+                         {"name": "loop", "label": "Loop", "type": "bool", "required": False,
+                          "choices": [], "help": "",
+                          "refuse": {"value": True, "phases": None, "reason": "no loop"}}]}
+    phase = Phase(slug="eval", title="Evaluation")
+    _, problems = factsheets.clean(schema, {"people": spelling}, phase=phase)
+    assert problems and "not allowed in Evaluation: no people" in problems[0]
+    for b in ("YES", "1", " true ", "On"):
+        _, problems = factsheets.clean(schema, {"loop": b}, phase=phase)
+        assert problems and "no loop" in problems[0]

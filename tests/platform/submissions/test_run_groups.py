@@ -229,3 +229,23 @@ def test_the_reminder_waits_for_the_window_and_stops_once_the_primary_is_flagged
     service.make_primary(run, gw["users"]["alice"])
     assert deadline.missing_primaries(gw["ds"]["eval"].phase)[0][1] == []
     assert send_due(now, within=dt.timedelta(days=8))["primaries"] == 0
+
+
+def test_flags_and_cancellations_read_the_run_under_the_team_lock(open_group):
+    """A page or API call holds the run as it was read before the team's lock: a
+    cancellation that came in meanwhile must not be undone into a cancelled primary,
+    and a cancellation must clear a primary flag set meanwhile."""
+    w = open_group
+    a = submit(w, ds="eval")
+    stale = Submission.objects.get(pk=a.pk)
+    service.cancel(Submission.objects.get(pk=a.pk), w["users"]["alice"])
+    with pytest.raises(service.SubmissionError):
+        service.make_primary(stale, w["users"]["alice"])
+    a.refresh_from_db()
+    assert (a.state, a.kind) == (Submission.CANCELLED, Submission.CONTRASTIVE)
+    b = submit(w, ds="eval-clir")
+    stale = Submission.objects.get(pk=b.pk)                  # contrastive when read
+    service.make_primary(Submission.objects.get(pk=b.pk), w["users"]["alice"])
+    service.cancel(stale, w["users"]["alice"])
+    b.refresh_from_db()
+    assert (b.state, b.kind) == (Submission.CANCELLED, Submission.CONTRASTIVE)

@@ -21,6 +21,8 @@ from shareval.sandbox.bundle import Manifest
 from shareval.sandbox.run import Limits
 from shareval.sandbox.workspace import Workspace
 
+from shareval.platform.access import visibility as access
+from shareval.platform.competitions.models import Phase
 from shareval.platform.notifications import mail
 from shareval.platform.submissions import isolate, queue as scoring_queue, service as subs
 from shareval.platform.submissions.models import Submission, SubmissionEvent, mark_runs
@@ -173,8 +175,15 @@ def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
                 "\n".join(problems[:50]), **fields)
         return
     with transaction.atomic():
-        kind = Submission.PRIMARY if cs.primary else Submission.CONTRASTIVE
-        if cs.primary:
+        subs.lock_team(cs.team_id)          # one primary per group, as uploads and flags
+        # the primary asked for when the bundle came: granted only while the team could
+        # still flag it itself (phase open, results unreleased) and the group allows it
+        # (read now: a run may take hours, and the phase be released meanwhile)
+        frozen = access.frozen(Phase.objects.get(pk=cs.dataset.phase_id))
+        refusal = subs.primary_refusal(cs.dataset) if cs.primary else ""
+        primary = cs.primary and not frozen and not refusal
+        kind = Submission.PRIMARY if primary else Submission.CONTRASTIVE
+        if primary:
             subs._demote_primary(cs.team, cs.dataset, " (a code run's output)")
         sub = Submission.objects.create(
             team=cs.team, dataset=cs.dataset, user=cs.user, stored_name=name,
@@ -184,6 +193,12 @@ def _finish_final(run: CodeRun, output: Path, fields: dict) -> None:
         SubmissionEvent.objects.create(submission=sub, state="submitted",
                                        message=f"output of code submission {cs.original_name}")
         sub.record(Submission.VALIDATED, "passed validation")
+        if cs.primary and not primary:
+            SubmissionEvent.objects.create(
+                submission=sub, state="contrastive",
+                message="contrastive, not primary: " + (
+                    refusal or f"phase {cs.dataset.phase.slug} is closed (or its results "
+                               f"are released) and its runs are final"))
         _finish(run, CodeRun.OK, "finished; output valid and queued for scoring",
                 output_submission=sub, **fields)
         scoring_queue.enqueue(sub)

@@ -115,7 +115,25 @@ def submit_code(user, team, dataset, upload, *, primary: bool = False, descripti
     except subs.SubmissionError:
         path.unlink(missing_ok=True)
         raise
+    try:
+        cs = _store(user, team, dataset, cd, name=name, original=original, size=size,
+                    description=description, primary=primary, manifest=manifest, now=now)
+    except subs.SubmissionError:
+        path.unlink(missing_ok=True)
+        raise
+    return cs
+
+
+def _store(user, team, dataset, cd, *, name, original, size, description, primary,
+           manifest, now) -> CodeSubmission:
+    """The quota check again and the insert, under the team's lock (as uploads):
+    two bundles sent at once cannot both take the last slot."""
     with transaction.atomic():
+        subs.lock_team(team.pk)
+        if not team.is_baseline:
+            full = _quota_full(team, dataset, now)
+            if full:
+                raise subs.SubmissionError(429, full)
         if primary:
             CodeSubmission.objects.filter(team=team, dataset=dataset, primary=True) \
                 .update(primary=False)

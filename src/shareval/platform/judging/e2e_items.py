@@ -83,8 +83,13 @@ def read_summaries(task, pack, sub: Submission) -> list[Summary]:
         if fname.endswith(".json"):
             metas.append((qid, fname, json.loads(data.decode("utf-8"))))
         elif ext in IMAGE_TYPES:
+            if len(data) > build.MAX_IMAGE:      # refused as read: never held, nor encoded
+                problems.add(f"{sub.original_name}!{name}", None, "image",
+                             f"larger than {build.MAX_IMAGE} bytes")
+                continue
             images[(qid, fname)] = f"data:{IMAGE_TYPES[ext]};base64," + \
                 base64.b64encode(data).decode("ascii")
+        del data
     problems.raise_if_any()
     out = []
     for qid, fname, meta in metas:          # checked: every summary is named by a Y line
@@ -136,21 +141,35 @@ def build_from_primaries(campaign: Campaign) -> Built:
     systems = {k.split("|")[1]: k.split("|")[0]
                for k in Item.objects.filter(campaign=campaign).values_list("key", flat=True)
                if k.count("|") == 3}
+    read: dict[str, tuple[Submission, list[Summary]]] = {}
     for name, sub in sorted(runs.items()):
         if name in taken:
             if taken[name].submission_id != sub.pk:
                 out.skipped[name] = "already in the campaign with an earlier primary run"
             continue
         try:
-            summaries = read_summaries(task, pack, sub)
+            read[name] = (sub, read_summaries(task, pack, sub))
         except InvalidInput as e:
             out.skipped[name] = f"its primary run was refused: {e.problems[0]}"
-            continue
-        clash = {s.system for s in summaries if systems.get(s.system, str(sub.team_id))
-                 != str(sub.team_id)}
+    # A summary names its system freely: a system claimed by two teams (one already
+    # built, or both in this build) is built for none of the new claimants, whatever
+    # their names' order, and the organizer is told who else claims it.
+    claims: dict[str, set[str]] = {}
+    team_names = dict(Team.objects.filter(pk__in={int(t) for t in systems.values()})
+                      .values_list("pk", "name"))
+    for system, team_pk in systems.items():
+        claims.setdefault(system, set()).add(team_names.get(int(team_pk), f"team {team_pk}"))
+    for name, (sub, summaries) in read.items():
+        for s in summaries:
+            claims.setdefault(s.system, set()).add(name)
+    for name, (sub, summaries) in sorted(read.items()):
+        clash = {s.system: sorted(claims[s.system] - {name}) for s in summaries
+                 if claims[s.system] - {name}}
         if clash:
-            out.skipped[name] = (f"system {', '.join(sorted(clash))} is already another "
-                                 f"team's in this campaign")
+            out.skipped[name] = "; ".join(
+                f"system {system} is also claimed by {', '.join(others)}"
+                for system, others in sorted(clash.items())) + \
+                " (a system is one team's: disqualify the impostor's primary, then build again)"
             continue
         items = [Item(campaign=campaign, key=item_key(sub.team, s), doc=s.doc_id,
                       payload=payload(campaign, pack, sub.team, s), submissions=[name])

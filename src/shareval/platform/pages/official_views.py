@@ -24,40 +24,57 @@ FORMATS = {"csv": "text/csv; charset=utf-8", "tex": "text/x-tex; charset=utf-8",
            "png": "image/png", "pdf": "application/pdf"}
 
 
-def _phase_and_level(request, c, p) -> tuple[Phase, str]:
+def _phase(request, c, p) -> tuple[Phase, bool]:
+    """The phase, and whether the viewer organizes its competition."""
     comp = eligibility.visible(request, c)
     phase = get_object_or_404(Phase.objects.select_related("competition"), competition=comp,
                               slug=p)
     if comp.is_organizer(request.user):
-        return phase, access.DETAILED
+        return phase, True
     if not phase.leaderboard_public:
         raise Http404("no such phase")
-    ds = phase.datasets.first()
-    return phase, access.dataset_level(ds) if ds is not None else access.NONE
+    return phase, False
+
+
+def _level(run_set: official.RunSet, organizer: bool) -> str:
+    """What the viewer may see of one table: the least of its datasets' levels. A
+    phase's datasets release differently (a ``feedback: false`` dataset beside one
+    with feedback), so one dataset's level never speaks for another's table."""
+    if organizer:
+        return access.DETAILED
+    levels = [access.dataset_level(d) for d in run_set.datasets + run_set.primary_from]
+    return min(levels, key=lambda lv: access.at_least(lv, access.DETAILED) * 2
+               + access.at_least(lv, access.TOP), default=access.NONE)
 
 
 @require_safe
 def page(request, c, p):
-    phase, level = _phase_and_level(request, c, p)
-    shown = access.at_least(level, access.TOP)
-    tables = official.tables(phase, access.at_least(level, access.DETAILED)) if shown else []
+    phase, organizer = _phase(request, c, p)
+    tables = []
+    for run_set in official.run_sets(phase):
+        level = _level(run_set, organizer)
+        if access.at_least(level, access.TOP):
+            tables.append(official.table(run_set, access.at_least(level, access.DETAILED)))
     return render(request, "shareval/official.html", {
-        "comp": phase.competition, "phase": phase, "tables": tables, "shown": shown,
-        "detailed": access.at_least(level, access.DETAILED),
-        "organizer": phase.competition.is_organizer(request.user),
+        "comp": phase.competition, "phase": phase, "tables": tables,
+        "shown": bool(tables) or organizer,
+        # breakdowns and curves are computed only for tables released in detail
+        "detailed": any(t.breakdowns or t.curves for t in tables) or organizer,
+        "organizer": organizer,
         # what participants see now: a blind phase's release, else everything
         "public": phase.released_at() if phase.blind else Phase.DETAILED})
 
 
 @require_safe
 def download(request, c, p, s, fmt):
-    phase, level = _phase_and_level(request, c, p)
-    if fmt not in FORMATS or not access.at_least(level, access.TOP):
+    phase, organizer = _phase(request, c, p)
+    run_set = next((x for x in official.run_sets(phase) if x.slug == s), None)
+    if run_set is None or fmt not in FORMATS:
+        raise Http404("no such table")
+    level = _level(run_set, organizer)
+    if not access.at_least(level, access.TOP):
         raise Http404("no such table")
     if fmt in ("png", "pdf") and not access.at_least(level, access.DETAILED):
-        raise Http404("no such table")
-    run_set = next((x for x in official.run_sets(phase) if x.slug == s), None)
-    if run_set is None:
         raise Http404("no such table")
     t = official.table(run_set, access.at_least(level, access.DETAILED))
     caption = f"{phase.competition.title}, {phase.title}: {run_set.title} (primary runs)"

@@ -98,12 +98,20 @@ def _read_refusal(f: dict, spec: dict, where: str, err) -> dict | None:
 def _refused(f: dict, value, phase) -> str | None:
     """The refusal of ``value`` for field ``f`` in ``phase`` (a Phase or None), if any."""
     r = f.get("refuse")
-    if not r or value != r["value"] or phase is None:
+    if not r or phase is None or not _same(value, r["value"]):
         return None
     if r["phases"] is not None and phase.slug not in r["phases"]:
         return None
     shown_value = shown(value)
     return f"factsheet.{f['name']}: {shown_value} is not allowed in {phase.title}: {r['reason']}"
+
+
+def _same(value, refused) -> bool:
+    """Whether a declared value is the refused one; words in any case and spacing
+    ("YES" is "yes"), so a refusal is not passed by spelling the value another way."""
+    if isinstance(value, str) and isinstance(refused, str):
+        return " ".join(value.split()).casefold() == " ".join(refused.split()).casefold()
+    return value == refused
 
 
 def _truthy(v) -> bool | None:

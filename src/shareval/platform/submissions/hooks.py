@@ -15,3 +15,7 @@ pending_runs: list[Callable] = []
 def add(hooks: list[Callable], fn: Callable) -> None:
     if fn not in hooks:
         hooks.append(fn)
+# (team, a quota's dataset filter, its window filter) -> (runs besides the team's
+# uploads that count against the quota, the Submission pks those runs already stand
+# for and that must not be counted twice): code bundles count from their upload on
+quota_runs: list[Callable] = []

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from shareval.platform.submissions import factsheets, queue
 from shareval.platform.submissions.models import Job, Submission, SubmissionEvent
-from shareval.platform.submissions.service import SubmissionError, _change_note
+from shareval.platform.submissions.service import SubmissionError, _change_note, named_training
 
 ORGANIZER_ACTIONS = ("rescore", "disqualify", "reinstate", "annotate")
 TEAM_ACTIONS = ("hide", "show", "factsheet")
@@ -104,6 +104,8 @@ def set_on_board(sub: Submission, user, shown: bool, reason: str = "", now=None)
 def edit_factsheet(sub: Submission, user, data: dict, reason: str = "", now=None) -> None:
     now = now or timezone.now()
     note = _change_note(sub, user, reason, now)
+    # the canonical file name's training condition holds here as at upload
+    data = named_training(sub.original_name, data)
     sheet, problems = factsheets.clean(sub.dataset.phase.competition.factsheet, data,
                                        phase=sub.dataset.phase)
     if problems:

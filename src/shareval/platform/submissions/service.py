@@ -93,7 +93,12 @@ def quota_states(team: Team, dataset: Dataset, now=None) -> list[QuotaState]:
         since = {"created__gt" if q.window == Quota.ROLLING else "created__gte": start}
         counted = Submission.objects.filter(team=team, **q.counted_datasets(),
                                             **since, state__in=Submission.COUNTED)
-        used = counted.count()
+        others = 0
+        for runs in hooks.quota_runs:           # code bundles, counted as code runs count them
+            n, stand_for = runs(team, q.counted_datasets(), since)
+            others += n
+            counted = counted.exclude(pk__in=stand_for)
+        used = counted.count() + others
         nxt = None
         if used >= q.limit:
             if q.window == Quota.WEEK:
@@ -446,6 +451,11 @@ def _change_note(sub: Submission, user, reason: str, now) -> str:
     return f" ({reason})" if reason else ""
 
 
+def _reread(sub: Submission) -> None:
+    """The run's state and kind as stored now (under the team's lock)."""
+    sub.state, sub.kind = Submission.objects.values_list("state", "kind").get(pk=sub.pk)
+
+
 def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
     now = now or timezone.now()
     if sub.state in (Submission.REJECTED, Submission.CANCELLED):
@@ -461,6 +471,9 @@ def make_primary(sub: Submission, user, *, reason: str = "", now=None) -> None:
                                    f"primary run is uploaded under a name that says primary")
     with transaction.atomic():
         lock_team(sub.team_id)
+        _reread(sub)                  # a cancellation may have come in since it was read
+        if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+            raise SubmissionError(400, f"a {sub.state} submission cannot be primary")
         demoted = [old for old in _demote_primary(sub.team, sub.dataset, note)
                    if old.pk != sub.pk]
         sub.kind = Submission.PRIMARY
@@ -477,6 +490,10 @@ def cancel(sub: Submission, user, *, reason: str = "", now=None) -> None:
         raise SubmissionError(400, f"submission is already {sub.state}")
     note = _change_note(sub, user, reason, now)
     with transaction.atomic():
+        lock_team(sub.team_id)
+        _reread(sub)                  # flagged primary, or cancelled, since it was read
+        if sub.state in (Submission.REJECTED, Submission.CANCELLED):
+            raise SubmissionError(400, f"submission is already {sub.state}")
         if sub.kind == Submission.PRIMARY:
             sub.kind = Submission.CONTRASTIVE
             sub.save(update_fields=["kind"])
