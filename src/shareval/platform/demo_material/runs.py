@@ -121,6 +121,6 @@ def make_run(r: Run, index: Index, texts: dict[str, str], queries: list[Topic],
             members[f"{q.query_id}/{base(d)}.json"] = json.dumps(meta, indent=1).encode()
             key = (q.query_id, tuple(content))
             if key not in images:
-                images[key] = summary_image.render(f"{q.query_id}: {q.query_string}", content)
+                images[key] = summary_image.render(q.query_string, content)
             members[f"{q.query_id}/{base(d)}.png"] = images[key]
     return write_archive(out / r.name, members)
