@@ -516,3 +516,15 @@ def test_the_validation_child_gets_no_server_secrets(monkeypatch, tmp_path):
     v = isolate.validate("classification", str(f), None, isolate.Limits())
     assert not v.problems and not v.limit and not v.crash, v
     assert seen and not [k for k in seen if k.startswith("SHAREVAL_")]
+
+
+def test_a_nul_character_in_any_path_is_a_404_never_a_database_error(world, client):
+    """PostgreSQL refuses NUL in text parameters: every route that looks a path part up
+    (a file, an invitation token, a page) must answer 404, not 500."""
+    for path in ("/c/tiny/files/dev/dev/items.txt%00", "/c/tiny/join/token%00/",
+                 "/c/tiny/pages/rules%00/", "/c/tiny/data/corpus.txt%00",
+                 "/c/tiny/results/eval%00/"):
+        assert client.get(path).status_code == 404, path
+        client.force_login(world["org"])
+        assert client.get(path).status_code == 404, path
+        client.logout()

@@ -7,7 +7,22 @@ so pages (not the API, whose answers have a body) get templates/405.html.
 """
 from __future__ import annotations
 
+from django.http import Http404
 from django.template.loader import render_to_string
+
+
+class NulInPathNotFound:
+    """No route has a NUL character in it, and PostgreSQL refuses NUL in text
+    parameters (a 500 for ``/c/x/files/p/d/name%00``): such a path is a 404 before
+    any view turns its parts into a query."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path:
+            raise Http404("no such page")
+        return self.get_response(request)
 
 
 class MethodNotAllowedPage:

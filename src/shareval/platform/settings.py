@@ -97,6 +97,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "shareval.platform.errors.NulInPathNotFound",         # before any view queries a part
     "shareval.platform.errors.MethodNotAllowedPage",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",          # last, as django-axes requires

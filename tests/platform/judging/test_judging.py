@@ -151,8 +151,12 @@ def test_adjudication_audit_trail_and_exports(judged):
     assert final["adjudication"].note == "checked the gold"
     text = results.estimate_csv(camp)
     assert text.startswith("# sizes: ")
-    adjudicated = [line for line in text.splitlines() if line.startswith(item.key + ",")]
-    assert adjudicated and all("adjudication:org" in line for line in adjudicated)
+    # an item drawn both for precision and for recall has one key twice: the rows of the
+    # adjudicated one are those with its key and its drawn_for
+    import csv
+    rows = list(csv.DictReader(line for line in text.splitlines() if not line.startswith("#")))
+    adjudicated = [r for r in rows if r["item"] == item.key and r["drawn_for"] == item.drawn_for]
+    assert adjudicated and all(r["judge"] == "adjudication:org" for r in adjudicated)
     path = judged["comp"].slug + "-judgments.csv"
     from pathlib import Path
     p = Path(judged["ds"]["dev"].reference_file).parent / path
