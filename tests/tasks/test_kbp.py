@@ -125,3 +125,19 @@ def test_cli_validate_and_score(cli, tmp_path):
     code, _, err = cli("validate", "kbp-relations", "-r", ref, bad)
     assert code == 2
     assert f"{bad}:2: relation: unknown relation 'P99'" in err and "Traceback" not in err
+
+
+def test_entities_with_the_same_mentions_are_one(tmp_path):
+    """Re-DocRED has two entities with one and the same mention; spans cannot tell them
+    apart, so their labels are one entity's (and the reference warns)."""
+    import copy
+
+    from tests.tasks.kbp_tiny import DOCUMENTS
+    docs = copy.deepcopy(DOCUMENTS)
+    docs[1]["vertexSet"].append(copy.deepcopy(docs[1]["vertexSet"][1]))    # Norway again
+    docs[1]["labels"].append({"h": 2, "t": 0, "r": "P36", "evidence": [0]})
+    ref = write_reference(tmp_path / "ref", docs)
+    r = TASK.score(ref, _run(tmp_path, PERFECT))
+    assert r.counts["gold_entity_triples"] == 4 and r.metrics["entity_f1"] == 1.0
+    assert r.warnings == ["entities with the very same mentions are one entity (their labels "
+                          "merged), in 1 document(s): 'Oslo' (1)"]

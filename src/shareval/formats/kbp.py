@@ -31,6 +31,7 @@ class Document:
     token_starts: list[list[int]]     # per sentence, the character offset of each token
     entities: list[set[Span]]         # per entity, its mentions' spans
     labels: set[tuple[int, int, str]]  # (head entity, tail entity, relation id)
+    merged: int = 0                   # entities merged into an earlier one with the same mentions
 
     def token_span(self, sent: int, start: int, end: int) -> Span:
         """Character offsets of tokens [start, end) of sentence ``sent``."""
@@ -44,6 +45,7 @@ class KbpReference:
     documents: dict[str, Document]
     relations: dict[str, str]                       # id -> label
     by_label: dict[str, str] = field(default_factory=dict)   # label (lower case) -> id
+    warnings: list[str] = field(default_factory=list)
 
     def relation_id(self, name: str) -> str | None:
         """The id of a relation given by id or by its label (any letter case)."""
@@ -118,7 +120,13 @@ def read_reference(path: str | Path, problems: Problems) -> KbpReference | None:
     if not raw:
         problems.add(docs_path, None, "file", "no documents")
     by_label = {label.lower(): rid for rid, label in relations.items()}
-    return KbpReference(str(docs_path), documents, relations, by_label)
+    ref = KbpReference(str(docs_path), documents, relations, by_label)
+    merged = [f"{t!r} ({d.merged})" for t, d in documents.items() if d.merged]
+    if merged:
+        ref.warnings.append(f"entities with the very same mentions are one entity (their "
+                            f"labels merged), in {len(merged)} document(s): "
+                            + ", ".join(merged[:3]) + (" ..." if len(merged) > 3 else ""))
+    return ref
 
 
 def _document(path: Path, i: int, d, relations: dict[str, str],
@@ -149,6 +157,7 @@ def _document(path: Path, i: int, d, relations: dict[str, str],
                 return None
             spans.add(span)
         doc.entities.append(spans)
+    same = _same_entities(doc.entities)
     for lab in d["labels"] if isinstance(d["labels"], list) else [None]:
         ok = isinstance(lab, dict) and all(
             isinstance(lab.get(k), int) and 0 <= lab[k] < len(doc.entities) for k in ("h", "t"))
@@ -158,8 +167,16 @@ def _document(path: Path, i: int, d, relations: dict[str, str],
         if lab.get("r") not in relations:
             bad("labels", f"relation {lab.get('r')!r} is not in {RELATIONS}")
             return None
-        doc.labels.add((lab["h"], lab["t"], lab["r"]))
+        doc.labels.add((same[lab["h"]], same[lab["t"]], lab["r"]))
+    doc.merged = sum(i != j for i, j in enumerate(same))
     return doc
+
+
+def _same_entities(entities: list[set[Span]]) -> list[int]:
+    """Each entity's index, or the first one's with the very same mentions: spans
+    cannot tell such entities apart, so their labels are one entity's."""
+    first: dict[frozenset, int] = {}
+    return [first.setdefault(frozenset(spans), i) for i, spans in enumerate(entities)]
 
 
 def _mention_span(doc: Document, m) -> Span | None:

@@ -102,7 +102,7 @@ class KbpRelations(Task):
                   "gold_entity_triples": c.entity.gold,
                   "unlinked_mentions": c.unlinked_mentions}
         return self.new_result(metrics, breakdowns={"per_relation": per_relation},
-                               counts=counts, warnings=_warnings(c))
+                               counts=counts, warnings=ref.warnings + _warnings(c))
 
     def unit_stats(self, reference, submission, metric="entity_f1"):
         ref = self.reference(reference)
