@@ -63,6 +63,23 @@ def test_every_bad_line_is_reported_in_one_go(tmp_path):
     assert [p.split(":")[0] for p in _problems(tmp_path, text)] == ["3", "4"]
 
 
+def test_an_unknown_document_or_relation_is_one_problem_however_many_lines_name_it(tmp_path):
+    lines = [_line(relation="P99", subject_end=str(9 - (i == 3))) for i in range(6)]
+    lines += [_line(doc_id="Nowhere", subject_end="x")]
+    problems = _problems(tmp_path, HEADER + "\n".join(lines) + "\n")
+    assert problems == [
+        "5: subject: 'Anna Berg' is not the text at characters 0-8 of document 'Anna Berg', "
+        "which is 'Anna Ber'",
+        "2: relation: unknown relation 'P99': not an id or a label of the task's 5 relations "
+        "(e.g. P17 = country, P19 = place of birth) (also on lines 3, 4, 5 and 2 more)",
+        "8: doc_id: document 'Nowhere' is not in the reference (doc_id is the document's title)"]
+
+
+def test_a_json_object_is_not_a_submission(tmp_path):
+    assert _problems(tmp_path, '{"Oslo": []}\n', "run.json") == [
+        '1: json: expected a JSON array of records [{"doc_id": ...}, ...], found an object']
+
+
 def test_a_duplicate_line_is_a_problem_even_with_the_relation_by_label(tmp_path):
     text = HEADER + GOOD + "\n" + _line(relation="Place of Birth", confidence="0.2") + "\n"
     assert _problems(tmp_path, text) == [

@@ -24,6 +24,8 @@ OFFSETS = ("start", "end")
 TOKENS = ("sent", "token_start", "token_end")
 REQUIRED = ("doc_id", "subject", "relation", "object")
 OPTIONAL = ("evidence", "confidence")
+# an unknown document or relation is one problem however many lines name it
+GROUPED = ("doc_id", "relation")
 COLUMNS = REQUIRED + OPTIONAL + tuple(f"{r}_{c}" for r in ROLES for c in OFFSETS + TOKENS)
 
 
@@ -57,7 +59,12 @@ Report = Callable[[str, str], None]       # (field, message)
 def read_run(path: str | Path, problems: Problems, ref: KbpReference | None = None
              ) -> KbpRun | None:
     path = Path(path)
-    if sniff_container(path) == "array":
+    container = sniff_container(path)
+    if container == "object":
+        problems.fatal(path, 1, "json", "expected a JSON array of records [{\"doc_id\": ...}, "
+                                        "...], found an object")
+        return None
+    if container == "array":
         return _read_json(path, problems, ref)
     return _read_tsv(path, problems, ref)
 
@@ -81,14 +88,28 @@ def _read_tsv(path: Path, problems: Problems, ref) -> KbpRun | None:
             return None
     run = KbpRun(str(path), [])
     seen: dict[tuple, int | None] = {}
+    repeated: dict[tuple[str, str], list[int]] = {}
     for line, row in rows:
         def report(fld: str, message: str, line=line) -> None:
-            problems.add(path, line, fld, message)
+            if fld in GROUPED:
+                repeated.setdefault((fld, message), []).append(line)
+            else:
+                problems.add(path, line, fld, message)
         cells = {k: v.strip() if k not in ("subject", "object") else v for k, v in row.items()}
         _add(run, _record(cells, line, ref, report), seen, report)
         if problems.full:
             break
+    for (fld, message), lines in repeated.items():
+        problems.add(path, lines[0], fld, message + _also(lines[1:]))
     return run
+
+
+def _also(lines: list[int]) -> str:
+    if not lines:
+        return ""
+    more = f" and {len(lines) - 3} more" if len(lines) > 3 else ""
+    return f" (also on line{'s' if len(lines) > 1 else ''} " + \
+        ", ".join(str(x) for x in lines[:3]) + more + ")"
 
 
 def _read_json(path: Path, problems: Problems, ref) -> KbpRun | None:
