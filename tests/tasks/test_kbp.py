@@ -141,3 +141,22 @@ def test_entities_with_the_same_mentions_are_one(tmp_path):
     assert r.counts["gold_entity_triples"] == 4 and r.metrics["entity_f1"] == 1.0
     assert r.warnings == ["entities with the very same mentions are one entity (their labels "
                           "merged), in 1 document(s): 'Oslo' (1)"]
+
+
+def test_per_document_mention_statistics_give_the_mention_f1(tmp_path):
+    ref = write_reference(tmp_path / "ref")
+    stats = TASK.unit_stats(ref, _run(tmp_path, RUN), metric="mention_f1")
+    # "Anna Berg": 2 right, 1 wrong, 2 of 4 gold pairs missed; "Oslo": 1, 1, 1
+    assert stats.stats.tolist() == [[2, 1, 2], [1, 1, 1]]
+    assert float(stats.aggregate(stats.stats, stats.weights)) == pytest.approx(6 / 11)
+    with pytest.raises(NotImplementedError):
+        TASK.unit_stats(ref, _run(tmp_path, RUN), metric="entity_precision")
+
+
+def test_compare_two_runs_by_document(cli, tmp_path):
+    ref = write_reference(tmp_path / "ref")
+    a, b = _run(tmp_path, PERFECT, name="a.tsv"), _run(tmp_path, RUN, name="b.tsv")
+    code, out, err = cli("compare", "kbp-relations", "-r", ref, a, b, "--format", "json",
+                         "--samples", "200")
+    assert code == 0, err
+    assert json.loads(out)["metrics"]["difference"] == pytest.approx(1.0 - 0.5)

@@ -56,7 +56,8 @@ class RelationCounts:
     subject_correct: int
     object_correct: int
     per_relation: dict[str, tuple[Counts, Counts]] = field(default_factory=dict)
-    per_document: dict[str, Counts] = field(default_factory=dict)    # entity level
+    # per document: (mention-level, entity-level) counts
+    per_document: dict[str, tuple[Counts, Counts]] = field(default_factory=dict)
     unlinked_mentions: int = 0
 
 
@@ -113,13 +114,15 @@ def _document(entities, labels, preds, per_rel, total: RelationCounts, doc) -> N
         total.object_correct += bool(tails[r] & set(linked[o]))
         total.unlinked_mentions += (not linked[s]) + (not linked[o])
         predicted_entities.add(_entity_triple(linked[s], r, linked[o], s_text, o_text, labels))
+    doc_mentions = Counts(sum((s, r, o) in mentions for s, r, o, _, _ in preds), len(preds),
+                          len(mentions))
     total.mention.predicted += len(preds)
     total.mention.gold += len(mentions)
     for (_, r, _) in mentions:
         per_rel[r][0].gold += 1
     doc_counts = Counts(len(predicted_entities & labels), len(predicted_entities), len(labels))
     total.entity.add(doc_counts)
-    total.per_document[doc] = doc_counts
+    total.per_document[doc] = doc_mentions, doc_counts
     for h, t, r in predicted_entities:
         per_rel[r][1].predicted += 1
         per_rel[r][1].tp += (h, t, r) in labels

@@ -14,6 +14,7 @@ from ..metrics.relations import relation_counts
 from . import register
 from .base import Task, UnitStats, load_checked, micro_f1
 
+UNIT_METRICS = ("mention_f1", "entity_f1")     # in RelationCounts.per_document's order
 CONVENTIONS = {
     "reference_layout": "a folder with documents.json (Re-DocRED's JSON: title, sents, "
                         "vertexSet, labels) and relations.json (id -> label), or the documents "
@@ -105,13 +106,18 @@ class KbpRelations(Task):
                                counts=counts, warnings=ref.warnings + _warnings(c))
 
     def unit_stats(self, reference, submission, metric="entity_f1"):
+        """Per document (tp, fp, fn) at the level ``metric`` names; micro F1 aggregates."""
+        if metric not in UNIT_METRICS:
+            raise NotImplementedError(f"{self.name} compares runs on "
+                                      f"{' or '.join(UNIT_METRICS)}, not {metric}")
         ref = self.reference(reference)
         run = self.submission(submission, ref)
         c = self._counts(ref, run)
         docs = sorted(c.per_document)
+        level = UNIT_METRICS.index(metric)
         stats = np.array([[d.tp, d.predicted - d.tp, d.gold - d.tp]
-                          for d in (c.per_document[x] for x in docs)], dtype=float)
-        return UnitStats("entity_f1", docs, stats.reshape(len(docs), 3), micro_f1,
+                          for d in (c.per_document[x][level] for x in docs)], dtype=float)
+        return UnitStats(metric, docs, stats.reshape(len(docs), 3), micro_f1,
                          np.ones(len(docs)))
 
 
