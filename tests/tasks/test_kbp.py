@@ -68,11 +68,12 @@ def test_one_mention_pair_per_label_is_full_entity_recall_and_partial_mention_re
     assert (m["entity_recall"], m["mention_recall"], m["mention_precision"]) == (1.0, 4 / 6, 1.0)
 
 
-def test_the_reference_file_with_relations_beside_it(tmp_path):
+def test_the_reference_file_with_relations_beside_it_or_its_folder(tmp_path):
     folder = write_reference(tmp_path / "ref")
     (folder / "documents.json").rename(folder / "re-docred-dev.json")
     r = TASK.score(folder / "re-docred-dev.json", _run(tmp_path, RUN))
     assert r.metrics["entity_f1"] == 0.5
+    assert TASK.score(folder, _run(tmp_path, RUN)).metrics["entity_f1"] == 0.5
 
 
 def test_json_form_and_token_spans_score_as_the_tsv(tmp_path):

@@ -199,3 +199,13 @@ def test_a_missing_relation_inventory_is_named(tmp_path):
         TASK.load_reference(folder)
     assert [str(p) for p in e.value.problems] == [f"{folder / 'relations.json'}: file: does "
                                                   f"not exist"]
+
+
+def test_a_folder_with_two_candidate_document_files_asks_for_documents_json(tmp_path):
+    folder = write_reference(tmp_path / "ref")
+    (folder / "documents.json").rename(folder / "dev.json")
+    (folder / "test.json").write_text("[]", encoding="utf-8")
+    with pytest.raises(InvalidInput) as e:
+        TASK.load_reference(folder)
+    assert [str(p) for p in e.value.problems] == [f"{folder / 'documents.json'}: file: does "
+                                                  f"not exist"]

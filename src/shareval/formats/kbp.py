@@ -68,10 +68,15 @@ def layout_text(sentences: list[list[str]]) -> tuple[str, list[list[int]]]:
 
 
 def reference_paths(path: str | Path) -> tuple[Path, Path]:
+    """(documents, relations) of a reference folder or documents file. A folder without
+    documents.json whose only other JSON file is the documents (as ../shared/data/kbp)."""
     p = Path(path)
-    if p.is_dir():
-        return p / DOCUMENTS, p / RELATIONS
-    return p, p.parent / RELATIONS
+    if not p.is_dir():
+        return p, p.parent / RELATIONS
+    others = [f for f in sorted(p.glob("*.json")) if f.name != RELATIONS]
+    if not (p / DOCUMENTS).exists() and len(others) == 1:
+        return others[0], p / RELATIONS
+    return p / DOCUMENTS, p / RELATIONS
 
 
 def _load_json(path: Path, problems: Problems):

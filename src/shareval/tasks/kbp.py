@@ -17,8 +17,9 @@ from .base import Task, UnitStats, load_checked, micro_f1
 UNIT_METRICS = ("mention_f1", "entity_f1")     # in RelationCounts.per_document's order
 CONVENTIONS = {
     "reference_layout": "a folder with documents.json (Re-DocRED's JSON: title, sents, "
-                        "vertexSet, labels) and relations.json (id -> label), or the documents "
-                        "file itself with relations.json beside it",
+                        "vertexSet, labels; or the folder's only other JSON file) and "
+                        "relations.json (id -> label), or the documents file itself with "
+                        "relations.json beside it",
     "document_text": "a document's tokens joined by single spaces, its sentences joined by a "
                      "single space; character offsets count in it, end exclusive",
     "doc_id": "the document's title (titles are unique in a reference)",
