@@ -21,6 +21,9 @@ import pytest
 
 from shareval import tasks
 from shareval.formats.errors import InvalidInput
+from tests.tasks.kbp_tiny import HEADER as KBP_HEADER
+from tests.tasks.kbp_tiny import PERFECT as KBP_PERFECT
+from tests.tasks.kbp_tiny import write_reference
 from tests.tasks.test_material import DOCS, DOMAINS, REL, make_pack
 
 
@@ -77,6 +80,10 @@ def _text(name, text):
     return build
 
 
+def write_reference_in(name):
+    return lambda tmp: write_reference(tmp / name)
+
+
 QRELS = {"q1": {"d1": 1, "d2": 0, "d3": 1}, "q2": {"d4": 2, "d5": 0}}
 CITATIONS = [(1, 10, ["the ADNI study"]), (1, 11, ["PSID"]), (2, 12, ["NHANES 1999"]),
              (3, 13, ["General Social Survey"])]
@@ -97,6 +104,9 @@ def _decisions(name, relevant, docs):
 
 
 CASES = {
+    "kbp-relations": Case(
+        write_reference_in("ref"), _lines(KBP_HEADER), KBP_PERFECT,
+        (KBP_HEADER + KBP_PERFECT[0] + "\n" + KBP_PERFECT[1].replace("P19", "P99") + "\n", 3)),
     "trec": Case(
         _text("qrels", "".join(f"{q} 0 {d} {r}\n" for q, m in QRELS.items() for d, r in m.items())),
         _lines(),
@@ -157,7 +167,8 @@ NO_PERFECT = {
 # where a bad file's problem is not in the file itself: the file name the bad text gets
 BAD_NAME = {"material-clir": "query1.tsv", "material-domainid": "GOV.tsv",
             "material-langid": "1A.tsv", "svident-disambiguation": "run.txt",
-            "classification": "sub.tsv", "svident-detection": "sub.tsv"}
+            "classification": "sub.tsv", "svident-detection": "sub.tsv",
+            "kbp-relations": "sub.tsv"}
 
 NAMES = tasks.names()
 

@@ -11,10 +11,11 @@ import pytest
 from shareval import tasks
 from shareval.tasks.base import Task
 
-EVERY = ["classification", "material-clir", "material-domainid", "material-e2e",
+EVERY = ["classification", "kbp-relations", "material-clir", "material-domainid", "material-e2e",
          "material-langid", "program", "rcc-citations", "rcc-fields-methods", "rcc-mentions",
          "svident-detection", "svident-disambiguation", "trec"]
-FAMILIES = ("rcc", "svident", "trec", "classification", "material", "program")
+FAMILIES = ("rcc", "svident", "trec", "classification", "material", "program",
+            "kbp")
 DEPENDS = {"svident": {"trec"}}          # SV-Ident's Task 2 takes TREC's ranking conventions
 
 

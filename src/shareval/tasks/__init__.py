@@ -4,7 +4,7 @@ from __future__ import annotations
 from .base import Option, Result, Task, UnitStats  # noqa: F401
 
 _REGISTRY: dict[str, Task] = {}
-_MODULES = ("rcc", "svident", "trec", "classification", "material", "program")
+_MODULES = ("rcc", "svident", "trec", "classification", "material", "program", "kbp")
 
 
 def register(cls):
