@@ -101,15 +101,22 @@ def _normal_deviate():
     return np.vectorize(NormalDist().inv_cdf)
 
 
-def _det_points(p_miss, p_fa, max_points: int):
-    """Clipped probabilities, thinned evenly to ``max_points``."""
+def thin_curve(p_miss, p_fa, max_points: int):
+    """A DET curve's points thinned evenly to ``max_points`` (first and last kept):
+    what the plots draw and what the server stores with a score."""
     import numpy as np
-    p_miss = np.clip(np.asarray(p_miss, dtype=float), DET_LOW, 1 - DET_LOW)
-    p_fa = np.clip(np.asarray(p_fa, dtype=float), DET_LOW, 1 - DET_LOW)
+    p_miss, p_fa = np.asarray(p_miss, dtype=float), np.asarray(p_fa, dtype=float)
     if p_miss.size > max_points:
         idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
         p_miss, p_fa = p_miss[idx], p_fa[idx]
     return p_miss, p_fa
+
+
+def _det_points(p_miss, p_fa, max_points: int):
+    """Clipped probabilities, thinned evenly to ``max_points``."""
+    import numpy as np
+    return thin_curve(np.clip(np.asarray(p_miss, dtype=float), DET_LOW, 1 - DET_LOW),
+                      np.clip(np.asarray(p_fa, dtype=float), DET_LOW, 1 - DET_LOW), max_points)
 
 
 def _clip_point(point) -> tuple[float, float]:

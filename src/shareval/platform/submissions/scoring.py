@@ -6,11 +6,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 from django.conf import settings
 
 from shareval.formats.errors import InvalidInput
-from shareval.plots import plot_unit_bars, plot_unit_histogram, save_figure
+from shareval.plots import plot_unit_bars, plot_unit_histogram, save_figure, thin_curve
 
 from shareval.platform.labels import label
 from shareval.platform.submissions.models import Submission
@@ -103,10 +102,7 @@ def det_points(figure, max_points: int = 400) -> dict | None:
     det = figure.get("det") if isinstance(figure, dict) else None
     if not det:
         return None
-    p_miss, p_fa = np.asarray(det["p_miss"], float), np.asarray(det["p_fa"], float)
-    if p_miss.size > max_points:
-        idx = np.unique(np.linspace(0, p_miss.size - 1, max_points).round().astype(int))
-        p_miss, p_fa = p_miss[idx], p_fa[idx]
+    p_miss, p_fa = thin_curve(det["p_miss"], det["p_fa"], max_points)
     return {"p_miss": [round(float(v), 6) for v in p_miss],
             "p_fa": [round(float(v), 6) for v in p_fa],
             "actual": [float(v) for v in det.get("actual", (float("nan"),) * 2)]}
