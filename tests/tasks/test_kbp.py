@@ -161,3 +161,33 @@ def test_compare_two_runs_by_document(cli, tmp_path):
                          "--samples", "200")
     assert code == 0, err
     assert json.loads(out)["metrics"]["difference"] == pytest.approx(1.0 - 0.5)
+
+
+def test_item_key_round_trips_titles_with_bars():
+    from shareval.formats.kbp_runs import item_key, parse_item_key
+    key = item_key("A|B title", (0, 5), "P19", (10, 16))
+    assert key == "A|B title|0-5|P19|10-16"
+    assert parse_item_key(key) == ("A|B title", (0, 5), "P19", (10, 16))
+    assert parse_item_key("doc|5-5|P19|1-2") is None       # empty span
+    assert parse_item_key("doc|x|P19|1-2") is None
+    assert parse_item_key("doc only") is None
+
+
+def test_entity_types_are_their_mentions_commonest(tmp_path):
+    import json
+    from shareval.formats.errors import Problems
+    from shareval.formats.kbp import read_reference
+    doc = {"title": "T", "sents": [["Ann", "lives", "in", "Paris", "."]],
+           "vertexSet": [[{"sent_id": 0, "pos": [0, 1], "type": "PER"}],
+                         [{"sent_id": 0, "pos": [3, 4], "type": "LOC"},
+                          {"sent_id": 0, "pos": [3, 4], "type": "ORG"},
+                          {"sent_id": 0, "pos": [3, 4], "type": "LOC"}],
+                         [{"sent_id": 0, "pos": [1, 2]}]],
+           "labels": []}
+    (tmp_path / "documents.json").write_text(json.dumps([doc]))
+    (tmp_path / "relations.json").write_text(json.dumps({"P551": "residence"}))
+    ref = read_reference(tmp_path, Problems())
+    d = ref.documents["T"]
+    assert d.types == ["PER", "LOC", ""]
+    assert d.mention_type((13, 18)) == "LOC" and d.mention_type((0, 3)) == "PER"
+    assert d.mention_type((0, 2)) == ""

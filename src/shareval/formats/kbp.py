@@ -32,6 +32,14 @@ class Document:
     entities: list[set[Span]]         # per entity, its mentions' spans
     labels: set[tuple[int, int, str]]  # (head entity, tail entity, relation id)
     merged: int = 0                   # entities merged into an earlier one with the same mentions
+    types: list[str] = field(default_factory=list)   # per entity, its mentions' commonest type
+
+    def mention_type(self, span: Span) -> str:
+        """The type of the entity a span is a mention of ('' when none is)."""
+        for e, spans in enumerate(self.entities):
+            if span in spans:
+                return self.types[e] if e < len(self.types) else ""
+        return ""
 
     def token_span(self, sent: int, start: int, end: int) -> Span:
         """Character offsets of tokens [start, end) of sentence ``sent``."""
@@ -153,7 +161,7 @@ def _document(path: Path, i: int, d, relations: dict[str, str],
     text, starts = layout_text(sents)
     doc = Document(title, sents, text, starts, [], set())
     for e, entity in enumerate(d["vertexSet"] if isinstance(d["vertexSet"], list) else [None]):
-        spans = set()
+        spans, kinds = set(), {}
         for m in entity if isinstance(entity, list) else [None]:
             span = _mention_span(doc, m)
             if span is None:
@@ -161,7 +169,12 @@ def _document(path: Path, i: int, d, relations: dict[str, str],
                                  f"of tokens in that sentence")
                 return None
             spans.add(span)
+            kind = m.get("type")
+            if isinstance(kind, str) and kind.strip():
+                kinds[kind.strip()] = kinds.get(kind.strip(), 0) + 1
         doc.entities.append(spans)
+        # the commonest type of the entity's mentions (ties: alphabetical); '' if untyped
+        doc.types.append(min(kinds, key=lambda k: (-kinds[k], k)) if kinds else "")
     same = _same_entities(doc.entities)
     for lab in d["labels"] if isinstance(d["labels"], list) else [None]:
         ok = isinstance(lab, dict) and all(

@@ -56,6 +56,26 @@ class KbpRun:
 Report = Callable[[str, str], None]       # (field, message)
 
 
+def item_key(doc: str, subject: Span, relation: str, obj: Span) -> str:
+    """A relation mention as one string (judged items, pools, annotations):
+    ``doc|s_start-s_end|relation|o_start-o_end``; a title may hold '|'."""
+    return f"{doc}|{subject[0]}-{subject[1]}|{relation}|{obj[0]}-{obj[1]}"
+
+
+def parse_item_key(key: str) -> tuple[str, Span, str, Span] | None:
+    """The parts of :func:`item_key`'s string; None when it is not one."""
+    parts = key.rsplit("|", 3)
+    if len(parts) != 4:
+        return None
+    try:
+        spans = [tuple(int(x) for x in parts[i].split("-")) for i in (1, 3)]
+    except ValueError:
+        return None
+    if any(len(sp) != 2 or sp[0] < 0 or sp[1] <= sp[0] for sp in spans):
+        return None
+    return parts[0], spans[0], parts[2], spans[1]
+
+
 def read_run(path: str | Path, problems: Problems, ref: KbpReference | None = None
              ) -> KbpRun | None:
     path = Path(path)
