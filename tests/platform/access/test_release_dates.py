@@ -137,6 +137,9 @@ def test_a_data_file_before_its_time_on_the_data_page(rel, client):
     said = "available from 2099-05-14 02:00 CEST (Europe/Berlin)"   # 00:00 UTC, shown in Berlin
     assert said in page and url(final) not in page and url(DataFile.objects.get(
         name="texts.txt")) in page
+    # nothing of its content before its date: no size (the released file's is shown)
+    row = page.split("final-texts.txt", 1)[1].split("</tr>", 1)[0]
+    assert "bytes" not in row and "bytes" in page.split(">texts.txt<", 1)[1].split("</tr>", 1)[0]
     status, body = get(client, rel["users"]["bob"], url(final))
     assert status == 403 and said in body
 
@@ -206,6 +209,12 @@ def test_the_api_gives_dates_audiences_and_each_files_refusal(rel, client):
     assert rows["later.txt"]["allowed"] is False and rows["later.txt"]["refusal"] == FAR_SAID
     assert rows["own.txt"]["audience"] == "phase" and rows["own.txt"]["allowed"] is True
     assert rows["items.txt"]["refusal"] is None and rows["items.txt"]["release_at"] is None
+    final = DataFile.objects.get(name="final-texts.txt")
+    final.audience = "registered"
+    final.save()
+    data = {x["name"]: x for x in client.get("/api/competitions/tiny/data/", **h).json()["data"]}
+    assert data["final-texts.txt"]["size"] is None and data["final-texts.txt"]["sha256"] is None
+    assert data["texts.txt"]["size"] > 0 and len(data["texts.txt"]["sha256"]) == 64
     # the script meets the same rule at the URLs, listed or not
     for name, status in (("later.txt", 403), ("finalists.txt", 403), ("items.txt", 200)):
         assert client.get(url(pf(name)), **h).status_code == status

@@ -89,6 +89,14 @@ def _file_state(f, access) -> dict:
             "allowed": access.allowed, "refusal": access.refusal}
 
 
+def _content(f, access) -> dict:
+    """Size and digest say something of a file's content (a guess confirmed, how many
+    lines a key holds): none before its release date."""
+    if access.kind == releases.DATE:
+        return {"size": None, "sha256": None}
+    return {"size": f.size, "sha256": f.digest}
+
+
 class DataFiles(APIView):
     def get(self, request, c):
         comp = eligibility.visible(request, c)
@@ -103,8 +111,8 @@ class DataFiles(APIView):
             "licence": None if licence is None else {
                 "title": licence.title, "version": licence.version,
                 "accepted": eligibility.accepted(request.user, comp, "licence")},
-            "data": [{"name": f.name, "description": f.description, "size": f.size,
-                      "sha256": f.digest, "url": f"{base}/data/{f.name}", **_file_state(f, a)}
+            "data": [{"name": f.name, "description": f.description, **_content(f, a),
+                      "url": f"{base}/data/{f.name}", **_file_state(f, a)}
                      for f in comp.data_files.all() if (a := viewer.of(f)).listed],
             "released": [{"phase": f.dataset.phase.slug, "dataset": f.dataset.slug,
                           "name": f.name,
