@@ -101,9 +101,41 @@ def test_the_organizers_page_names_the_real_command(rcc, client):
 
 
 def test_the_work_registry_knows_no_app():
-    """judging and annotation register into platform/work.py; it imports none of them."""
+    """judging, annotation and competitions register into platform/work.py; it imports
+    none of them."""
     source = Path(work.__file__).read_text()
     assert not re.search(r"^\s*(from|import) shareval\.platform\.\w+", source, re.M)
     assert not re.search(r"^\s*from \.(\w+)", source, re.M)
     names = {p.__module__ for p in work._providers}
-    assert names == {"shareval.platform.judging.work", "shareval.platform.annotation.work"}
+    assert names == {"shareval.platform.judging.work", "shareval.platform.annotation.work",
+                     "shareval.platform.competitions.organizer_work"}
+
+
+def test_organizers_find_waiting_registrations_and_teams_under_your_work(db, tmp_path, client):
+    from shareval.platform.competitions.models import Team
+    from shareval.platform.competitions.models.access import Registration
+
+    from .factories import make_world
+    w = make_world(tmp_path, baseline=False)
+    comp, org = w["comp"], w["org"]
+    comp.organizers.add(org)
+    client.force_login(org)
+    assert left_in_header(client) is None
+    Registration.objects.create(competition=comp, user=w["users"]["dave"])
+    Registration.objects.create(competition=comp, user=w["users"]["carol"],
+                                status=Registration.APPROVED)
+    Team.objects.filter(pk=w["teams"]["Team B"].pk).update(status=Team.PENDING)
+    assert left_in_header(client) == 2
+    page = text_of(client.get("/work/").content.decode())
+    assert "Decide registrations" in page and "1 registration" in page
+    assert "Approve teams" in page and "1 team" in page
+    # the participants and another competition's organizer see none of it
+    for who in (w["users"]["alice"], w["users"]["dave"]):
+        client.force_login(who)
+        assert left_in_header(client) is None
+    # decided: gone
+    Registration.objects.filter(status=Registration.PENDING).update(
+        status=Registration.APPROVED)
+    Team.objects.filter(pk=w["teams"]["Team B"].pk).update(status=Team.APPROVED)
+    client.force_login(org)
+    assert left_in_header(client) is None

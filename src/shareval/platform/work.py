@@ -2,7 +2,8 @@
 
 Judging campaigns give judges items; RCC phase-2 studies give their coder,
 judges, reviewers and designer publications to capture, code, review, rank
-and references to decide. Each of those apps registers a provider when it
+and references to decide; competitions give organizers the registrations and
+teams waiting for them. Each of those apps registers a provider when it
 starts (its ``AppConfig.ready``): ``provider(user) -> list[Work]``. This module
 knows none of them, so any app may import it.
 
