@@ -76,13 +76,20 @@ def test_control_failures_are_reported_per_judge_and_link_to_the_item(kbp, clien
     _answer(true[0], j1, NO)                                             # fails
     _answer(true[1], j1, YES)
     _answer(false[0], j1, YES)                                           # fails
-    _answer(false[1], j2, {"subject": "no"})                             # right: incorrect
+    _answer(false[1], j2, {"subject": "no"})           # the verdict, for a wrong reason
+    _answer(true[0], j2, YES)
     report = {r["judge"]: r for r in service.control_report(camp)}
     assert {j: (r["answered"], r["failed"], r["accuracy"]) for j, r in report.items()} == {
-        "judge0": (4, 0, 1.0), "judge1": (3, 2, 1 / 3), "judge2": (1, 0, 1.0)}
+        "judge0": (4, 0, 1.0), "judge1": (3, 2, 1 / 3), "judge2": (2, 1, 0.5)}
     failed = report["judge1"]["failures"]
     assert [(f["item"].pk, f["expected"], f["answered"]) for f in failed] == [
-        (true[0].pk, "correct", "incorrect"), (false[0].pk, "incorrect", "correct")]
+        (true[0].pk, "correct (subject yes, object yes, relation yes)",
+         "incorrect (subject yes, object yes, relation no)"),
+        (false[0].pk, "incorrect (subject yes, object yes, relation no)",
+         "correct (subject yes, object yes, relation yes)")]
+    assert [f["item"].pk for f in report["judge2"]["failures"]] == [false[1].pk]
+    # the campaign-wide gold accuracy stays by verdict
+    assert service.gold_accuracy(camp)["judge2"]["accuracy"] == 1.0
     client.force_login(kbp["org"])
     base = f"/c/kbp/organize/campaigns/{camp.pk}/"
     html = client.get(base).content.decode()
@@ -187,3 +194,36 @@ def test_the_campaign_form_finalises_kbp_chains_and_controls(kbp, client):
     ).content.decode()
     assert "guidance: &#x27;born&#x27; is not a relation id or label" in html
     assert not Campaign.objects.filter(title="Bad").exists()
+
+
+def test_a_late_submission_gets_relation_items_and_never_a_control_as_its_item(kbp):
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.competitions.models import Membership, Team
+    from shareval.platform.judging import content, ondemand
+    from shareval.platform.submissions import queue
+    from shareval.platform.submissions import service as subs
+
+    from ..factories import Upload
+    from .kbp_world import run_text
+    camp = _campaign(kbp, controls=2)
+    control = camp.items.filter(gold__isnull=False, gold__correct=True).get()
+    doc, s, rid, o = control.key.removesuffix("|control").split("|")
+    (s0, s1), (o0, o1) = (map(int, x.split("-")) for x in (s, o))
+    text = content.Resources(kbp["ds"]).kbp.documents[doc].text
+    lines = [f"{doc}\t{text[s0:s1]}\t{s0}\t{s1}\t{rid}\t{text[o0:o1]}\t{o0}\t{o1}\t",
+             "Karl Lund\tKarl Lund\t0\t9\tP19\tOslo\t42\t46\t"]
+    carol = get_user_model().objects.create_user("carol", password="carol-pass-123")
+    team = Team.objects.create(competition=kbp["comp"], name="Team C", lead=carol)
+    Membership.objects.create(team=team, user=carol, status=Membership.APPROVED)
+    sub = subs.submit(carol, team, kbp["ds"], Upload("c.tsv", run_text(lines)))
+    queue.drain()
+    sub.refresh_from_db()
+    ev = ondemand.add_late(camp, sub, pilot=4, seed=1)
+    drawn = {d.item for d in ev.draws.select_related("item")}
+    assert {i.key for i in drawn} == {control.key.removesuffix("|control"),
+                                      item_key("Karl Lund", (0, 9), "P19", (42, 46))}
+    for item in drawn:
+        assert item.gold is None and item.drawn_for == "ondemand"
+        assert item.payload["type"] in ("P19", rid)
+        assert item.payload["view"]["kind"] == "relation_doc"

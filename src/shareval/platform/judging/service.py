@@ -267,24 +267,36 @@ def gold_accuracy(campaign: Campaign) -> dict[str, dict]:
 
 
 def control_report(campaign: Campaign) -> list[dict]:
-    """Per judge who answered gold (control) items: how many, how many failed (the
-    verdict differs from the known answer), accuracy, and the failed items."""
+    """Per judge who answered gold (control) items: how many, how many failed, the
+    accuracy and the failed items. A control fails when the verdict differs from the
+    known one or, in a question chain, when any question answered differs from the
+    known answer (saying "no" to a true subject reaches the right verdict by chance)."""
     out: dict[str, dict] = {}
     for a in _done(campaign).filter(item__gold__isnull=False):
-        want = designs.labels(campaign.design, a.item, a.item.gold)
-        got = designs.labels(campaign.design, a.item, a.answer)
         r = out.setdefault(a.judge.username, {"judge": a.judge.username, "answered": 0,
                                               "failed": 0, "failures": []})
         r["answered"] += 1
-        if got != want:
+        want, got = _said(campaign, a.item, a.item.gold), _said(campaign, a.item, a.answer)
+        known = a.item.gold.get("answers", {}) if campaign.design == designs.CHAIN else {}
+        wrong = any(known.get(q, v) != v for q, v in a.answer.get("answers", {}).items()) \
+            if known else False
+        if wrong or designs.labels(campaign.design, a.item, a.answer) != \
+                designs.labels(campaign.design, a.item, a.item.gold):
             r["failed"] += 1
-            r["failures"].append({"item": a.item, "expected": "; ".join(want.values()),
-                                  "answered": "; ".join(got.values()),
+            r["failures"].append({"item": a.item, "expected": want, "answered": got,
                                   "shown": content.summary_line(
                                       content.item_view(campaign.design, a.item.payload))})
     for r in out.values():
         r["accuracy"] = (r["answered"] - r["failed"]) / r["answered"]
     return [out[j] for j in sorted(out)]
+
+
+def _said(campaign: Campaign, item, answer: dict) -> str:
+    """An answer in words: the verdict, and a chain's answers ('incorrect (subject no)')."""
+    verdict = "; ".join(designs.labels(campaign.design, item, answer).values())
+    answers = answer.get("answers") if campaign.design == designs.CHAIN else None
+    return verdict + (" (" + ", ".join(f"{q} {v}" for q, v in answers.items()) + ")"
+                      if answers else "")
 
 
 # final answers ---------------------------------------------------------------------
