@@ -111,6 +111,6 @@ def make_kbp_world(tmp_path: Path) -> dict:
         subs.submit(user, t, ds, Upload(f"{lead}.tsv", run_text(lines)))
         teams[name] = t
     queue.drain()
-    judges = [User.objects.create_user(f"judge{i}", password="judge-pass-123")
+    judges = [User.objects.create_user(f"judge{i}", password=f"judge{i}-pass-123")
               for i in range(3)]
     return {"comp": comp, "org": org, "ds": ds, "teams": teams, "judges": judges}
