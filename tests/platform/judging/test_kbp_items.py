@@ -64,8 +64,11 @@ def test_the_view_marks_exactly_the_offsets_and_shows_provenance_first(tmp_path)
     v = kbp_items.kbp_view(res, P19_ANNA, evidence=(2,))
     assert [(s["n"], s["gap"]) for s in v["provenance"]] == [(0, False), (2, True)]
     # spans across sentences and overlapping spans
+    assert kbp_items.plain_provenance(v) == "[subject: Anna Berg] was born in [object: Oslo] " \
+                                            "on 3 May 1950 . … Berg later lived in Paris ."
     v = kbp_items.kbp_view(res, item_key("Anna Berg", (0, 9), "P551", (5, 9)))
     assert _positions(v["sentences"]) == [(0, 5, "subject"), (5, 9, "both")]
+    assert kbp_items.plain_provenance(v).startswith("[subject: Anna ][subject and object: Berg]")
     v = kbp_items.kbp_view(res, item_key("Anna Berg", (30, 46), "P551", (103, 108)))
     assert _positions(v["sentences"]) == [(30, 42, "subject"), (43, 46, "subject"),
                                           (103, 108, "object")]
@@ -158,6 +161,22 @@ def test_a_chain_campaign_on_kbp_gets_the_chains_and_relation_payloads(kbp):
     # the organizer's own chains win
     own = {"chains": {"default": [{"id": "relation", "text": "Right?"}]}}
     assert _campaign(kbp, own).config["chains"] == own["chains"]
+
+
+def test_controls_need_a_kbp_reference_with_labels(tmp_path):
+    from .kbp_world import DOCUMENTS
+    res = _res(tmp_path / "ref")
+    bare = [{**d, "labels": []} for d in DOCUMENTS]
+    (res.reference / "documents.json").write_text(json.dumps(bare), encoding="utf-8")
+    with pytest.raises(ValueError, match="controls: the reference has no relation labels"):
+        kbp_items.campaign_config(res, Campaign.CHAIN, {"controls": 2}, True)
+    res = content.Resources()
+    res.task = "classification"
+    with pytest.raises(ValueError, match="controls: control items are made from a "
+                                         "kbp-relations dataset's reference"):
+        kbp_items.campaign_config(res, Campaign.CHAIN, {"controls": 2}, True)
+    assert kbp_items.campaign_config(res, Campaign.CHAIN, {"guidance": {"x": "y"}}, True) == \
+        {"guidance": {"x": "y"}}                    # no reference: no chains to make
 
 
 def test_campaign_settings_that_cannot_work_are_refused_with_their_reason(kbp):

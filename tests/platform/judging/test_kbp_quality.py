@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from shareval.formats.kbp_runs import item_key
-from shareval.platform.judging import crowd, service
+from shareval.platform.judging import crowd, results, service
 from shareval.platform.judging.models import Assignment, Campaign
 
 from .kbp_world import make_kbp_world
@@ -88,8 +88,9 @@ def test_control_failures_are_reported_per_judge_and_link_to_the_item(kbp, clien
         (false[0].pk, "incorrect (subject yes, object yes, relation no)",
          "correct (subject yes, object yes, relation yes)")]
     assert [f["item"].pk for f in report["judge2"]["failures"]] == [false[1].pk]
-    # the campaign-wide gold accuracy stays by verdict
+    # the campaign-wide gold accuracy stays by verdict; controls are in no estimate
     assert service.gold_accuracy(camp)["judge2"]["accuracy"] == 1.0
+    assert not {r.item for r in results.judgment_records(camp)} & {c.key for c in controls}
     client.force_login(kbp["org"])
     base = f"/c/kbp/organize/campaigns/{camp.pk}/"
     html = client.get(base).content.decode()
