@@ -58,6 +58,7 @@ RULES = {
     "judge": ({"outsider"}, {"outsider"}),      # POST: "Start judging"
     "campaigns": (ORG, ORG), "campaign": (ORG, ORG), "adjudicate": (ORG, ORG),
     "adjudicate-item": (set(), ORG), "campaign-export": (ORG, ORG),
+    "campaign-item": (ORG, set()),              # one item, its answers and known answer
     # code submissions: the scene gives bob's team a code submission with the id of
     # its blind run (so one ``s`` addresses both); its dataset takes no code (any
     # more), so an organizer's re-run is refused with 400

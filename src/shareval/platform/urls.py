@@ -111,6 +111,8 @@ urlpatterns = [
          name="adjudicate"),
     path("c/<slug:c>/organize/campaigns/<int:j>/adjudicate/<int:item>/",
          judging_views.adjudicate_item, name="adjudicate-item"),
+    path("c/<slug:c>/organize/campaigns/<int:j>/items/<int:item>/",
+         judging_views.campaign_item, name="campaign-item"),
     path("c/<slug:c>/organize/campaigns/<int:j>/<str:kind>", judging_views.export,
          name="campaign-export"),
     path("c/<slug:c>/code/", code_views.submit_code, name="submit-code"),

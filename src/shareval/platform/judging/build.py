@@ -53,6 +53,9 @@ def run_units(task_name: str, path, res: content.Resources | None = None
 def unit_payload(task: str, res: content.Resources, key: str, u: content.Unit,
                  kind: str) -> dict:
     """The payload of one judged unit: the output in words and the content around it."""
+    if task == "kbp-relations":          # typed by relation: each relation has its chain
+        from shareval.platform.judging.kbp_items import payload
+        return payload(res, key, u)
     return {"text": u.text, "doc": u.doc, "type": kind,
             "view": content.view_for(task, res, u.group, [u])}
 

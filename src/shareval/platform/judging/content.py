@@ -15,6 +15,9 @@ public files. Resources are found by name there:
   ``data_sets.json``). A publication is its title, the passages around each
   mention the teams output (the mention marked) and a link to its full text;
   a dataset is its catalog title.
+* KBP relations (``kbp-relations``): a relation mention, shown in its
+  document (judging/kbp_items.py): the provenance sentences first, subject and
+  object marked by their offsets, the whole document one click away.
 * Other tasks: one unit per run line, shown as the line.
 
 Views are plain data (``kind`` plus fields) that the judging page renders;
@@ -26,13 +29,14 @@ import csv
 import json
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from django.conf import settings
 
 from shareval.assessment.outputs import SEP, output_rows
 from shareval.formats.errors import Problems
+from shareval.formats.kbp import KbpReference, read_reference, reference_paths
 from shareval.formats.rcc import read_citations, read_mentions
 from shareval.formats.svident import read_detection, read_disambiguation
 
@@ -48,6 +52,18 @@ class Unit:
     group: str           # what side-by-side shows at once (a sentence, a publication)
     text: str            # the output in human terms
     mentions: tuple[str, ...] = ()
+    evidence: tuple[int, ...] = ()     # sentence ids a run gave as evidence (KBP)
+
+
+@lru_cache(maxsize=4)
+def _kbp_reference(path: str, mtime_ns: int) -> KbpReference | None:
+    """A KBP reference read once per file version (pages and on-demand draws reuse it)."""
+    problems = Problems()
+    try:
+        ref = read_reference(path, problems)
+    except (OSError, ValueError):
+        return None
+    return ref if ref is not None and not problems else None
 
 
 class Resources:
@@ -55,11 +71,15 @@ class Resources:
 
     def __init__(self, dataset=None):
         self.roots: list[Path] = []
+        self.reference: Path | None = None
+        self.task = ""
         if dataset is None:
             return
+        self.task = dataset.task.task_name
         ref = dataset.reference_file
         if ref is not None and ref.exists():
             self.roots.append(ref)
+            self.reference = ref
         for pf in dataset.public_files.all():
             p = Path(settings.PUBLIC_DIR) / pf.path
             if p.exists():
@@ -80,6 +100,20 @@ class Resources:
             for p in [root] + (sorted(root.iterdir()) if root.is_dir() else []):
                 if p.is_file() and p.suffix in (".tsv", ".csv"):
                     yield p
+
+    # KBP -------------------------------------------------------------------------
+    @cached_property
+    def kbp(self) -> KbpReference | None:
+        """The dataset's KBP reference; None when the task is not kbp-relations or the
+        reference does not read cleanly."""
+        ref = getattr(self, "reference", None)
+        if ref is None or getattr(self, "task", "") != "kbp-relations":
+            return None
+        try:
+            version = sum(p.stat().st_mtime_ns for p in reference_paths(ref))
+        except OSError:
+            return None
+        return _kbp_reference(str(ref), version)
 
     # SV-Ident --------------------------------------------------------------------
     @cached_property
@@ -194,6 +228,9 @@ def run_units(task_name: str, path, res: Resources | None = None) -> dict[str, U
     """item key -> Unit for one run, in human terms."""
     problems = Problems()
     res = res or Resources()
+    if task_name == "kbp-relations":
+        from shareval.platform.judging.kbp_items import kbp_units    # it builds on Unit
+        return kbp_units(path, res)
     if task_name == "rcc-citations":
         recs = read_citations(path, problems, submission=True)
         return {f"{r.publication_id}|{r.data_set_id}": Unit(
@@ -361,7 +398,10 @@ def summary_line(view: dict, limit: int = 160) -> str:
     kind = view.get("kind")
     text = {"sentence": view.get("sentence"), "publication": view.get("title"),
             "summary": f"query: {view.get('query', '')}",
-            "relation": f"{view.get('subject')} — {view.get('relation')} — {view.get('object')}"
+            "relation": f"{view.get('subject')} — {view.get('relation')} — "
+                        f"{view.get('object')}",
+            "relation_doc": f"“{view.get('subject')}” — {view.get('relation')} — "
+                            f"“{view.get('object')}” (in {view.get('title')})",
             }.get(kind) or view.get("text") or ""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1] + "…"

@@ -7,6 +7,13 @@ item's content is in ``Input.*`` columns (``Input.text``, ``Input.sentence``,
 side-by-side: ``Input.system_A`` ...), the questions to answer in empty
 ``Answer.*`` columns. Team names are never written.
 
+A KBP relation mention (view ``relation_doc``) gives ``Input.document`` (the
+title), ``Input.subject``, ``Input.object``, ``Input.relation`` (the label),
+``Input.sentence`` (the provenance sentences, the mentions written
+``[subject: …]`` and ``[object: …]``, sentences apart joined by `` … ``),
+``Input.guidance`` and each chain question as ``Input.question_<id>``; no
+``Input.item`` (a control item's key would tell it apart).
+
 Import (the "results CSV" MTurk gives back): one row per completed
 assignment with ``HITId``, ``WorkerId``, ``AssignmentId``, optionally
 ``WorkTimeInSeconds``, and the ``Answer.*`` columns:
@@ -36,7 +43,7 @@ from django.utils import timezone
 from shareval.formats.errors import Problems
 from shareval.formats.spreadsheet import escape_formula
 
-from shareval.platform.judging import content, designs
+from shareval.platform.judging import content, designs, kbp_items
 from shareval.platform.judging.models import Assignment, Campaign, Item
 
 YES = {"yes": "yes", "y": "yes", "true": "yes", "1": "yes",
@@ -62,13 +69,21 @@ def _inputs(camp: Campaign, item: Item) -> dict[str, str]:
     elif v["kind"] == "summary":
         out.update({"Input.query": v["query"], "Input.summary": " ".join(v["summary"]),
                     "Input.image": "yes" if v.get("image") else ""})
+    elif v["kind"] == "relation_doc":
+        del out["Input.item"]          # the HITId names the task; a key would tell controls
+        out.update({"Input.document": v["title"], "Input.subject": v["subject"],
+                    "Input.object": v["object"], "Input.relation": v["relation"],
+                    "Input.sentence": kbp_items.plain_provenance(v),
+                    "Input.guidance": kbp_items.guidance_for(camp.config, item.payload)})
+        for q in designs.chain_for(camp.config, item.payload.get("type")):
+            out[f"Input.question_{q['id']}"] = designs.fill(q["text"], item.payload)
     elif v["kind"] == "relation":
         out.update({"Input.subject": v["subject"], "Input.relation": v["relation"],
                     "Input.object": v["object"],
                     "Input.provenance": "".join(s["t"] for s in v["provenance"])})
     else:
         out["Input.text"] = v.get("text", "")
-    if item.payload.get("text") and v["kind"] != "text":
+    if item.payload.get("text") and v["kind"] not in ("text", "relation_doc"):
         out["Input.output"] = str(item.payload["text"])
     if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
         for lab, s in zip(designs.letters(len(designs.system_order(item))),

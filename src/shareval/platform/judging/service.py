@@ -22,7 +22,7 @@ from django.utils.text import slugify
 from shareval.metrics import agreement
 from shareval.platform.competitions.models import Membership
 
-from shareval.platform.judging import build, designs, e2e_items
+from shareval.platform.judging import build, content, designs, e2e_items, kbp_items
 from shareval.platform.judging.models import Adjudication, Assignment, Campaign, Item
 
 OPEN = (Assignment.ASSIGNED, Assignment.STARTED)
@@ -37,7 +37,8 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
                     seed: int = 0) -> Campaign:
     """A campaign with its items, from an uploaded items file or drawn from the runs;
     nothing is kept when the items are refused (raises InvalidInput or ValueError)."""
-    config = dict(config)
+    config = kbp_items.campaign_config(content.Resources(dataset), design, config,
+                                       upload is None and config.get("build") != "primary-e2e")
     if hourly_rate is not None:
         config["hourly_rate"] = hourly_rate
     if seconds is not None:
@@ -59,6 +60,8 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
         e2e_items.build_due(only=campaign.pk)
     else:
         build.build_from_runs(campaign, n, docs, seed)
+        if config.get("controls"):
+            kbp_items.add_controls(campaign, content.Resources(dataset), config["controls"], seed)
     return campaign
 
 
@@ -199,13 +202,36 @@ def _done(campaign):
             .select_related("item", "judge").order_by("item_id", "judge_id"))
 
 
+def _label_rows(campaign: Campaign) -> tuple[dict, dict]:
+    """(item, unit) -> judge -> label over the non-gold done answers, and item -> type."""
+    rows: dict[tuple, dict[str, str]] = defaultdict(dict)
+    types: dict[int, tuple[str, str]] = {}
+    for a in _done(campaign).filter(item__gold__isnull=True):
+        p = a.item.payload
+        kind = str(p.get("type") or "default")
+        types[a.item_id] = (kind, p["relation"] if isinstance(p.get("relation"), str) else kind)
+        for unit, label in designs.labels(campaign.design, a.item, a.answer).items():
+            rows[(a.item_id, unit)][a.judge.username] = label
+    return rows, types
+
+
 def agreement_stats(campaign: Campaign) -> dict:
     """Cohen's kappa (mean over judge pairs), Fleiss' kappa (when every unit has
     the same number of judgments) and Krippendorff's alpha over the units' labels."""
-    rows: dict[tuple, dict[str, str]] = defaultdict(dict)
-    for a in _done(campaign).filter(item__gold__isnull=True):
-        for unit, label in designs.labels(campaign.design, a.item, a.answer).items():
-            rows[(a.item_id, unit)][a.judge.username] = label
+    return _agreement(_label_rows(campaign)[0])
+
+
+def agreement_by_type(campaign: Campaign) -> list[dict]:
+    """agreement_stats per item type (a KBP relation: its label), by label."""
+    rows, types = _label_rows(campaign)
+    groups: dict[tuple[str, str], dict] = defaultdict(dict)
+    for (item, unit), r in rows.items():
+        groups[types[item]][(item, unit)] = r
+    return [{"type": kind, "label": label, **_agreement(g)}
+            for (kind, label), g in sorted(groups.items(), key=lambda kv: (kv[0][1], kv[0][0]))]
+
+
+def _agreement(rows: dict[tuple, dict[str, str]]) -> dict:
     judges = sorted({j for r in rows.values() for j in r})
     pairable = [r for r in rows.values() if len(r) >= 2]
     out = {"units": len(rows), "pairable_units": len(pairable), "judges": len(judges),
@@ -238,6 +264,39 @@ def gold_accuracy(campaign: Campaign) -> dict[str, dict]:
             out[a.judge.username][0] += got.get(unit) == lab
             out[a.judge.username][1] += 1
     return {j: {"correct": c, "gold_units": n, "accuracy": c / n} for j, (c, n) in out.items()}
+
+
+def control_report(campaign: Campaign) -> list[dict]:
+    """Per judge who answered gold (control) items: how many, how many failed, the
+    accuracy and the failed items. A control fails when the verdict differs from the
+    known one or, in a question chain, when any question answered differs from the
+    known answer (saying "no" to a true subject reaches the right verdict by chance)."""
+    out: dict[str, dict] = {}
+    for a in _done(campaign).filter(item__gold__isnull=False):
+        r = out.setdefault(a.judge.username, {"judge": a.judge.username, "answered": 0,
+                                              "failed": 0, "failures": []})
+        r["answered"] += 1
+        want, got = _said(campaign, a.item, a.item.gold), _said(campaign, a.item, a.answer)
+        known = a.item.gold.get("answers", {}) if campaign.design == designs.CHAIN else {}
+        wrong = any(known.get(q, v) != v for q, v in a.answer.get("answers", {}).items()) \
+            if known else False
+        if wrong or designs.labels(campaign.design, a.item, a.answer) != \
+                designs.labels(campaign.design, a.item, a.item.gold):
+            r["failed"] += 1
+            r["failures"].append({"item": a.item, "expected": want, "answered": got,
+                                  "shown": content.summary_line(
+                                      content.item_view(campaign.design, a.item.payload))})
+    for r in out.values():
+        r["accuracy"] = (r["answered"] - r["failed"]) / r["answered"]
+    return [out[j] for j in sorted(out)]
+
+
+def _said(campaign: Campaign, item, answer: dict) -> str:
+    """An answer in words: the verdict, and a chain's answers ('incorrect (subject no)')."""
+    verdict = "; ".join(designs.labels(campaign.design, item, answer).values())
+    answers = answer.get("answers") if campaign.design == designs.CHAIN else None
+    return verdict + (" (" + ", ".join(f"{q} {v}" for q, v in answers.items()) + ")"
+                      if answers else "")
 
 
 # final answers ---------------------------------------------------------------------

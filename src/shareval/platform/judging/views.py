@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from shareval.formats.errors import InvalidInput
 from shareval.platform.accounts.auth import token_or_session
@@ -20,8 +20,8 @@ from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
 from shareval.platform.judging import (
-    build, content, costs, crowd, designs, e2e_items, e2e_publish, help, ondemand, results,
-    service
+    build, content, costs, crowd, designs, e2e_items, e2e_publish, help, kbp_items, ondemand,
+    results, service
 )
 from shareval.platform.judging.forms import CampaignForm
 from shareval.platform.judging.models import Assignment, Campaign, Item
@@ -84,6 +84,8 @@ def manage(request, c, j):
     return render(request, "shareval/campaign.html", {
         "comp": comp, "camp": camp, "progress": service.progress(camp),
         "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
+        "agreement_types": _typed(service.agreement_by_type(camp)),
+        "controls": service.control_report(camp),
         "results": sorted(results.team_results(camp).items(), key=_best_first),
         "disagreements": len(service.disagreements(camp)), "late": [
             {"ev": ev, "pilot": ev.draws.filter(stage="pilot").count(),
@@ -92,6 +94,11 @@ def manage(request, c, j):
              "half": None if ev.high is None else (ev.high - ev.low) / 2} for ev in late],
         "candidates": candidates, "costs": costs.campaign_costs(camp), "e2e": _e2e_state(camp),
         "crowd": camp.design != designs.RELATED})
+
+
+def _typed(rows: list[dict]) -> list[dict]:
+    """Agreement per item type, shown when items have types (KBP: one per relation)."""
+    return rows if any(r["type"] != "default" for r in rows) else []
 
 
 def _e2e_state(camp) -> dict | None:
@@ -218,6 +225,9 @@ def judge_context(camp, item) -> dict:
            "instructions": "" if ins == _campaign_instructions(camp) else ins}
     if view.get("kind") == "publication" and view.get("has_text"):
         ctx["full_text_url"] = reverse("judge-text", args=[camp.pk, item.pk])
+    guidance = kbp_items.guidance_for(camp.config, p)
+    if guidance:
+        ctx["guidance"] = guidance
     if camp.design in (designs.SIDE_BY_SIDE, designs.RELATED):
         order = designs.system_order(item)
         ctx["systems"] = [{"label": lab, "slot": i, "output": s.get("output", []),
@@ -305,6 +315,9 @@ def judge_text(request, j, item):
     camp = _judge_campaign(request, j)
     it = get_object_or_404(Item, pk=item, campaign=camp, assignments__judge=request.user)
     view = content.item_view(camp.design, it.payload)
+    if view.get("kind") == "relation_doc":          # the document is in the view
+        return render(request, "shareval/judge_text.html", {"camp": camp, "view": view,
+                                                             "document": view["sentences"]})
     text = content.Resources(camp.dataset).text_of(it.doc) if view.get("kind") == \
         "publication" else None
     if text is None:
@@ -329,6 +342,22 @@ def adjudicate(request, c, j):
                      "trail": e["item"].adjudications.select_related("decided_by")})
     return render(request, "shareval/adjudicate.html", {"comp": comp, "camp": camp,
                                                         "rows": rows})
+
+
+@login_required
+@require_GET
+def campaign_item(request, c, j, item):
+    """One item as its judges see it, with what the organizer may know: its key,
+    known answer, judges' answers and decisions (failed controls link here)."""
+    comp = _comp(request, c)
+    camp = _campaign(comp, j)
+    it = get_object_or_404(Item, pk=item, campaign=camp)
+    answers = [(a.judge.username, a.status, json.dumps(a.answer) if a.answer else "")
+               for a in it.assignments.select_related("judge").order_by("judge__username")]
+    return render(request, "shareval/campaign_item.html", {
+        "comp": comp, "camp": camp, "it": it, "item": judge_context(camp, it),
+        "gold": json.dumps(it.gold) if it.gold is not None else None, "answers": answers,
+        "trail": it.adjudications.select_related("decided_by")})
 
 
 @login_required
