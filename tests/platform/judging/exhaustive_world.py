@@ -6,6 +6,7 @@ Text of "Berlin": "Berlin is the capital of Germany . Anna Berg visited Berlin .
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from shareval.formats.kbp_runs import item_key
@@ -47,10 +48,16 @@ def run_tsv(lines) -> str:
     return HEADER + "".join(x + "\n" for x in lines)
 
 
-def kbp_world(tmp_path: Path, documents=None) -> dict:
-    """make_world with both datasets on the KBP reference and no baseline (needs db)."""
+def kbp_world(tmp_path: Path, documents=None, source: Path | None = None) -> dict:
+    """make_world with both datasets on the KBP reference and no baseline (needs db);
+    ``source``: a reference folder copied in instead (the real data)."""
     root = tmp_path / "bundle"
-    write_reference(root / "kbp", documents or DOCS, RELATIONS)
+    if source is not None:
+        (root / "kbp").mkdir(parents=True)
+        for f in ("re-docred-dev.json", "relations.json"):
+            shutil.copyfile(source / f, root / "kbp" / f)
+    else:
+        write_reference(root / "kbp", documents or DOCS, RELATIONS)
     return make_world(tmp_path, baseline=False,
                       extra={"tasks": [{"slug": "rel", "task": "kbp-relations"}]},
                       options={"dev": {"task": "rel", "reference": "kbp"},

@@ -20,7 +20,7 @@
   const toks = [];
   D.sentences.forEach((sent, si) => {
     const s = el("span", {class: "sent"});
-    s.append(el("span", {class: "sent-no", "aria-hidden": "true"}, String(si + 1)));
+    s.append(el("span", {class: "sent-no", "aria-hidden": "true"}, String(si + 1)), " ");
     sent.forEach((t, k) => {
       const start = D.starts[si][k];
       const span = el("span", {class: "tok", "data-i": String(toks.length)}, t);
@@ -145,7 +145,9 @@
       const li = el("li", {tabindex: "0"});
       const rm = el("button", {type: "button", class: "remove"}, "remove");
       rm.onclick = () => { added.splice(k, 1); unmark("m-subj"); unmark("m-obj"); paintAdded(); };
-      li.append(el("span", {class: "words"}, line(a.subject, a.relation, a.object) + " "), rm);
+      const acts = el("span", {class: "acts"});
+      acts.append(rm);
+      li.append(acts, el("span", {class: "words"}, line(a.subject, a.relation, a.object)));
       hoverMarks(li, a.subject, a.object);
       addedList.append(li);
     });
@@ -171,7 +173,9 @@
     const yes = el("button", {type: "button", class: "accept", "aria-pressed": "false"}, "accept (a)");
     const no = el("button", {type: "button", class: "reject", "aria-pressed": "false"}, "reject (r)");
     yes.onclick = () => decide(k, "accepted"); no.onclick = () => decide(k, "rejected");
-    li.append(el("span", {class: "words"}, line(g.subject, g.relation, g.object) + " "), yes, " ", no);
+    const acts = el("span", {class: "acts"});
+    acts.append(yes, " ", no);
+    li.append(acts, el("span", {class: "words"}, line(g.subject, g.relation, g.object)));
     hoverMarks(li, g.subject, g.object);
     li.addEventListener("keydown", ev => {
       if (ev.target !== li) return;
