@@ -132,3 +132,10 @@ def test_an_answer_posted_by_the_page_is_stored_and_a_bad_one_is_not(kbp, client
     client.post(f"/judging/{camp.pk}/", {"assignment": a.pk, "answer": json.dumps(good)})
     a.refresh_from_db()
     assert (a.status, a.answer) == (Assignment.DONE, {"relations": sorted(keys)})
+
+
+def test_the_annotators_work_page_counts_documents(kbp, client):
+    campaign(kbp, [kbp["ann"]], n=4)
+    client.force_login(kbp["ann"])
+    html = client.get("/work/").content.decode()
+    assert "Annotate documents" in html and "<b>4</b> documents" in html
