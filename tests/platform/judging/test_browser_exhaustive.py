@@ -86,7 +86,7 @@ def test_pick_add_and_decide_by_keyboard_then_submit(anna_berg, browser, tmp_pat
     assert page.inner_text("#pick-object") == "“Paris”"
     page.fill("#rel-search", "resid")
     page.press("#rel-search", "Enter")
-    assert page.inner_text("#added li .words").strip() == "“Anna Berg” — residence — “Paris”"
+    assert page.inner_text("#added li .words") == "“Anna Berg” — residence — “Paris”"
     # suggestions by keyboard: focus the first, accept (a), the focus moves on, reject (r)
     page.focus("#suggestion-0")
     assert "m-subj" in page.get_attribute("#doc-text .tok[data-i='0']", "class")

@@ -4,6 +4,7 @@ the campaign page, the board column and the exports read back by estimate_all.""
 from __future__ import annotations
 
 import io
+import json
 import math
 
 import pytest
@@ -125,3 +126,18 @@ def test_the_judgments_export_gives_the_same_recall_to_assess_estimate(annotated
     assert f"Anna_Berg 0 {BIRTH.replace(' ', '_')} 1" in lines
     assert f"Anna_Berg 0 {RESID.replace(' ', '_')} 0" in lines
     assert set(unresolved) == {PARIS_RES, BERLIN2_DE}              # one of two annotators
+
+
+def test_disagreements_are_adjudicated_on_the_page_by_accepting_an_answer(annotated, client):
+    camp = annotated["camp"]
+    client.force_login(annotated["org"])
+    base = f"/c/{annotated['comp'].slug}/organize/campaigns/{camp.pk}/adjudicate/"
+    html = client.get(base).content.decode()
+    # the two documents whose annotators differ, named in words
+    assert "every relation stated in “Anna Berg”" in html
+    assert "every relation stated in “Berlin”" in html
+    berlin = camp.items.get(doc="Berlin")
+    client.post(f"{base}{berlin.pk}/", {"answer": json.dumps(
+        {"relations": [BERLIN_DE, BERLIN2_DE]}), "note": "both mentions state it"})
+    assert berlin.adjudications.get().decision == {"relations": [BERLIN_DE, BERLIN2_DE]}
+    assert recall.recall_table(annotated["ds"], OUTPUTS)["Team B"]["found"] == 2
