@@ -49,8 +49,13 @@ REFERENCE_SYSTEM = ("shareval's SV-Ident detection (`shareval run svident`) with
                     "trained without the demo's documents (`shareval train-system svident "
                     "--split train`): an unseen-data score")
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),
-            ("carol", False, "Team Gamma"), ("judge", False, None)]
+            ("carol", False, "Team Gamma"), ("judge", False, None), ("annotator", False, None)]
 DEMO_TEAMS = ("Team Alpha", "Team Beta")        # carol's Team Gamma is in material-demo only
+
+
+def find_data_or_none(data: str | None) -> Path | None:
+    from shareval.demo import find_data
+    return find_data(data)
 
 
 def _find_data(data: str | None) -> Path:
@@ -238,6 +243,41 @@ def _material_demo(home: Path, users: dict, console) -> None:
     console.print(f"{bundle.SLUG} built in {time.monotonic() - start:.1f} s")
 
 
+def _kbp_demo(home: Path, data: Path | None, users: dict, console) -> None:
+    """The KBP competition (platform/demo_kbp) on Re-DocRED, when ../shared/data has it."""
+    import time
+
+    from django.utils import timezone
+
+    from shareval.platform.competitions.models import Competition
+    from shareval.platform.demo_kbp import bundle, server
+    if Competition.objects.filter(slug=bundle.SLUG).exists():
+        return
+    kbp = data / "kbp" if data is not None else None
+    if kbp is None or not (kbp / "re-docred-dev.json").is_file():
+        console.print(f"{bundle.SLUG} not built: Re-DocRED is not in {kbp} "
+                      f"(../shared/data/kbp)", markup=False)
+        return
+    console.print(f"building the {bundle.SLUG} competition (Re-DocRED, judged runs) ...")
+    start = time.monotonic()
+    server.build_competition(home, kbp, users, timezone.now(), console)
+    console.print(f"{bundle.SLUG} built in {time.monotonic() - start:.1f} s")
+
+
+def _print_kbp(base: str, home: Path, console) -> None:
+    from shareval.platform.competitions.models import Competition
+    from shareval.platform.demo_kbp import bundle, server
+    if not Competition.objects.filter(slug=bundle.SLUG).exists():
+        return
+    pages = server.urls(base)
+    console.print(f"\n[bold]{bundle.TITLE}[/bold] on {pages[0]}  (files in "
+                  f"{home / bundle.SLUG})")
+    console.print(f"  Leaderboard (judged F1 with intervals): {pages[1]}", markup=False)
+    console.print(f"  Relation items for the judge account and the last recall document for "
+                  f"the annotator account: {base}/work/; alice's next run to send: "
+                  f"{home / bundle.SLUG / 'runs' / 'alpha-2.tsv'}", markup=False)
+
+
 def _print_material(base: str, home: Path, console) -> None:
     from shareval.platform.demo_material import bundle, server
     pages = server.urls(base)
@@ -301,6 +341,7 @@ def run_demo_server(args, console) -> int:
         console.print("the teams' runs and the judging campaigns ...")
         set_up_judging(comp, users, teams, team_runs(data, root), console)
     _material_demo(home, users, console)
+    _kbp_demo(home, find_data_or_none(args.data), users, console)
     n = drain()
     if n:
         console.print(f"scored {n} submissions")
@@ -310,13 +351,14 @@ def run_demo_server(args, console) -> int:
     for name, organizer, team in ACCOUNTS:
         role = "organizer (staff; admin at /admin/)" if organizer else f"lead of {team}" + \
             ("" if team in DEMO_TEAMS else " (material-demo only)") \
-            if team else f"judge (no team): {base}/work/"
+            if team else f"{name} (no team): {base}/work/"
         console.print(f"  {name:<10} password {accounts[name]:<14} {role}")
     console.print("Leaderboards: " + ", ".join(
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
         (("development", "svident-dev"), ("development", "rcc-dev"),
          ("evaluation", "svident-eval"))))
     _print_material(base, home, console)
+    _print_kbp(base, home, console)
     from shareval.platform.demo_code import rcc_system_bundle
     example = rcc_system_bundle(home / "demo-rcc-system",
                                 _find_data(args.data) / "rcc/catalog/dataset_text_dict.json")
