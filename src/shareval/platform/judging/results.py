@@ -246,6 +246,8 @@ def board_columns(ds):
     """The leaderboard columns of the dataset's campaigns shown on its board
     (``leaderboards.payloads.add_human_columns``): estimates with intervals."""
     for camp in Campaign.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+        if camp.config.get("auto") is True:
+            continue          # one output per run: judging/board.py shows its estimates
         res = team_results(camp)
         if not res:
             continue
