@@ -74,3 +74,211 @@ def test_the_first_run_of_an_empty_campaign_is_drawn_when_scored(kbp, scored):
     assert a.scores.count() == 2 and a.scores.filter(current=False).first().result[
         "metrics"].get("judged_precision") is None
     assert "no recall documents yet" in a.current_score.result["judged"]["note"]
+
+
+def fake_recall(monkeypatch, table: dict[str, float]):
+    """Recall per team (by output name prefix) as judging/recall.py would give it."""
+    def recall(dataset, outputs):
+        out = {}
+        for name in outputs:
+            r = next(v for t, v in table.items() if name.startswith(t))
+            out[name] = {"recall": r, "recall_low": r - 0.1, "recall_high": r + 0.05,
+                         "found": 0, "true": 0, "documents": 4}
+        return out, 0
+    monkeypatch.setattr(estimates, "_recall", recall)
+
+
+def test_two_teams_ranked_by_judged_f1_with_intervals(kbp, scored, monkeypatch):
+    fake_recall(monkeypatch, {"Team A": 0.9, "Team B": 0.5})
+    a = upload(kbp, "Team A", run(4, 1))
+    b = upload(kbp, "Team B", run(2, 2))
+    scored()
+    assert RunOutput.objects.filter(campaign=kbp["camp"]).count() == 2
+    judge_all(kbp["camp"], kbp["judge"])
+    ma, mb = current(a), current(b)
+    for m in (ma, mb):
+        assert m["judged_f1_low"] <= m["judged_f1"] <= m["judged_f1_high"]
+        assert 0 <= m["judged_f1_low"] and m["judged_f1_high"] <= 1
+        assert m["judged_recall"] in (0.9, 0.5)
+    assert a.current_score.primary == ma["judged_f1"]          # the dataset's metric
+    board = leaderboard_payload(kbp["ds"]["dev"], kbp["org"])
+    rows = {r["team"]: r for r in board["rows"]}
+    assert board["primary_metric"] == "judged_f1"
+    assert (rows["Team A"]["rank"], rows["Team B"]["rank"]) == (1, 2)
+    assert board["rows"][0]["team"] == "Team A"
+    # intervals: the judged columns, not columns of their own
+    assert "judged_f1_low" not in board["columns"] and "judged_f1" in board["columns"]
+    measures = [h["measure"] for h in board["human"]]
+    assert measures == ["precision (assessed)", "recall (assessed)", "F1 (assessed)"]
+    f1 = rows["Team A"]["human"][2]
+    assert (f1["estimate"], f1["low"], f1["high"]) == (ma["judged_f1"], ma["judged_f1_low"],
+                                                      ma["judged_f1_high"])
+    assert rows["Team A"]["human"][1]["n"] == 4                 # recall documents
+    assert "note" not in rows["Team A"]
+
+
+def test_runs_still_waiting_are_marked_and_never_ranked_above_estimates(kbp, scored,
+                                                                        monkeypatch):
+    fake_recall(monkeypatch, {"Team A": 0.9, "Team B": 0.9})
+    upload(kbp, "Team A", run(2, 2))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    b = upload(kbp, "Team B", run(4, 0))            # better, but not judged yet
+    scored()
+    row = estimates.by_run(kbp["ds"]["dev"])[str(b.pk)]
+    board = leaderboard_payload(kbp["ds"]["dev"], kbp["org"])
+    rows = {r["team"]: r for r in board["rows"]}
+    assert rows["Team A"]["rank"] == 1 and rows["Team B"]["rank"] is None
+    assert [r["team"] for r in board["rows"]] == ["Team A", "Team B"]
+    # items Team A's run shares are judged already (reused), the others wait
+    assert 0 < row["judged"] < row["items"]
+    assert rows["Team B"]["note"] == row["note"] == \
+        f"waiting for judgments: {row['judged']} of {row['items']} items judged"
+    assert rows["Team B"]["human"] == [None, None, None]
+    before = row["judged"]
+    judge_all(kbp["camp"], kbp["judge"], limit=1)
+    assert estimates.by_run(kbp["ds"]["dev"])[str(b.pk)]["judged"] == before + 1
+
+
+def test_a_late_team_reuses_judgments_and_its_cost_shows(kbp, scored, client):
+    upload(kbp, "Team A", run(4, 1))
+    upload(kbp, "Team B", run(2, 2))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    before = set(Item.objects.filter(campaign=kbp["camp"]).values_list("key", flat=True))
+    c = upload(kbp, "Team C", run(3, 1))
+    scored()
+    ev = RunOutput.objects.get(submission=c).evaluation
+    assert ev.draws.filter(reused=True).exists()
+    new = judge_all(kbp["camp"], kbp["judge"])
+    ev.refresh_from_db()
+    assert ev.stage == LateEvaluation.DONE
+    drawn = set(ev.draws.values_list("item__key", flat=True))
+    assert new < len(drawn)                              # reuse: fewer judgments than items
+    assert new == len(drawn - before)
+    row = estimates.by_run(kbp["ds"]["dev"])[str(c.pk)]
+    cost = row["cost"]
+    assert cost["new_judgments"] == new == cost["new_items"]
+    assert cost["reused_items"] == len(drawn & before) > 0
+    assert cost["money"] == pytest.approx(new * 6.0 / 3600 * 12.0)
+    client.force_login(kbp["users"]["dave"])
+    html = client.get(f"/s/{c.pk}/").content.decode()
+    assert 'id="assessment-cost"' in html and 'id="assessment-estimates"' in html
+    assert f"<td class=\"num\">{new}</td>" in html
+    api = client.get(f"/api/submissions/{c.pk}/").json()
+    assert api["assessment"]["cost"]["new_judgments"] == new
+    assert api["assessment"]["status"] == "estimated"
+    # another team never sees the run, its cost or its estimate
+    client.force_login(kbp["users"]["alice"])
+    assert client.get(f"/s/{c.pk}/").status_code == 404
+    assert client.get(f"/api/submissions/{c.pk}/").status_code == 404
+
+
+def test_a_blind_phase_hides_the_assessment_from_the_team(kbp, scored, client):
+    ds = kbp["ds"]["eval"]
+    camp = service.create_campaign(ds, "Assess eval", Campaign.CHAIN, 1, 30, CHAIN,
+                                   [kbp["judge"]])
+    a = upload(kbp, "Team A", run(4, 1), ds="eval")
+    scored()
+    judge_all(camp, kbp["judge"])
+    assert "judged_precision" in current(a)
+    client.force_login(kbp["users"]["alice"])
+    html = client.get(f"/s/{a.pk}/").content.decode()
+    assert 'id="assessment-hidden"' in html and 'id="assessment-cost"' not in html
+    assert "judged_precision" not in html
+    api = client.get(f"/api/submissions/{a.pk}/").json()
+    assert set(api["assessment"]) == {"hidden"}
+    board = leaderboard_payload(ds, kbp["users"]["alice"])
+    assert board["human"] == [] and all("note" not in r for r in board["rows"])
+    client.force_login(kbp["org"])
+    assert 'id="assessment-estimates"' in client.get(f"/s/{a.pk}/").content.decode()
+
+
+def test_failed_and_cancelled_runs_draw_nothing(kbp, scored, monkeypatch):
+    from shareval.platform.submissions import scoring
+    bad = upload(kbp, "Team A", run(4, 1))
+    gone = upload(kbp, "Team B", run(2, 2))
+    real = scoring.score_submission
+
+    def failing(sub, *args, **kw):
+        if sub.pk == bad.pk:
+            raise RuntimeError("the scorer broke")
+        subs.cancel(gone, kbp["users"]["bob"])        # cancelled while being scored
+        return real(sub, *args, **kw)
+    monkeypatch.setattr(scoring, "score_submission", failing)
+    scored()
+    bad.refresh_from_db(), gone.refresh_from_db()
+    assert (bad.state, gone.state) == (Submission.FAILED, Submission.CANCELLED)
+    assert gone.events.filter(state="scored", message__contains="stays cancelled").exists()
+    assert not RunOutput.objects.exists() and not Item.objects.exists()
+    assert auto.sweep() == {}                                # nothing missed either
+
+
+def test_a_second_run_of_a_team_is_a_new_output(kbp, scored):
+    first = upload(kbp, "Team A", run(2, 2))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    second = upload(kbp, "Team A", run(4, 1))
+    scored()
+    outs = {o.submission_id: o for o in RunOutput.objects.filter(campaign=kbp["camp"])}
+    assert set(outs) == {first.pk, second.pk}
+    assert outs[first.pk].name != outs[second.pk].name
+    assert outs[first.pk].evaluation.stage == LateEvaluation.DONE
+    assert outs[second.pk].evaluation.stage == LateEvaluation.PILOT
+    assert "judged_precision" in current(first)
+    rows = estimates.by_run(kbp["ds"]["dev"])
+    assert rows[str(first.pk)]["status"] == "estimated"
+    assert rows[str(second.pk)]["status"] == "waiting"
+    assert rows[str(first.pk)]["team"] == rows[str(second.pk)]["team"] == "Team A"
+
+
+def test_a_run_made_primary_is_drawn_then(kbp, scored, monkeypatch,
+                                          django_capture_on_commit_callbacks):
+    monkeypatch.setattr(auto, "INLINE", True)
+    primary = upload(kbp, "Team A", run(2, 2), primary=True)
+    other = upload(kbp, "Team A", run(4, 1), primary=False)
+    scored()
+    # the team's leaderboard run is its primary: the other run is not drawn
+    assert list(RunOutput.objects.values_list("submission_id", flat=True)) == [primary.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        subs.make_primary(other, kbp["users"]["alice"])
+    assert set(RunOutput.objects.values_list("submission_id", flat=True)) == \
+        {primary.pk, other.pk}
+
+
+def test_a_rescored_run_gets_its_estimates_back(kbp, scored):
+    from shareval.platform.submissions import runs
+    a = upload(kbp, "Team A", run(4, 1))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    judged = current(a)["judged_precision"]
+    runs.rescore(a, kbp["org"])
+    scored()
+    assert current(a)["judged_precision"] == judged
+    assert a.current_score.reference_digest.startswith(a.scoring_digest + auto.SUFFIX)
+
+
+def test_new_recall_updates_the_stored_scores_and_keeps_the_history(kbp, scored,
+                                                                    monkeypatch):
+    a = upload(kbp, "Team A", run(4, 1))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    assert current(a)["judged_f1"] is None
+    fake_recall(monkeypatch, {"Team A": 0.7})
+    assert auto.sweep() == {"runs_drawn_for_assessment": 0, "assessments_stored": 1}
+    m = current(a)
+    assert m["judged_recall"] == 0.7 and m["judged_f1"] is not None
+    assert a.scores.count() == 3                  # automatic, precision only, with recall
+    assert auto.sweep() == {}                     # nothing changed: nothing stored
+
+
+def test_automatic_campaign_settings_are_checked(kbp):
+    ds = kbp["ds"]["dev"]
+    with pytest.raises(ValueError, match="already assessed by campaign 'Assess every run'"):
+        service.create_campaign(ds, "Again", Campaign.CHAIN, 1, 30, CHAIN, [])
+    problems = auto.check_config(kbp["ds"]["eval"], Campaign.SIDE_BY_SIDE,
+                                 {"auto": True, "half_width": 0.7, "pilot": 1, "budget": -2})
+    assert [p.split(":")[0] for p in problems] == ["auto", "half_width", "pilot", "budget"]
+    assert auto.check_config(ds, Campaign.CHAIN, {"auto": "yes"}) == \
+        ["auto: true or false, found 'yes'"]
+    assert auto.check_config(ds, Campaign.CHAIN, {"auto": False}) == []
