@@ -282,3 +282,29 @@ def test_automatic_campaign_settings_are_checked(kbp):
     assert auto.check_config(ds, Campaign.CHAIN, {"auto": "yes"}) == \
         ["auto: true or false, found 'yes'"]
     assert auto.check_config(ds, Campaign.CHAIN, {"auto": False}) == []
+
+
+def test_an_assessed_only_competition_ranks_by_the_estimates(db, tmp_path, scored,
+                                                              monkeypatch, client):
+    """Documents without relation labels: the automatic metrics are None, the board
+    ranks by the judged F1 alone."""
+    w = make_world(tmp_path, labels=False)
+    camp = service.create_campaign(w["ds"]["dev"], "Assess", Campaign.CHAIN, 1, 30, CHAIN,
+                                   [w["users"]["judge"]])
+    fake_recall(monkeypatch, {"Team A": 0.6, "Team B": 0.8})
+    a = upload(w, "Team A", run(4, 1))
+    b = upload(w, "Team B", run(4, 0))
+    scored()
+    auto_metrics = a.scores.get(current=True).result["metrics"]
+    assert auto_metrics["entity_f1"] is None and auto_metrics["mention_precision"] is None
+    judge_all(camp, w["users"]["judge"])
+    board = leaderboard_payload(w["ds"]["dev"], w["org"])
+    assert [r["team"] for r in board["rows"]] == ["Team B", "Team A"]
+    assert [r["rank"] for r in board["rows"]] == [1, 2]
+    # no automatic metric pretends: none of them is a column
+    assert board["columns"] == ["judged_f1", "judged_precision", "judged_recall"]
+    client.force_login(w["users"]["alice"])
+    page = client.get(f"/c/{w['comp'].slug}/leaderboard/dev/dev/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "F1 (assessed)" in html
+    assert current(a)["judged_f1"] < current(b)["judged_f1"]

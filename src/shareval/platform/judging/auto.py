@@ -14,7 +14,8 @@ or rejected are never drawn (add_late takes scored runs only); a team's
 earlier assessed runs keep their outputs and estimates.
 
 Per run: ``half_width`` (0.05), ``pilot`` (50) and ``budget`` (money at the
-campaign's rate, none by default) from the configuration; the seed is the run's.
+campaign's rate, none by default) and ``seed`` (0; with the evaluation's id it
+seeds the draws) from the configuration.
 
 Where it runs: a run's scored announcement (a SubmissionEvent, created by the
 scoring worker: the in-process thread or a Celery worker) draws in that
@@ -46,7 +47,8 @@ from shareval.platform.judging.estimates import ESTIMATED, MEASURES, assessment_
 from shareval.platform.judging.models import Campaign, LateEvaluation, RunOutput
 
 log = logging.getLogger("shareval.judging.auto")
-DEFAULTS = {"half_width": 0.05, "pilot": 50, "budget": None}
+# per run; the draws' generator is seeded by the seed and the evaluation's id
+DEFAULTS = {"half_width": 0.05, "pilot": 50, "budget": None, "seed": 0}
 SUFFIX = "+a"                  # the reference digest of a score holding judged estimates
 EVENT = "assessment"           # the run's history: drawn, estimated, not assessable
 INLINE = False                 # tests: hand-offs run in the caller's thread
@@ -85,6 +87,9 @@ def check_config(dataset, design: str, config: dict, campaign: Campaign | None =
     pilot = config.get("pilot", DEFAULTS["pilot"])
     if not isinstance(pilot, int) or isinstance(pilot, bool) or not 2 <= pilot <= 10_000:
         out.append(f"pilot: a whole number of draws from 2 to 10000, found {pilot!r}")
+    seed = config.get("seed", 0)
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        out.append(f"seed: a whole number, found {seed!r}")
     budget = config.get("budget")
     if budget is not None and (not _number(budget) or budget <= 0):
         out.append(f"budget: a positive amount of money per run (or leave it out), "
@@ -110,10 +115,6 @@ def output_name(sub: Submission) -> str:
     return f"{sub.team.name} · run {str(sub.pk)[:8]}"
 
 
-def _seed(sub: Submission) -> int:
-    return int(str(sub.pk).replace("-", "")[:8], 16)
-
-
 def evaluate(campaign: Campaign, sub: Submission) -> LateEvaluation | None:
     """Draw ``sub``'s items (once); None when it is already an output of the campaign or
     cannot be assessed (then recorded: an output without items, a note in its history)."""
@@ -125,7 +126,7 @@ def evaluate(campaign: Campaign, sub: Submission) -> LateEvaluation | None:
             if RunOutput.objects.filter(campaign=campaign, submission=sub).exists():
                 return None
             ev = ondemand.add_late(campaign, sub, cfg["half_width"], cfg["budget"],
-                                   cfg["pilot"], _seed(sub), name=output_name(sub))
+                                   cfg["pilot"], cfg["seed"], name=output_name(sub))
             _note(sub, f"drawn for assessment by the judges of {campaign.title!r}; the "
                        f"estimates become this run's score once they are judged")
             return ev

@@ -6,7 +6,8 @@ A dataset's assessment campaign is its automatic question-chain campaign
 per assessed run):
 
 * precision: the run's on-demand importance estimate (judging/ondemand.py) once
-  its main draws are all labelled; until then the run is ``waiting``, with how
+  its main draws are all labelled, clipped to [0, 1] (importance sampling may
+  overshoot in a finite sample; the raw value stays on the campaign page); until then the run is ``waiting``, with how
   many of the items drawn for it so far have their final label;
 * recall: the share of the true relations of the finished exhaustively
   annotated documents that the run output (judging/recall.py), with its
@@ -18,7 +19,7 @@ per assessed run):
 """
 from __future__ import annotations
 
-from shareval.assessment.combine import f1_interval
+from shareval.assessment.combine import clipped, f1_interval
 
 from shareval.platform.judging import costs, designs, ondemand
 from shareval.platform.judging.models import Campaign, Draw, Item, LateEvaluation
@@ -90,8 +91,11 @@ def dataset_estimates(dataset, confidence: float = 0.95) -> dict[str, dict]:
             row.update(status=NOT_ASSESSED, note="no judged draw: the budget allowed no new "
                                                  "item")
         else:
-            row.update(status=ESTIMATED, precision=ev.estimate, precision_low=ev.low,
-                       precision_high=ev.high)
+            # the importance estimate may overshoot [0, 1] in a finite sample; the
+            # unclipped value stays in the evaluation (and the campaign page)
+            est, low, high = clipped((ev.estimate, ev.low, ev.high), "precision")
+            row.update(status=ESTIMATED, precision=est, precision_low=low,
+                       precision_high=high)
             _recall_and_f1(row, recall.get(o.name), pending_docs, confidence)
         c = cost_rows.get(o.name, {})
         row["cost"] = {"new_items": own_items.get(o.name, 0),
