@@ -74,6 +74,9 @@ def test_the_first_run_of_an_empty_campaign_is_drawn_when_scored(kbp, scored):
     assert a.scores.count() == 2 and a.scores.filter(current=False).first().result[
         "metrics"].get("judged_precision") is None
     assert "no recall documents yet" in a.current_score.result["judged"]["note"]
+    # ranked by judged F1, a run without recall yet is marked and has no rank
+    row = leaderboard_payload(kbp["ds"]["dev"], kbp["org"])["rows"][0]
+    assert row["rank"] is None and row["note"] == "no recall documents yet"
 
 
 def fake_recall(monkeypatch, table: dict[str, float]):
@@ -109,7 +112,7 @@ def test_two_teams_ranked_by_judged_f1_with_intervals(kbp, scored, monkeypatch):
     # intervals: the judged columns, not columns of their own
     assert "judged_f1_low" not in board["columns"] and "judged_f1" in board["columns"]
     measures = [h["measure"] for h in board["human"]]
-    assert measures == ["precision (assessed)", "recall (assessed)", "F1 (assessed)"]
+    assert measures == ["precision", "recall", "F1"]
     f1 = rows["Team A"]["human"][2]
     assert (f1["estimate"], f1["low"], f1["high"]) == (ma["judged_f1"], ma["judged_f1_low"],
                                                       ma["judged_f1_high"])
@@ -168,6 +171,9 @@ def test_a_late_team_reuses_judgments_and_its_cost_shows(kbp, scored, client):
     api = client.get(f"/api/submissions/{c.pk}/").json()
     assert api["assessment"]["cost"]["new_judgments"] == new
     assert api["assessment"]["status"] == "estimated"
+    listed = client.get("/api/submissions/").json()
+    listed = listed.get("results", listed) if isinstance(listed, dict) else listed
+    assert listed and all("assessment" not in r for r in listed)      # lists leave it out
     # another team never sees the run, its cost or its estimate
     client.force_login(kbp["users"]["alice"])
     assert client.get(f"/s/{c.pk}/").status_code == 404
@@ -306,5 +312,70 @@ def test_an_assessed_only_competition_ranks_by_the_estimates(db, tmp_path, score
     client.force_login(w["users"]["alice"])
     page = client.get(f"/c/{w['comp'].slug}/leaderboard/dev/dev/")
     html = page.content.decode()
-    assert page.status_code == 200 and "F1 (assessed)" in html
+    assert page.status_code == 200 and "F1 (judged: Assess)" in html
     assert current(a)["judged_f1"] < current(b)["judged_f1"]
+
+
+def test_cancelling_the_primary_run_draws_the_team_s_latest(kbp, scored, monkeypatch,
+                                                            django_capture_on_commit_callbacks):
+    monkeypatch.setattr(auto, "INLINE", True)
+    other = upload(kbp, "Team A", run(4, 1), primary=False)
+    primary = upload(kbp, "Team A", run(2, 2), primary=True)
+    scored()
+    assert list(RunOutput.objects.values_list("submission_id", flat=True)) == [primary.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        subs.cancel(primary, kbp["users"]["alice"])
+    assert set(RunOutput.objects.values_list("submission_id", flat=True)) == \
+        {primary.pk, other.pk}
+
+
+def test_creating_the_campaign_draws_the_runs_scored_before(db, tmp_path, scored):
+    w = make_world(tmp_path)
+    a = upload(w, "Team A", run(4, 1))
+    scored()
+    camp = service.create_campaign(w["ds"]["dev"], "Late start", Campaign.CHAIN, 1, 30, CHAIN,
+                                   [w["users"]["judge"]])
+    assert RunOutput.objects.get(campaign=camp).submission_id == a.pk
+    assert camp.items.exists()
+
+
+def test_a_run_with_nothing_to_judge_is_noted_not_drawn(kbp, scored):
+    from .auto_world import HEADER
+    a = upload(kbp, "Team A", HEADER)
+    scored()
+    a.refresh_from_db()
+    assert a.state == Submission.SCORED
+    out = RunOutput.objects.get(submission=a)
+    assert out.keys == [] and not LateEvaluation.objects.exists()
+    assert a.events.filter(state=auto.EVENT, message__startswith="not assessed: ").count() == 1
+    row = estimates.by_run(kbp["ds"]["dev"])[str(a.pk)]
+    assert row["status"] == "not assessed"
+    auto.sweep()                                   # noted once, not at every sweep
+    assert a.events.filter(state=auto.EVENT).count() == 1
+
+
+def test_the_periodic_sweep_draws_what_a_worker_missed(kbp):
+    from shareval.platform.competitions.reminders import send_due
+    a = upload(kbp, "Team A", run(4, 1))
+    queue.drain()                     # the commit hooks never ran: a worker that stopped
+    assert not RunOutput.objects.exists()
+    out = send_due()
+    assert out["runs_drawn_for_assessment"] == 1
+    assert RunOutput.objects.get().submission_id == a.pk
+
+
+def test_requests_hand_the_drawing_to_celery_when_a_broker_is_set(kbp, settings,
+                                                                  monkeypatch):
+    from shareval.platform import broker
+    sent = []
+    monkeypatch.setattr(broker, "send", lambda name, *args, **kw: sent.append((name, args)))
+    settings.BROKER_URL = "memory://"
+    auto.dispatch("some-run")
+    assert sent == [(broker.ASSESS_RUN, ("some-run",))]
+
+
+def test_an_items_file_is_refused_for_an_automatic_campaign(kbp):
+    from .auto_world import Upload
+    with pytest.raises(ValueError, match="draws its items from the runs"):
+        service.create_campaign(kbp["ds"]["eval"], "File", Campaign.CHAIN, 1, 30, CHAIN, [],
+                                upload=Upload("items.jsonl", "{}"))

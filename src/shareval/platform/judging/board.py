@@ -22,7 +22,7 @@ def columns(ds):
                 n = r.get(COUNTS[m]) if COUNTS[m] else None
                 values[run] = {"estimate": r[m], "low": r[f"{m}_low"], "high": r[f"{m}_high"],
                                "n": n}
-        yield ({"campaign": camp.title, "measure": f"{WORDS[m]} (assessed)", "by": "run"},
+        yield ({"campaign": camp.title, "measure": WORDS[m], "by": "run"},
                values)
 
 
