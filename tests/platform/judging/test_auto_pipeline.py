@@ -6,6 +6,7 @@ score; a late team reuses judgments; runs still waiting are marked and unranked.
 from __future__ import annotations
 
 import pytest
+from django.core.cache import caches
 
 from shareval.platform.judging import auto, estimates, ondemand, service
 from shareval.platform.judging.models import Campaign, Item, LateEvaluation, RunOutput
@@ -89,6 +90,7 @@ def fake_recall(monkeypatch, table: dict[str, float]):
                          "found": 0, "true": 0, "documents": 4}
         return out, 0
     monkeypatch.setattr(estimates, "_recall", recall)
+    caches["boards"].clear()          # the rows are cached by what the database holds
 
 
 def test_two_teams_ranked_by_judged_f1_with_intervals(kbp, scored, monkeypatch):

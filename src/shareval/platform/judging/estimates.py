@@ -19,10 +19,17 @@ per assessed run):
 """
 from __future__ import annotations
 
+import hashlib
+
+from django.core.cache import caches
+from django.db.models import Count, Max, Q
+
 from shareval.assessment.combine import clipped, f1_interval
 
 from shareval.platform.judging import costs, designs, ondemand
-from shareval.platform.judging.models import Campaign, Draw, Item, LateEvaluation
+from shareval.platform.judging.models import (
+    Adjudication, Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
+)
 
 ESTIMATED, WAITING, NOT_ASSESSED = "estimated", "waiting", "not assessed"
 MEASURES = ("precision", "recall", "f1")
@@ -51,10 +58,45 @@ def waiting_note(judged: int, items: int) -> str:
 
 
 def dataset_estimates(dataset, confidence: float = 0.95) -> dict[str, dict]:
-    """Output name -> row (see the module doc); {} without an automatic campaign."""
+    """Output name -> row (see the module doc); {} without an automatic campaign.
+
+    Kept in the ``boards`` cache under a fingerprint of everything the rows read
+    (the board asks twice per request, the run page once): a judgment, an
+    adjudication, a draw, a finished evaluation, a new output, a campaign's
+    settings or a team's name give another fingerprint."""
     camp = assessment_campaign(dataset)
     if camp is None:
         return {}
+    key = f"estimates:{dataset.pk}:{confidence}:{_fingerprint(dataset)}"
+    cache = caches["boards"]
+    rows = cache.get(key)
+    if rows is None:
+        rows = _estimates(dataset, camp, confidence)
+        cache.set(key, rows, CACHED)
+    return rows
+
+
+CACHED = 3600
+
+
+def _fingerprint(dataset) -> str:
+    live = Q(item__campaign__dataset=dataset)
+    state = [
+        list(Campaign.objects.filter(dataset=dataset).order_by("pk").values_list(
+            "pk", "created", "config", "judges_per_item", "title", "on_leaderboard")),
+        Assignment.objects.filter(live, status=Assignment.DONE).aggregate(
+            n=Count("pk"), last=Max("done"), top=Max("pk")),
+        Adjudication.objects.filter(live).aggregate(n=Count("pk"), top=Max("pk")),
+        Item.objects.filter(campaign__dataset=dataset).aggregate(n=Count("pk"), top=Max("pk")),
+        list(LateEvaluation.objects.filter(campaign__dataset=dataset).order_by("pk")
+             .values_list("pk", "stage", "estimate", "low", "high")),
+        list(RunOutput.objects.filter(campaign__dataset=dataset).order_by("pk").values_list(
+            "pk", "name", "submission_id", "submission__team__name")),
+    ]
+    return hashlib.sha256(repr(state).encode()).hexdigest()[:24]
+
+
+def _estimates(dataset, camp, confidence: float) -> dict[str, dict]:
     outputs = list(camp.outputs.select_related("submission__team").order_by("pk"))
     evaluations = {ev.output_id: ev for ev in LateEvaluation.objects.filter(campaign=camp)}
     drawn: dict[int, set[str]] = {}
