@@ -67,3 +67,25 @@ def test_upload_judge_and_read_the_estimates_through_the_pages(
 def _file(name, text):
     from django.core.files.uploadedfile import SimpleUploadedFile
     return SimpleUploadedFile(name, text.encode())
+
+
+def test_the_campaign_page_offers_no_manual_late_runs(db, tmp_path, client,
+                                                      django_capture_on_commit_callbacks):
+    from shareval.platform.judging import service
+    from .auto_world import upload
+    w = make_world(tmp_path)
+    camp = service.create_campaign(w["ds"]["dev"], "Every run", Campaign.CHAIN, 1, 30, CHAIN,
+                                   [w["users"]["judge"]])
+    a = upload(w, "Team A", run(4, 1), name="a.tsv")
+    with django_capture_on_commit_callbacks(execute=True):
+        queue.drain()
+    b = upload(w, "Team B", run(2, 2))
+    queue.drain()                        # drawn later (the sweep); not by the form
+    client.force_login(w["org"])
+    url = f"/c/{w['comp'].slug}/organize/campaigns/{camp.pk}/"
+    page = client.get(url).content.decode()
+    assert f'value="{b.pk}"' not in page and f'value="{a.pk}"' not in page
+    r = client.post(url + "late/", {"submission": b.pk, "half_width": "0.1", "pilot": "10"},
+                    follow=True)
+    assert "assesses every team" in r.content.decode()
+    assert not RunOutput.objects.filter(submission=b).exists()
