@@ -11,6 +11,8 @@ Drawn from runs (each team's leaderboard run: primary, else latest scored):
 * question chains and summary relevance: the joint design of
   ``assess sample`` over the runs' items (lines, or RCC pairs), ``n`` per
   team, with inclusion probabilities, plus ``docs`` documents for recall.
+* exhaustive (KBP recall): ``docs`` (else ``n``) documents of the reference,
+  each with the runs' pooled mentions (judging/exhaustive_build.py).
 """
 from __future__ import annotations
 
@@ -60,6 +62,9 @@ def unit_payload(task: str, res: content.Resources, key: str, u: content.Unit,
 @transaction.atomic
 def build_from_runs(campaign: Campaign, n: int, docs: int = 0, seed: int = 0) -> int:
     runs = team_runs(campaign.dataset)
+    if campaign.design == designs.EXHAUSTIVE:                   # KBP recall documents
+        from shareval.platform.judging import exhaustive_build
+        return exhaustive_build.build(campaign, runs, docs or n, seed)
     task = campaign.dataset.task.task_name
     res = content.Resources(campaign.dataset)
     units = {team: content.run_units(task, s.path, res) for team, s in runs.items()}
@@ -124,6 +129,10 @@ def parse_items(campaign: Campaign, text: str, name: str = "items.jsonl") -> lis
     """Items file: one JSON object per line: key, doc, payload, and optionally gold,
     submissions, inclusion_probability, drawn_for, drawn_by. Every problem is listed."""
     problems = Problems()
+    if campaign.design == designs.EXHAUSTIVE:
+        problems.fatal(name, None, "items", "an exhaustive campaign annotates documents of the "
+                                            "reference: build it from the runs, without a file")
+        problems.raise_if_any()
     items, keys = [], set()
     for line, raw in enumerate(text.splitlines(), 1):
         if not raw.strip():

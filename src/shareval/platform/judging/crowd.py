@@ -14,7 +14,11 @@ assignment with ``HITId``, ``WorkerId``, ``AssignmentId``, optionally
 * question chains: ``Answer.<question id>`` = yes/no (the chain's skip rules
   apply: questions after a deciding answer may stay empty);
 * summary relevance: ``Answer.relevant`` = yes/no (also Y/N, true/false, 1/0);
-* side-by-side: ``Answer.system_A`` ... = -1, 0 or 1.
+* side-by-side: ``Answer.system_A`` ... = -1, 0 or 1;
+* exhaustive relation annotation: the document with numbered words and
+  numbered suggestions in, ``Answer.accepted`` (suggestion numbers) and
+  ``Answer.added`` (``subject words | relation | object words`` per line)
+  back: judging/exhaustive_crowd.py has the layout.
 
 Related-to coding (free-text references linked to outputs) has no batch
 layout. Each worker becomes a user ``crowd-<WorkerId>`` (no password: cannot
@@ -49,6 +53,9 @@ def hit_id(item: Item) -> str:
 
 
 def _inputs(camp: Campaign, item: Item) -> dict[str, str]:
+    if camp.design == designs.EXHAUSTIVE:
+        from shareval.platform.judging import exhaustive_crowd
+        return exhaustive_crowd.inputs(camp, item)
     v = content.item_view(camp.design, item.payload)
     out = {"Input.item": item.key, "Input.instructions": str(
         item.payload.get("instructions") or camp.config.get("instructions") or "")}
@@ -82,6 +89,8 @@ def _slot(label: str) -> str:
 
 
 def _answers(camp: Campaign, item: Item) -> list[str]:
+    if camp.design == designs.EXHAUSTIVE:
+        return ["Answer.accepted", "Answer.added"]
     if camp.design == designs.CHAIN:
         return [f"Answer.{q['id']}" for q in designs.chain_for(camp.config,
                                                                item.payload.get("type"))]
@@ -113,6 +122,9 @@ def export_batch(camp: Campaign) -> str:
 
 
 def _parse_answer(camp, item, row, name, line, problems) -> dict | None:
+    if camp.design == designs.EXHAUSTIVE:
+        from shareval.platform.judging import exhaustive_crowd
+        return exhaustive_crowd.parse(item, row, name, line, problems)
     if camp.design == designs.RELEVANCE:
         v = YES.get((row.get("Answer.relevant") or "").strip().lower())
         if v is None:

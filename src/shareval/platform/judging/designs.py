@@ -1,4 +1,4 @@
-"""The four judging designs: what an answer looks like, how it is checked,
+"""The judging designs: what an answer looks like, how it is checked,
 and the nominal labels agreement and adjudication compare.
 
 Answers (stored as JSON; team names, never shown to judges):
@@ -6,6 +6,8 @@ Answers (stored as JSON; team names, never shown to judges):
 * question_chain: {"answers": {question id: "yes" | "no"}, "correct": bool}
 * related_to: {"references": [text], "related": {reference: {team: [output index]}}}
 * summary_relevance: {"relevant": bool}
+* exhaustive: {"relations": [sorted item keys the document states]}
+  (judging/exhaustive_answers.py checks it)
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import string
 
 SIDE_BY_SIDE, CHAIN, RELATED, RELEVANCE = ("side_by_side", "question_chain", "related_to",
                                            "summary_relevance")
+EXHAUSTIVE = "exhaustive"
 DEFAULT_CHAIN = [{"id": "correct", "text": "Is this output correct?"}]
 ENDS = ("correct", "incorrect")
 
@@ -102,6 +105,9 @@ def fill(text: str, payload: dict) -> str:
 def clean_answer(campaign, item, raw: dict) -> dict:
     """Check a posted answer against the design; returns the stored form."""
     design = campaign.design
+    if design == EXHAUSTIVE:
+        from shareval.platform.judging import exhaustive_answers
+        return exhaustive_answers.clean(item.doc, item.payload, raw)
     teams = [s["team"] for s in item.payload.get("systems", [])]
     if design == SIDE_BY_SIDE:
         scores = raw.get("scores") or {}
@@ -145,6 +151,9 @@ def clean_answer(campaign, item, raw: dict) -> dict:
 
 def labels(design: str, item, answer: dict) -> dict[str, str]:
     """Nominal labels per unit (an item, or an item x team) for agreement."""
+    if design == EXHAUSTIVE:
+        from shareval.platform.judging import exhaustive_answers
+        return exhaustive_answers.labels(item.payload, answer)
     if design == SIDE_BY_SIDE:
         return {t: str(v) for t, v in answer["scores"].items()}
     if design == CHAIN:

@@ -20,13 +20,14 @@ per assessed run):
 from __future__ import annotations
 
 import hashlib
+import math
 
 from django.core.cache import caches
 from django.db.models import Count, Max, Q
 
 from shareval.assessment.combine import clipped, f1_interval
 
-from shareval.platform.judging import costs, designs, ondemand
+from shareval.platform.judging import costs, designs, ondemand, recall
 from shareval.platform.judging.models import (
     Adjudication, Assignment, Campaign, Draw, Item, LateEvaluation, RunOutput
 )
@@ -46,10 +47,6 @@ def assessment_campaign(dataset) -> Campaign | None:
 
 def _recall(dataset, outputs: dict[str, set[str]]) -> tuple[dict[str, dict], int]:
     """(recall_table, documents still being annotated) from the recall campaigns."""
-    try:
-        from shareval.platform.judging import recall
-    except ImportError:                 # the exhaustive design is not installed yet
-        return {}, 0
     return recall.recall_table(dataset, outputs), recall.pending_documents(dataset)
 
 
@@ -111,7 +108,7 @@ def _estimates(dataset, camp, confidence: float) -> dict[str, dict]:
             .values_list("drawn_by", flat=True):
         for name in drawn_by:
             own_items[name] = own_items.get(name, 0) + 1
-    recall, pending_docs = _recall(dataset, {o.name: set(o.keys) for o in outputs if o.keys})
+    recalls, pending_docs = _recall(dataset, {o.name: set(o.keys) for o in outputs if o.keys})
     out = {}
     for o in outputs:
         sub = o.submission
@@ -138,7 +135,7 @@ def _estimates(dataset, camp, confidence: float) -> dict[str, dict]:
             est, low, high = clipped((ev.estimate, ev.low, ev.high), "precision")
             row.update(status=ESTIMATED, precision=est, precision_low=low,
                        precision_high=high)
-            _recall_and_f1(row, recall.get(o.name), pending_docs, confidence)
+            _recall_and_f1(row, recalls.get(o.name), pending_docs, confidence)
         c = cost_rows.get(o.name, {})
         row["cost"] = {"new_items": own_items.get(o.name, 0),
                        "new_judgments": round(c.get("judgments", 0.0), 6),
@@ -158,7 +155,8 @@ def _empty() -> dict:
 def _recall_and_f1(row: dict, rec: dict | None, pending_docs: int, confidence: float) -> None:
     later = f"; {pending_docs} recall document{'s' if pending_docs != 1 else ''} being " \
             f"annotated" if pending_docs else ""
-    if not rec or rec.get("recall") is None:
+    if not rec or not all(_finite(rec.get(k)) for k in ("recall", "recall_low",
+                                                          "recall_high")):
         row["note"] = NO_RECALL + later
         return
     row.update(recall=rec["recall"], recall_low=rec["recall_low"],
@@ -170,6 +168,10 @@ def _recall_and_f1(row: dict, rec: dict | None, pending_docs: int, confidence: f
         row["f1"], row["f1_low"], row["f1_high"] = f1_interval(p, r, confidence)
     except ValueError as e:           # an interval that is not one (NaN): no F1
         row["note"] = f"F1 not estimated: {e}"
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def by_run(dataset) -> dict[str, dict]:

@@ -9,6 +9,7 @@ from django.contrib.auth import get_user_model
 from shareval.platform.competitions.models import Membership
 
 from shareval.platform.judging import designs
+from shareval.platform.judging.exhaustive_build import check_dataset
 from shareval.platform.judging.models import Campaign
 
 
@@ -70,6 +71,14 @@ class CampaignForm(forms.Form):
             from shareval.platform.judging import auto
             for p in auto.check_config(data.get("dataset"), data.get("design"), data["config"]):
                 self.add_error("config", p)
+        if data.get("design") == Campaign.EXHAUSTIVE and data.get("dataset") is not None:
+            try:
+                check_dataset(data["dataset"])
+            except ValueError as e:
+                self.add_error("design", str(e))
+            if data.get("items"):
+                self.add_error("items", "an exhaustive campaign annotates documents of the "
+                                        "reference: leave the items file out")
         return data
 
     def problems(self) -> list[str]:

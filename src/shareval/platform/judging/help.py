@@ -34,6 +34,18 @@ HELP = {
                 "whether the document is relevant to the query. Follow the summary's own "
                 "instructions when it has some.",
         "keys": [("y", "relevant"), ("n", "not relevant"), ("?", "show or hide this help")]},
+    designs.EXHAUSTIVE: {
+        "task": "Mark every relation the document states between two of its mentions. Pick the "
+                "subject in the text (click its first and its last word, or drag over it), then "
+                "the object the same way, then the relation from the list, and Add. The "
+                "relations systems found are listed as suggestions: accept each one the text "
+                "states (exactly these mentions, this relation) and reject the others. Submit "
+                "once every suggestion is decided and nothing is missing.",
+        "keys": [("↑ / ↓", "move between suggestions (hovering or focusing one marks its "
+                          "mentions in the text)"),
+                 ("a / y", "accept the focused suggestion"), ("r / n", "reject it"),
+                 ("Esc", "clear the subject and object being picked"),
+                 ("?", "show or hide this help")]},
 }
 
 

@@ -11,10 +11,12 @@ from shareval.platform.competitions.models import Dataset
 class Campaign(models.Model):
     SIDE_BY_SIDE, CHAIN, RELATED, RELEVANCE = "side_by_side", "question_chain", "related_to", \
         "summary_relevance"
+    EXHAUSTIVE = "exhaustive"
     DESIGNS = [(SIDE_BY_SIDE, "side-by-side comparison (-1/0/1)"),
                (CHAIN, "question chains (yes/no with skip rules)"),
                (RELATED, "related-to coding of data references"),
-               (RELEVANCE, "summary relevance (MATERIAL E2E)")]
+               (RELEVANCE, "summary relevance (MATERIAL E2E)"),
+               (EXHAUSTIVE, "exhaustive relation annotation (recall)")]
     dataset = models.ForeignKey(Dataset, on_delete=models.CASCADE, related_name="campaigns")
     slug = models.SlugField()
     title = models.CharField(max_length=200)

@@ -40,7 +40,11 @@ def _yes(v: bool) -> str:
 
 def judgment_records(campaign) -> list[Judgment]:
     """The campaign's answers as `assess estimate` judgments (question chains and
-    summary relevance): a chain gives its verdict as ``correct`` plus each question."""
+    summary relevance): a chain gives its verdict as ``correct`` plus each question;
+    exhaustive documents give recall rows (judging/recall.py)."""
+    if campaign.design == designs.EXHAUSTIVE:
+        from shareval.platform.judging import recall
+        return recall.judgment_records(campaign)
     recs = []
     for e in final_answers(campaign).values():
         item = e["item"]
@@ -71,7 +75,7 @@ def estimate_csv(campaign) -> str:
         buf.write("# overlaps: " + ",".join(escape_formula(f"{k}={v}") for k, v in overlaps.items())
                   + "\n")
     w = _SafeWriter(csv.writer(buf, lineterminator="\n"))
-    if campaign.design in (designs.CHAIN, designs.RELEVANCE):
+    if campaign.design in (designs.CHAIN, designs.RELEVANCE, designs.EXHAUSTIVE):
         w.writerow(ESTIMATE_COLUMNS)
         w.writerows([r.item, r.doc, ",".join(map(quote_name, r.submissions)), r.judge, r.question,
                      _yes(r.answer == 1.0), f"{r.inclusion:.10g}", r.drawn_for,
@@ -142,6 +146,10 @@ def e2e_judgments(campaign) -> str:
 
 def qrels(campaign) -> tuple[str, list[str]]:
     """TREC qrels of the final labels: (text, unresolved item keys)."""
+    if campaign.design == designs.EXHAUSTIVE:
+        from shareval.platform.judging import recall
+        lines, unresolved = recall.qrels(campaign)
+        return "".join(line + "\n" for line in lines), unresolved
     lines, unresolved = [], []
     for e in final_answers(campaign).values():
         item, votes = e["item"], counted(e)
@@ -173,6 +181,9 @@ def qrels(campaign) -> tuple[str, list[str]]:
 
 def team_results(campaign, confidence: float = 0.95, seed: int = 0) -> dict[str, dict]:
     """Per team: the design's measure, its interval, and what it rests on."""
+    if campaign.design == designs.EXHAUSTIVE:                  # judging/recall.py
+        from shareval.platform.judging.recall import campaign_results
+        return campaign_results(campaign, confidence)
     answers = [e for e in final_answers(campaign).values() if e["item"].gold is None]
     if campaign.design in (designs.CHAIN, designs.RELEVANCE):
         table, _ = estimate_all(Judgments(judgment_records(campaign), {}), "design",

@@ -92,7 +92,14 @@ def manage(request, c, j):
              "reused": ev.draws.filter(reused=True).values("item").distinct().count(),
              "half": None if ev.high is None else (ev.high - ev.low) / 2} for ev in late],
         "candidates": candidates, "costs": costs.campaign_costs(camp), "e2e": _e2e_state(camp),
-        "crowd": camp.design != designs.RELATED})
+        "crowd": camp.design != designs.RELATED,
+        "recall": _recall_summary(camp)})
+
+
+def _recall_summary(camp) -> dict | None:
+    """An exhaustive campaign's finished and pending documents (judging/recall.py)."""
+    from shareval.platform.judging import recall
+    return recall.campaign_summary(camp) if camp.design == designs.EXHAUSTIVE else None
 
 
 def _e2e_state(camp) -> dict | None:
@@ -233,6 +240,9 @@ def judge_context(camp, item) -> dict:
                         for q in designs.chain_for(camp.config, p.get("type"))]
     if camp.design == designs.RELEVANCE:
         ctx.update(query=p.get("query"), image=p.get("image"), summary=p.get("summary"))
+    if camp.design == designs.EXHAUSTIVE:                     # the payload holds no team
+        ctx["document"] = {k: p.get(k) for k in ("title", "sentences", "starts", "suggestions",
+                                                  "relations")}
     return ctx
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 from shareval.platform.work import Work
 
 from shareval.platform.judging import service
-from shareval.platform.judging.models import Assignment
+from shareval.platform.judging.models import Assignment, Campaign
 
 
 def judging_work(user) -> list[Work]:
@@ -21,10 +21,12 @@ def judging_work(user) -> list[Work]:
         mine = Assignment.objects.filter(item__campaign=camp, judge=user)
         holding = mine.filter(status__in=service.OPEN, deadline__gte=timezone.now()).exists()
         left = service.items_left(camp, user) + holding
+        docs = camp.design == Campaign.EXHAUSTIVE           # recall: whole documents
         out.append(Work(
-            what="Judge items", title=camp.title, competition=comp.title, slug=comp.slug,
+            what="Annotate documents" if docs else "Judge items", title=camp.title,
+            competition=comp.title, slug=comp.slug,
             url=reverse("judge", args=[camp.pk]), left=left,
-            done=mine.filter(status=Assignment.DONE).count(), unit="item",
+            done=mine.filter(status=Assignment.DONE).count(), unit="document" if docs else "item",
             anchor=f"campaign-{camp.pk}",
-            note="" if left else "every item has its judges"))
+            note="" if left else f"every {'document' if docs else 'item'} has its judges"))
     return out
