@@ -11,6 +11,7 @@ from django.conf import settings
 
 SCORE_JOB = "shareval.score_job"
 CODE_RUN = "shareval.code_run"
+ASSESS_RUN = "shareval.assess_run"       # judging: draw a run for automatic assessment
 
 
 @cache

@@ -52,6 +52,18 @@ def code_run(run_id: int) -> bool:
         close_old_connections()
 
 
+@app.task(name=broker.ASSESS_RUN)
+def assess_run(submission_id: str) -> int:
+    """A run made primary, or whose team's primary was cancelled: draw it for the
+    dataset's automatic assessment campaign (judging/auto.py)."""
+    from django.db import close_old_connections
+    from shareval.platform.judging.auto import assess_run as draw
+    try:
+        return draw(submission_id)
+    finally:
+        close_old_connections()
+
+
 def _resend_code_runs() -> None:
     """A message for every queued code run (their workers listen on CODERUN_QUEUE)."""
     from shareval.platform.coderuns.models import CodeRun

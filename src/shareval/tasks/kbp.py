@@ -78,6 +78,8 @@ class KbpRelations(Task):
 
     def _score(self, ref, run):
         c = self._counts(ref, run)
+        if not _has_relations(ref):
+            return self._assessed_only(ref, run, c)
         metrics = {}
         for level, counts in (("mention", c.mention), ("entity", c.entity)):
             p, r, f = counts.scores()
@@ -106,12 +108,22 @@ class KbpRelations(Task):
         return self.new_result(metrics, breakdowns={"per_relation": per_relation},
                                counts=counts, warnings=ref.warnings + _warnings(c))
 
+    def _assessed_only(self, ref, run, c):
+        """A reference of documents only: every automatic metric is None, not 0."""
+        counts = {"documents": len(ref.documents),
+                  "documents_predicted": len({p.doc for p in run.predictions}),
+                  "predictions": c.mention.predicted}
+        return self.new_result({k: None for k in METRIC_NAMES}, counts=counts,
+                               warnings=ref.warnings + [ASSESSED_ONLY])
+
     def unit_stats(self, reference, submission, metric="entity_f1"):
         """Per document (tp, fp, fn) at the level ``metric`` names; micro F1 aggregates."""
         if metric not in UNIT_METRICS:
             raise NotImplementedError(f"{self.name} compares runs on "
                                       f"{' or '.join(UNIT_METRICS)}, not {metric}")
         ref = self.reference(reference)
+        if not _has_relations(ref):
+            raise NotImplementedError(ASSESSED_ONLY)
         run = self.submission(submission, ref)
         c = self._counts(ref, run)
         docs = sorted(c.per_document)
@@ -120,6 +132,19 @@ class KbpRelations(Task):
                           for d in (c.per_document[x][level] for x in docs)], dtype=float)
         return UnitStats(metric, docs, stats.reshape(len(docs), 3), micro_f1,
                          np.ones(len(docs)))
+
+
+METRIC_NAMES = ("mention_precision", "mention_recall", "mention_f1", "entity_precision",
+                "entity_recall", "entity_f1", "relation_precision", "subject_precision",
+                "object_precision", "entity_precision_factorised")
+ASSESSED_ONLY = ("the reference holds documents only, no relation labels: the automatic "
+                 "precision, recall and F1 are not computed (None, not 0); in an "
+                 "assessed-only competition the judges' estimates are the scores "
+                 "(docs/kbp-assessment.md)")
+
+
+def _has_relations(ref: KbpReference) -> bool:
+    return any(d.labels for d in ref.documents.values())
 
 
 def _warnings(c) -> list[str]:

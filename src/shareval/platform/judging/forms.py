@@ -26,6 +26,7 @@ class CampaignForm(forms.Form):
     seed = forms.IntegerField(initial=0, required=False)
     config = forms.CharField(required=False)
     on_leaderboard = forms.BooleanField(required=False)
+    auto = forms.BooleanField(required=False)       # config's ``auto: true``, ticked
     hourly_rate = forms.FloatField(min_value=0, required=False)
     seconds_per_judgment = forms.FloatField(min_value=0, required=False)
     items = forms.FileField(required=False)
@@ -61,8 +62,14 @@ class CampaignForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        if data.get("auto") and isinstance(data.get("config"), dict):
+            data["config"]["auto"] = True
         if data.get("design") == Campaign.CHAIN and isinstance(data.get("config"), dict):
             for p in designs.check_chains(data["config"]):
+                self.add_error("config", p)
+        if isinstance(data.get("config"), dict):
+            from shareval.platform.judging import auto
+            for p in auto.check_config(data.get("dataset"), data.get("design"), data["config"]):
                 self.add_error("config", p)
         if data.get("design") == Campaign.EXHAUSTIVE and data.get("dataset") is not None:
             try:

@@ -118,7 +118,10 @@ def _state(campaign: Campaign, labels: dict, upto: LateEvaluation | None) -> OnD
 
 @transaction.atomic
 def add_late(campaign: Campaign, submission, half_width: float = 0.05,
-             budget: float | None = None, pilot: int = 50, seed: int = 0) -> LateEvaluation:
+             budget: float | None = None, pilot: int = 50, seed: int = 0,
+             name: str | None = None) -> LateEvaluation:
+    """``name``: the output's name in the campaign (default: the team's; automatic
+    assessment names one output per run: judging/auto.py)."""
     if not precision_design(campaign):
         raise LateError("on-demand evaluation estimates precision: question-chain and "
                         "summary-relevance campaigns only")
@@ -127,7 +130,7 @@ def add_late(campaign: Campaign, submission, half_width: float = 0.05,
     if not 0 < half_width < 0.5 or pilot < 2 or (budget is not None and budget <= 0):
         raise LateError("half-width in (0, 0.5), pilot at least 2, budget positive")
     ensure_outputs(campaign)
-    name = submission.team.name
+    name = name or submission.team.name
     if campaign.outputs.filter(name=name).exists():
         raise LateError(f"{name} is already evaluated in this campaign")
     units = _units(campaign, submission)
@@ -257,6 +260,8 @@ def advance_all(campaign: Campaign) -> int:
             ev.refresh_from_db()
             if ev.stage == LateEvaluation.DONE:
                 break
+    from shareval.platform.judging import auto       # it builds on this module
+    auto.after_judgment(campaign, moved)
     return moved
 
 

@@ -256,7 +256,13 @@ def _prf(c) -> tuple[float, float, float]:
 def board_columns(ds):
     """The leaderboard columns of the dataset's campaigns shown on its board
     (``leaderboards.payloads.add_human_columns``): estimates with intervals."""
-    for camp in Campaign.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"):
+    camps = list(Campaign.objects.filter(dataset=ds, on_leaderboard=True).order_by("pk"))
+    auto = any(c.design == designs.CHAIN and c.config.get("auto") is True for c in camps)
+    for camp in camps:
+        # an automatic campaign has one output per run: judging/board.py shows its
+        # precision, and recall and F1 from the recall campaigns, per run
+        if camp.config.get("auto") is True or (auto and camp.design == designs.EXHAUSTIVE):
+            continue
         res = team_results(camp)
         if not res:
             continue

@@ -37,8 +37,15 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
                     seed: int = 0) -> Campaign:
     """A campaign with its items, from an uploaded items file or drawn from the runs;
     nothing is kept when the items are refused (raises InvalidInput or ValueError)."""
+    from shareval.platform.judging import auto      # it builds on this module
     config = kbp_items.campaign_config(content.Resources(dataset), design, config,
                                        upload is None and config.get("build") != "primary-e2e")
+    problems = auto.check_config(dataset, design, config)
+    if config.get("auto") is True and upload is not None:
+        problems.append("auto: an automatic campaign draws its items from the runs, not "
+                        "from an items file")
+    if problems:
+        raise ValueError("; ".join(problems))
     if hourly_rate is not None:
         config["hourly_rate"] = hourly_rate
     if seconds is not None:
@@ -54,6 +61,11 @@ def create_campaign(dataset, title: str, design: str, k: int, timeout: int, conf
     if upload is not None:
         text = upload.read(50 * 1024 * 1024).decode("utf-8", errors="replace")
         build.load_items(campaign, text, upload.name)
+    elif config.get("auto") is True:
+        # the runs scored so far now; every later one when it is scored (judging/auto.py)
+        auto.draw_all(campaign)
+        if config.get("controls"):
+            kbp_items.add_controls(campaign, content.Resources(dataset), config["controls"], seed)
     elif config.get("build") == "primary-e2e":
         # the primary E2E runs: now if the phase has ended, else by send-reminders after it
         e2e_items.check_campaign(campaign)

@@ -20,8 +20,8 @@ from shareval.platform.competitions.models import Competition, Dataset
 from shareval.platform.submissions.models import Submission
 
 from shareval.platform.judging import (
-    build, content, costs, crowd, designs, e2e_items, e2e_publish, help, kbp_items, ondemand,
-    results, service
+    auto, build, content, costs, crowd, designs, e2e_items, e2e_publish, help, kbp_items,
+    ondemand, results, service
 )
 from shareval.platform.judging.forms import CampaignForm
 from shareval.platform.judging.models import Assignment, Campaign, Item
@@ -79,8 +79,9 @@ def manage(request, c, j):
     late = list(camp.late.select_related("output").order_by("pk"))
     taken = set(camp.outputs.values_list("name", flat=True))
     runs_known = taken or "sizes" in camp.config            # built from runs: outputs known
+    # an automatic campaign draws every leaderboard run itself (judging/auto.py)
     candidates = [s for t, s in sorted(build.team_runs(camp.dataset).items()) if t not in taken] \
-        if ondemand.precision_design(camp) and runs_known else []
+        if ondemand.precision_design(camp) and runs_known and not auto.is_auto(camp) else []
     return render(request, "shareval/campaign.html", {
         "comp": comp, "camp": camp, "progress": service.progress(camp),
         "agreement": service.agreement_stats(camp), "gold": service.gold_accuracy(camp),
@@ -135,6 +136,9 @@ def add_late(request, c, j):
     try:
         if sub is None:
             raise ondemand.LateError("choose a submission")
+        if auto.is_auto(camp):
+            raise ondemand.LateError("this campaign assesses every team's leaderboard run "
+                                     "by itself when it is scored")
         budget = float(P["budget"]) if (P.get("budget") or "").strip() else None
         ev = ondemand.add_late(camp, sub, float(P.get("half_width") or 0.05), budget,
                                int(P.get("pilot") or 50), int(P.get("seed") or 0))

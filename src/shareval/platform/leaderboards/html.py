@@ -86,7 +86,7 @@ def _row(r: dict, ranked: bool = True) -> str:
     k = (r["team"], r["baseline"], r["run"], r.get("run_name"), r.get("run_file"),
          r.get("method"), r["runs"],
          r["submitted"], tuple(r["values"]), tuple(r["eff"]), repr(r.get("human")),
-         r.get("dist"))
+         r.get("dist"), r.get("note"))
     cells = _memo.get(k)
     if cells is None:
         if len(_memo) >= MEMO_MAX:

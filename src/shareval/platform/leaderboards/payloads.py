@@ -16,6 +16,9 @@ from shareval.platform.leaderboards import cache as board_cache
 
 # providers of human-judged columns, in the order their apps start
 HUMAN_COLUMNS: list[Callable] = []
+# providers of notes on runs beside their scores (judging: an estimate still waiting
+# for judgments): provider(dataset) -> {run id: note}
+RUN_NOTES: list[Callable] = []
 
 
 def get_dataset(request, c, p, d) -> Dataset:
@@ -54,8 +57,9 @@ def board_payload(ds: Dataset, shown: bool, part: str, key: list | None = None) 
     columns, rows, precision, cache_key = board_cache.board(ds, scores=shown, part=part)
     eff_columns = efficiency.columns(ds.board or {}, rows)     # code runs' resources
     human = human_columns(ds, rows) if shown else []
-    if key is not None:
-        key.append(None if human else cache_key)    # judged columns change without a token
+    noted = run_notes(ds, rows) if shown else False
+    if key is not None:      # judged columns and notes change without a token
+        key.append(None if human or noted else cache_key)
     several = (ds.board or {}).get("runs") == "all"
     return {"human": human, "part": part, "precision": precision,
             "efficiency_columns": eff_columns,
@@ -77,13 +81,39 @@ def human_columns(ds: Dataset, rows: list[dict]) -> list[dict]:
     for provider in HUMAN_COLUMNS:
         for column, values in provider(ds):
             out.append(column)
+            by_run = column.get("by") == "run"        # keyed by run id, else by team name
             for r in rows:
-                r.setdefault("human", []).append(values.get(r["team"]))
+                r.setdefault("human", []).append(values.get(r.get("id") if by_run
+                                                            else r["team"]))
     return out
+
+
+def run_notes(ds: Dataset, rows: list[dict]) -> bool:
+    """Each row's note from the providers (``note``); a noted row without a value of
+    the board's metric (an estimate still waiting for judgments) gets no rank, so it
+    never ranks beside the runs that have one. Whether any row got a note."""
+    notes: dict = {}
+    for provider in RUN_NOTES:
+        notes.update(provider(ds))
+    metric = ds.task.metric
+    for r in rows:
+        note = notes.get(r.get("id"))
+        if note:
+            r["note"] = note
+            if metric and r["metrics"].get(metric) is None:
+                r["rank"] = None
+    return bool(notes)
+
+
+def add_run_notes(provider: Callable) -> None:
+    """Register ``provider(dataset) -> {run id: note}`` (in its app's ``AppConfig.ready``)."""
+    if provider not in RUN_NOTES:
+        RUN_NOTES.append(provider)
 
 
 def add_human_columns(provider: Callable) -> None:
     """Register ``provider(dataset) -> [(column, {team name: value})]`` (in its app's
-    ``AppConfig.ready``): a column is ``{"campaign": title, "measure": name}``."""
+    ``AppConfig.ready``): a column is ``{"campaign": title, "measure": name}``, with
+    ``"by": "run"`` when its values are keyed by run id instead."""
     if provider not in HUMAN_COLUMNS:
         HUMAN_COLUMNS.append(provider)

@@ -42,8 +42,12 @@ from shareval.platform.competitions.models import Dataset, Team
 
 def metric_columns(metric: str, entries) -> list[str]:
     """The board's metric columns: the primary metric (if the task has one) first,
-    then every metric of the entries in the declared order."""
-    keys = [k for e in entries for k in e["metrics"]]
+    then every metric of the entries in the declared order. An interval's bounds
+    (``x_low``, ``x_high`` beside ``x``: judged estimates) are no columns of their own:
+    the judged columns show each estimate with its interval."""
+    keys = {k: None for e in entries for k in e["metrics"]}
+    keys = [k for k in keys if not (k.endswith(("_low", "_high")) and
+                                    k.rsplit("_", 1)[0] in keys)]
     return ordered(keys + ([metric] if metric else []), first=metric)
 
 

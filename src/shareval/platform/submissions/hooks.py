@@ -12,6 +12,12 @@ accepts_files: list[Callable] = []
 pending_runs: list[Callable] = []
 
 
+# run -> what an app above says about the run on its page and in the API (judging:
+# its automatic assessment's status, estimates and cost), or None; shown to whoever
+# may see the run's scores (present.submission_payload), else only that it is hidden
+run_assessment: list[Callable] = []
+
+
 def add(hooks: list[Callable], fn: Callable) -> None:
     if fn not in hooks:
         hooks.append(fn)

@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from shareval.platform.access import visibility as access
 from shareval.platform.labels import label, number, ordered, scalar_metrics
+from shareval.platform.submissions import hooks
 from shareval.platform.submissions.models import Score, Submission
 from shareval.platform.submissions.scoring import NON_FINITE_NAMES
 
@@ -53,9 +54,10 @@ def shown_metrics(result: dict) -> dict:
 
 
 def submission_payload(sub: Submission, user, organizer: bool | None = None,
-                       level: str | None = None) -> dict:
+                       level: str | None = None, assessment: bool = True) -> dict:
     """``organizer`` and ``level`` (:func:`access.score_level`) may be given when
-    known, as for a list of many runs of one competition (:func:`list_payload`)."""
+    known, as for a list of many runs of one competition (:func:`list_payload`,
+    which leaves out the ``assessment`` that apps above add: :func:`assessment_of`)."""
     ds = sub.dataset
     if organizer is None:
         organizer = ds.phase.competition.is_organizer(user)
@@ -86,7 +88,22 @@ def submission_payload(sub: Submission, user, organizer: bool | None = None,
                          **({"private_metrics": scalar_metrics(s.private_result)}
                             if s.private_result else {})}
                         for s in _listed(sub, "score_list", "scores")]
+    if assessment:
+        found = assessment_of(sub, level or access.score_level(user, sub))
+        if found is not None:
+            d["assessment"] = found
     return d
+
+
+def assessment_of(sub: Submission, level: str) -> dict | None:
+    """The run's assessment by judges (``hooks.run_assessment``: its estimates and its
+    cost) under the rules of its scores: hidden while they are (a blind phase)."""
+    for fn in hooks.run_assessment:
+        found = fn(sub)
+        if found is not None:
+            return found if access.at_least(level, access.TOP) else {
+                "hidden": "the assessment by judges is shown once scores are released"}
+    return None
 
 
 HIDDEN_MESSAGE = "(details are shown to the organizers: this output was made from hidden data)"
@@ -125,7 +142,8 @@ def list_payload(subs, user) -> list[dict]:
             organizer[comp.pk] = comp.is_organizer(user)
         if sub.dataset_id not in levels:
             levels[sub.dataset_id] = access.score_level(user, sub)
-        out.append(submission_payload(sub, user, organizer[comp.pk], levels[sub.dataset_id]))
+        out.append(submission_payload(sub, user, organizer[comp.pk], levels[sub.dataset_id],
+                                      assessment=False))
     return out
 
 
