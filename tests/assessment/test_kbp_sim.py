@@ -1,4 +1,4 @@
-"""Simulated KBP teams, judges and annotators (assessment.kbp_sim): exact tests on the
+"""Simulated KBP teams, judges and annotators (assessment.kbp_sim, kbp_judges): exact tests on the
 two-document reference of tests/tasks/kbp_tiny.py, and on Re-DocRED when it is there."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import math
 import pytest
 
 from shareval import tasks
+from shareval.assessment import kbp_judges as kj
 from shareval.assessment import kbp_sim as ks
 from shareval.assessment.estimate import estimate_all
 from shareval.assessment.judgments import Judgments
@@ -149,7 +150,7 @@ def test_the_oracles_answers_are_the_scorers_subject_object_and_relation_counts(
 # the judge --------------------------------------------------------------------------
 
 def test_a_judge_without_error_answers_from_the_annotations_and_stops_at_no(tiny):
-    judge = ks.Judge(ks.Oracle(tiny[1]), error=0.0)
+    judge = kj.Judge(ks.Oracle(tiny[1]), error=0.0)
     assert judge.answer(RIGHT) == ({"subject": "yes", "object": "yes", "relation": "yes"},
                                    True)
     assert judge.answer(SUBJECT_WRONG) == ({"subject": "no"}, False)
@@ -161,7 +162,7 @@ def test_a_judge_without_error_answers_from_the_annotations_and_stops_at_no(tiny
 def test_a_judge_follows_the_chains_own_skip_rules(tiny):
     chain = [{"id": "subject", "no": "relation"}, {"id": "object", "yes": "correct"},
              {"id": "relation"}]
-    judge = ks.Judge(ks.Oracle(tiny[1]), chain=chain)
+    judge = kj.Judge(ks.Oracle(tiny[1]), chain=chain)
     # subject no -> relation (skipping object); relation no -> incorrect
     assert judge.answer(SUBJECT_WRONG) == ({"subject": "no", "relation": "no"}, False)
     # object yes -> correct at once
@@ -169,7 +170,7 @@ def test_a_judge_follows_the_chains_own_skip_rules(tiny):
 
 
 @pytest.mark.parametrize("chain", [
-    ks.CHAIN,
+    kj.CHAIN,
     [{"id": "subject", "no": "relation"}, {"id": "object", "yes": "correct"},
      {"id": "relation"}],
     [{"id": "subject", "yes": "relation", "no": "object"}, {"id": "object", "no": "correct"},
@@ -177,14 +178,14 @@ def test_a_judge_follows_the_chains_own_skip_rules(tiny):
 ])
 def test_the_chain_walk_is_the_servers(chain):
     for combo in itertools.product(("yes", "no"), repeat=3):
-        answers = dict(zip(ks.QUESTIONS, combo))
-        given, verdict = ks.walk(chain, answers.__getitem__)
+        answers = dict(zip(kj.QUESTIONS, combo))
+        given, verdict = kj.walk(chain, answers.__getitem__)
         visited, server_verdict = designs.walk(chain, answers)
         assert (list(given), verdict) == (visited, server_verdict)
 
 
 def test_a_judge_always_wrong_flips_every_answer(tiny):
-    judge = ks.Judge(ks.Oracle(tiny[1]), error=1.0)
+    judge = kj.Judge(ks.Oracle(tiny[1]), error=1.0)
     assert judge.answer(RIGHT) == ({"subject": "no"}, False)
     assert judge.answer(SUBJECT_WRONG) == ({"subject": "yes", "object": "no"}, False)
     assert judge.answer(REVERSED) == ({"subject": "yes", "object": "yes", "relation": "yes"},
@@ -192,7 +193,7 @@ def test_a_judge_always_wrong_flips_every_answer(tiny):
 
 
 def test_a_judges_expected_verdict_is_the_chance_of_answering_correct(tiny):
-    judge = ks.Judge(ks.Oracle(tiny[1]), error=0.1, seed=0)
+    judge = kj.Judge(ks.Oracle(tiny[1]), error=0.1, seed=0)
     assert judge.expected(RIGHT) == pytest.approx(0.9 ** 3)
     # subject right (yes kept), object and relation wrong (both yes by error)
     assert judge.expected(OBJECT_WRONG) == pytest.approx(0.9 * 0.1 * 0.1)
@@ -204,10 +205,10 @@ def test_a_judges_expected_verdict_is_the_chance_of_answering_correct(tiny):
 
 def test_same_seed_same_answers_and_annotations(tiny):
     oracle = ks.Oracle(tiny[1])
-    judges = [ks.Judge(oracle, 0.3, seed=s) for s in (1, 1, 2)]
+    judges = [kj.Judge(oracle, 0.3, seed=s) for s in (1, 1, 2)]
     runs = [[j(RIGHT) for _ in range(40)] for j in judges]
     assert runs[0] == runs[1] != runs[2]
-    anns = [ks.Annotator(oracle, miss=0.5, error=0.5, seed=s) for s in (1, 1, 2)]
+    anns = [kj.Annotator(oracle, miss=0.5, error=0.5, seed=s) for s in (1, 1, 2)]
     marked = [[sorted(a.annotate("Anna Berg", {RIGHT, OBJECT_WRONG})) for _ in range(10)]
               for a in anns]
     assert marked[0] == marked[1] != marked[2]
@@ -218,7 +219,7 @@ def test_judgments_of_every_item_estimate_the_true_precision(tiny):
     oracle = ks.Oracle(ref)
     run, = ks.make_runs(oracle, [ks.TeamProfile("T", 0.5, 1 / 6, 1 / 6, 1, pairs=0)], seed=3)
     rows = draw_sample([run.output()], 100, "uniform")       # all 7 items, inclusion 1
-    recs = ks.Judge(oracle).judgments(rows)
+    recs = kj.Judge(oracle).judgments(rows)
     assert {r.question for r in recs} == {"correct", "subject", "object", "relation"}
     table, _ = estimate_all(Judgments(recs), bootstrap=0)
     assert table["T"]["precision"] == ks.truth(ref, run.predictions).precision == 3 / 7
@@ -228,7 +229,7 @@ def test_judgments_of_every_item_estimate_the_true_precision(tiny):
 
 def test_an_annotator_who_misses_nothing_marks_exactly_the_true_items(tiny):
     oracle = ks.Oracle(tiny[1])
-    ann = ks.Annotator(oracle, miss=0.0, error=0.0)
+    ann = kj.Annotator(oracle, miss=0.0, error=0.0)
     assert ann.annotate("Anna Berg") == GOLD
     # false suggestions are rejected, true ones accepted
     assert ann.annotate("Anna Berg", {RIGHT, OBJECT_WRONG}) == GOLD
@@ -236,15 +237,15 @@ def test_an_annotator_who_misses_nothing_marks_exactly_the_true_items(tiny):
 
 
 def test_an_annotator_who_misses_everything_keeps_only_true_suggestions(tiny):
-    ann = ks.Annotator(ks.Oracle(tiny[1]), miss=1.0)
+    ann = kj.Annotator(ks.Oracle(tiny[1]), miss=1.0)
     assert ann.annotate("Anna Berg", {RIGHT, OBJECT_WRONG}) == {RIGHT}
-    assert ks.Annotator(ks.Oracle(tiny[1]), error=1.0).annotate(
+    assert kj.Annotator(ks.Oracle(tiny[1]), error=1.0).annotate(
         "Anna Berg", {RIGHT, OBJECT_WRONG}) == (GOLD - {RIGHT}) | {OBJECT_WRONG}
 
 
 def test_an_annotator_invents_only_false_items(tiny):
     oracle = ks.Oracle(tiny[1])
-    marked = ks.Annotator(oracle, invent=3.0, seed=1).annotate("Oslo")
+    marked = kj.Annotator(oracle, invent=3.0, seed=1).annotate("Oslo")
     true = oracle.true_items("Oslo")
     assert true < marked and len(marked) > len(true)
     assert not any(oracle.is_true(k) for k in marked - true)
@@ -252,7 +253,7 @@ def test_an_annotator_invents_only_false_items(tiny):
 
 def test_an_annotators_miss_rate_is_its_share_of_unsuggested_true_items(redocred):
     oracle = ks.Oracle(redocred)
-    ann = ks.Annotator(oracle, miss=0.2, seed=4)
+    ann = kj.Annotator(oracle, miss=0.2, seed=4)
     docs = sorted(redocred.documents)[:100]
     true = sum(len(oracle.true_items(d)) for d in docs)
     found = sum(len(ann.annotate(d)) for d in docs)
@@ -261,13 +262,13 @@ def test_an_annotators_miss_rate_is_its_share_of_unsuggested_true_items(redocred
 
 def test_suggestions_pool_the_outputs_of_each_document():
     outs = {"A": {RIGHT, SUBJECT_WRONG}, "B": {RIGHT, OBJECT_WRONG}}
-    assert ks.suggestions_by_doc(outs, ["Anna Berg"]) == {"Anna Berg": {RIGHT, OBJECT_WRONG}}
+    assert kj.suggestions_by_doc(outs, ["Anna Berg"]) == {"Anna Berg": {RIGHT, OBJECT_WRONG}}
 
 
 def test_bad_profiles_and_rates_are_refused():
     with pytest.raises(ValueError, match="sum <= 1"):
         ks.TeamProfile("T", keep=0.8, wrong_relation=0.3)
     with pytest.raises(ValueError):
-        ks.Judge(None, error=1.5)
+        kj.Judge(None, error=1.5)
     with pytest.raises(ValueError):
-        ks.Annotator(None, miss=-0.1)
+        kj.Annotator(None, miss=-0.1)

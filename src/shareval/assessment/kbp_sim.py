@@ -1,4 +1,4 @@
-"""Simulated teams, judges and annotators on a KBP reference (Re-DocRED), truth known.
+"""Simulated teams on a KBP reference (Re-DocRED) with known errors and known truth.
 
 The unit is the relation mention, as at ``kbp-relations``' mention level
 (metrics.relations): an item (key ``formats.kbp_runs.item_key``) is
@@ -17,12 +17,8 @@ annotated documents estimates the recall ``shareval score kbp-relations`` prints
   mention), in exactly the profile's shares; then spurious pairs are added. Labels
   have an ease shared by all teams, so teams overlap as real systems do.
 * :func:`truth`: a run's mention-level P/R/F1 by the task's own metric.
-* :class:`Judge`: answers a relation item's question chain (``subject``,
-  ``object``, ``relation``) from the annotations, each answer flipped with
-  probability ``error``, following the chain's skip rules (default: no ends the
-  item as incorrect).
-* :class:`Annotator`: an exhaustive annotation of one document: the set of item
-  keys it marks true.
+* :class:`Oracle`: what the annotations say of any item (the judges and
+  annotators of assessment.kbp_judges answer from it).
 """
 from __future__ import annotations
 
@@ -35,11 +31,8 @@ import numpy as np
 from ..formats.kbp import Document, KbpReference, Span
 from ..formats.kbp_runs import Prediction, item_key, parse_item_key
 from ..metrics.relations import gold_mention_triples, relation_counts
-from .judgments import Judgment
 from .outputs import Output
 
-QUESTIONS = ("subject", "object", "relation")
-CHAIN = [{"id": q} for q in QUESTIONS]
 ORIGINS = ("kept", "wrong_relation", "wrong_span", "spurious")
 TSV_COLUMNS = ("doc_id", "subject", "subject_start", "subject_end", "relation", "object",
                "object_start", "object_end")
@@ -221,7 +214,7 @@ def make_runs(ref: KbpReference | Oracle, profiles: list[TeamProfile], seed: int
         total = int(round(prof.spurious_per_doc * len(docs)))
         run.planned["spurious"] = total
         for d in rng.choice(len(docs), size=total) if docs else []:
-            key = _spurious(oracle, docs[d], rng, made)
+            key = false_item(oracle, docs[d], rng, made)
             if key is not None:
                 made[key] = "spurious"
         run.origin = made
@@ -296,8 +289,9 @@ def _other_mentions(x: _Doc, span: Span, rng) -> list[Span]:
     return [spans[i] for i in rng.permutation(len(spans))]
 
 
-def _spurious(oracle, doc, rng, made, tries: int = 20) -> str | None:
-    """A false pair of two entities' mentions with a relation seen for their types."""
+def false_item(oracle: Oracle, doc: str, rng, made, tries: int = 20) -> str | None:
+    """A false item of ``doc`` not in ``made``: two entities' mentions with a relation
+    seen for their types (None after ``tries`` attempts)."""
     x = oracle.docs[doc]
     d = x.doc
     if len(d.entities) < 2:
@@ -347,131 +341,5 @@ def truth(ref: KbpReference, predictions: list[Prediction]) -> Truth:
     return Truth(*c.scores(), c.tp, c.predicted, c.gold)
 
 
-# judges and annotators ------------------------------------------------------------------
-
-def walk(chain: list[dict], answer) -> tuple[dict[str, str], bool]:
-    """Answers given along a chain and its verdict. ``answer(question id)`` gives
-    "yes" or "no"; a question's ``yes``/``no`` may name the next step ("next",
-    "correct", "incorrect" or a later question id); by default yes goes on (after
-    the last question: correct) and no ends the item as incorrect."""
-    ids = [q["id"] for q in chain]
-    given, i = {}, 0
-    while i < len(chain):
-        q = chain[i]
-        a = given[q["id"]] = answer(q["id"])
-        target = q.get(a) or ("next" if a == "yes" else "incorrect")
-        if target in ("correct", "incorrect"):
-            return given, target == "correct"
-        i = i + 1 if target == "next" else ids.index(target)
-    return given, True
-
-
-class Judge:
-    """Answers relation items' chains from the annotations; each answer is flipped
-    with probability ``error``."""
-
-    def __init__(self, oracle: Oracle, error: float = 0.0, seed=0,
-                 chain: list[dict] | None = None, name: str = "sim-judge"):
-        if not 0 <= error <= 1:
-            raise ValueError("error must be in [0, 1]")
-        self.oracle, self.error, self.name = oracle, error, name
-        self.chain = chain or CHAIN
-        self.rng = np.random.default_rng(seed)
-
-    def answer(self, key: str) -> tuple[dict[str, str], bool]:
-        truths = self.oracle.questions(key)
-
-        def one(q: str) -> str:
-            flip = self.error > 0 and self.rng.random() < self.error
-            return "yes" if truths[q] != flip else "no"
-        return walk(self.chain, one)
-
-    def __call__(self, key: str) -> float:
-        """The verdict as 1.0 / 0.0 (what OnDemand's ``judge`` returns)."""
-        return float(self.answer(key)[1])
-
-    def expected(self, key: str) -> float:
-        """The probability that this judge's verdict is correct (what its
-        judgments estimate: the truth only when ``error`` is 0)."""
-        truths = self.oracle.questions(key)
-        p_yes = {q: 1 - self.error if v else self.error for q, v in truths.items()}
-
-        def go(i: int) -> float:
-            if i >= len(self.chain):
-                return 1.0
-            q = self.chain[i]
-            total = 0.0
-            for a, p in (("yes", p_yes[q["id"]]), ("no", 1 - p_yes[q["id"]])):
-                target = q.get(a) or ("next" if a == "yes" else "incorrect")
-                if p == 0:
-                    continue
-                if target in ("correct", "incorrect"):
-                    total += p * (target == "correct")
-                else:
-                    nxt = i + 1 if target == "next" else [c["id"] for c in self.chain].index(
-                        target)
-                    total += p * go(nxt)
-            return total
-        return go(0)
-
-    def judgments(self, rows) -> list[Judgment]:
-        """Records for ``estimate_all`` from ``assessment.sample`` rows (precision):
-        the verdict as question ``correct`` and each answered question, as the
-        server's results export them."""
-        out = []
-        for n, row in enumerate(rows):
-            given, verdict = self.answer(row.item)
-            for q, v in [("correct", verdict)] + [(q, a == "yes") for q, a in given.items()]:
-                out.append(Judgment(row.item, tuple(row.submissions), self.name, q, float(v),
-                                    row.inclusion_probability, row.doc, row.drawn_for,
-                                    tuple(row.drawn_by), n))
-        return out
-
-
-class Annotator:
-    """An exhaustive annotation of a document: each suggestion (the pooled outputs)
-    judged right except with probability ``error``; each true item not suggested
-    found with probability 1 - ``miss``; about ``invent`` false items per document
-    added (Poisson)."""
-
-    def __init__(self, oracle: Oracle, miss: float = 0.0, error: float = 0.0,
-                 invent: float = 0.0, seed=0, name: str = "sim-annotator"):
-        if not (0 <= miss <= 1 and 0 <= error <= 1 and invent >= 0):
-            raise ValueError("miss and error must be in [0, 1], invent >= 0")
-        self.oracle, self.miss, self.error, self.invent = oracle, miss, error, invent
-        self.rng, self.name = np.random.default_rng(seed), name
-
-    def annotate(self, doc: str, suggestions=()) -> set[str]:
-        true = self.oracle.true_items(doc)
-        marked = set()
-        suggested = sorted(set(suggestions))
-        for key in suggested:
-            if _parse(key)[0] != doc:
-                raise ValueError(f"suggestion {key!r} is not of document {doc!r}")
-            if (key in true) != (self.error > 0 and self.rng.random() < self.error):
-                marked.add(key)
-        for key in sorted(true - set(suggested)):
-            if not (self.miss > 0 and self.rng.random() < self.miss):
-                marked.add(key)
-        for _ in range(self.rng.poisson(self.invent) if self.invent else 0):
-            key = _spurious(self.oracle, doc, self.rng, marked | set(suggested))
-            if key is not None:
-                marked.add(key)
-        return marked
-
-
-def suggestions_by_doc(outputs: dict[str, set[str]], docs) -> dict[str, set[str]]:
-    """The pooled outputs of each of ``docs``: an annotator's suggestions."""
-    want = set(docs)
-    out: dict[str, set[str]] = {d: set() for d in want}
-    for keys in outputs.values():
-        for k in keys:
-            d = _parse(k)[0]
-            if d in want:
-                out[d].add(k)
-    return out
-
-
-__all__ = ["TeamProfile", "TeamRun", "Oracle", "make_runs", "write_tsv", "Truth", "truth",
-           "walk", "Judge", "Annotator", "suggestions_by_doc", "QUESTIONS", "CHAIN",
-           "ORIGINS"]
+__all__ = ["TeamProfile", "TeamRun", "Oracle", "make_runs", "false_item", "write_tsv", "Truth",
+           "truth", "ORIGINS"]
