@@ -203,6 +203,20 @@ def test_a_judges_expected_verdict_is_the_chance_of_answering_correct(tiny):
     assert abs(freq - 0.009) < 4 * math.sqrt(0.009 * 0.991 / n)
 
 
+def test_an_item_on_several_rows_is_judged_once(tiny):
+    _, ref = tiny
+    oracle = ks.Oracle(ref)
+    runs = ks.make_runs(oracle, [ks.TeamProfile(n, 1, 0, 0, 0, pairs=0) for n in "AB"])
+    rows = draw_sample([r.output() for r in runs], 100, "uniform")   # each item twice
+    judge = kj.Judge(oracle, error=0.5, seed=1)
+    asked = []
+    answer = judge.answer
+    judge.answer = lambda key: asked.append(key) or answer(key)
+    recs = judge.judgments(rows)
+    assert len(rows) == 12 and sorted(asked) == sorted(set(asked)) and len(asked) == 6
+    assert len({r.line for r in recs}) == 12
+
+
 def test_same_seed_same_answers_and_annotations(tiny):
     oracle = ks.Oracle(tiny[1])
     judges = [kj.Judge(oracle, 0.3, seed=s) for s in (1, 1, 2)]

@@ -99,10 +99,13 @@ class Judge:
     def judgments(self, rows) -> list[Judgment]:
         """Records for ``estimate_all`` from ``assessment.sample`` rows (precision):
         the verdict as question ``correct`` and each answered question, as the
-        server's results export them."""
-        out = []
+        server's results export them. An item on several rows (the uniform design
+        draws it for each output holding it) is judged once."""
+        out, seen = [], {}
         for n, row in enumerate(rows):
-            given, verdict = self.answer(row.item)
+            if row.item not in seen:
+                seen[row.item] = self.answer(row.item)
+            given, verdict = seen[row.item]
             for q, v in [("correct", verdict)] + [(q, a == "yes") for q, a in given.items()]:
                 out.append(Judgment(row.item, tuple(row.submissions), self.name, q, float(v),
                                     row.inclusion_probability, row.doc, row.drawn_for,
