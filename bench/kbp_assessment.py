@@ -126,7 +126,6 @@ def main() -> int:
     titles = sorted(ref.documents)
     d_list = sorted(int(x) for x in floats(a.docs))
     errors = floats(a.errors)
-    true_by_doc = {d: oracle.true_items(d) for d in titles}
     pool = set().union(*keys.values())
     out = []
     md = a.markdown
