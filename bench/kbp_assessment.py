@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -84,6 +85,27 @@ class Stat:
         return f"{e.mean():+.4f} ({e.std(ddof=1) / np.sqrt(e.size) if e.size > 1 else 0:.4f})"
 
 
+def doc_interval(records, name: str, population: int, confidence: float = 0.95):
+    """A candidate recall interval, NOT the library's: the ratio estimator's
+    linearised variance over documents (the sampling unit) with the finite-population
+    correction and Student's t on D' - 1 degrees of freedom. Diagnostic only."""
+    from scipy.stats import t as student
+    num, den = defaultdict(float), defaultdict(float)
+    for r in records:
+        den[r.doc] += r.answer
+        num[r.doc] += r.answer * (name in r.submissions)
+    docs = sorted(den)
+    y, x = np.array([num[d] for d in docs]), np.array([den[d] for d in docs])
+    k = len(docs)
+    if k < 2 or x.sum() == 0:
+        return float("nan"), float("nan")
+    est = y.sum() / x.sum()
+    u = (y - est * x) / x.mean()
+    se = np.sqrt((1 - k / population) * u.var(ddof=1) / k)
+    q = student.ppf(1 - (1 - confidence) / 2, k - 1)
+    return max(0.0, est - q * se), min(1.0, est + q * se)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -97,8 +119,13 @@ def main() -> int:
     ap.add_argument("--pilot", type=int, default=50)
     ap.add_argument("--bootstrap", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--parts", default="precision,recall,ondemand",
+                    help="what to measure (recall and precision together give F1)")
     ap.add_argument("--markdown", action="store_true")
     a = ap.parse_args()
+    parts = {p.strip() for p in a.parts.split(",") if p.strip()}
+    if not parts or parts - {"precision", "recall", "ondemand"}:
+        ap.error("--parts: a comma-separated list of precision, recall, ondemand")
     docs_path = Path(a.data) / "kbp" / "re-docred-dev.json"
     if not docs_path.exists():
         print(f"skipped: Re-DocRED not found at {docs_path} (give --data: the folder holding "
@@ -153,80 +180,91 @@ def main() -> int:
             t[n] = (p, r, 2 * p * r / (p + r))
         return t
 
-    designs = ["uniform", "joint"]
+    def recall_records(docs: list[str], miss: float, e: float, seed) -> list:
+        """One annotator per document (the same seed: the first D' documents of the
+        largest D' are annotated alike), suggestions = the pooled outputs."""
+        ann = kj.Annotator(oracle, miss=miss, error=e, seed=seed)
+        sugg = kj.suggestions_by_doc(keys, docs)
+        marks = {doc: {ann.name: ann.annotate(doc, sugg[doc])} for doc in docs}
+        chosen = set(docs)
+        mine = {n: {k for k in keys[n] if k.split("|")[0] in chosen} for n in names}
+        return recall_judgments(marks, mine, sugg)
+
+    designs = ["uniform", "joint"] if "precision" in parts else [None]
+    doc_sizes = d_list if "recall" in parts else [None]
     example: dict = {}
     results = {}
     for e in errors:
         miss = e if a.miss is None else a.miss
         tgt = targets(e, miss)
-        S = {k: Stat() for k in
-             [(d, n, "P") for d in designs for n in names]
-             + [(dd, n, m) for dd in d_list for n in names for m in ("R", "Rboot")]
-             + [(d, dd, n, "F1") for d in designs for dd in d_list for n in names]}
+        S = defaultdict(Stat)
         judged = {d: [] for d in designs}
         alone = {n: [] for n in names}
         late = {"new": [], "draws": [], "reused": [], "stat": Stat()}
         t1 = time.time()
         for rep in range(a.reps):
+            # the same random numbers whatever --parts leaves out
             seed = (a.seed, int(e * 1e6), rep)
             rng = np.random.default_rng(seed)
             judge = kj.Judge(oracle, e, seed=[*seed, 1])
-            prec = {}
-            for d in designs:
-                rows = draw_sample(outputs, a.n, d, seed=int(rng.integers(2**31)))
-                prec[d] = judge.judgments(rows)
-                judged[d].append(len({r.item for r in rows}))
+            prec = {None: []}
+            for d, draw_seed in zip(["uniform", "joint"], rng.integers(2**31, size=2)):
+                if d in designs:
+                    rows = draw_sample(outputs, a.n, d, seed=int(draw_seed))
+                    prec[d] = judge.judgments(rows)
+                    judged[d].append(len({r.item for r in rows}))
             picked = [titles[i] for i in rng.choice(len(titles), max(d_list), replace=False)]
-            ann = kj.Annotator(oracle, miss=miss, error=e, seed=[*seed, 2])
-            sugg = kj.suggestions_by_doc(keys, picked)
-            marks = {doc: {ann.name: ann.annotate(doc, sugg[doc])} for doc in picked}
-            for dd in d_list:
-                chosen = set(picked[:dd])
-                mine = {n: {k for k in keys[n] if k.split("|")[0] in chosen} for n in names}
-                rec = recall_judgments({doc: marks[doc] for doc in picked[:dd]}, mine,
-                                       {doc: sugg[doc] for doc in picked[:dd]})
+            od_seeds = rng.integers(2**31, size=len(names) + 1)
+            for dd in doc_sizes:
+                rec = []
+                if dd is not None:
+                    rec = recall_records(picked[:dd], miss, e, [*seed, 2])
                 for d in designs:
                     table, _ = estimate_all(Judgments(prec[d] + rec), bootstrap=a.bootstrap,
                                             seed=rep)
                     for n in names:
                         row, tr, tg = table[n], truth[n], tgt[n]
-                        if dd == d_list[0]:
+                        if d is not None and dd in (None, d_list[0]):
                             S[d, n, "P"].add(row["precision"], row["precision_low"],
                                              row["precision_high"], tr.precision, tg[0])
-                        if d == "joint":
+                        if dd is not None and d in (None, "joint"):
                             S[dd, n, "R"].add(row["recall"], row["recall_low"],
                                               row["recall_high"], tr.recall, tg[1])
                             S[dd, n, "Rboot"].add(row["recall"], row["recall_boot_low"],
                                                   row["recall_boot_high"], tr.recall, tg[1])
-                        S[d, dd, n, "F1"].add(row["f1"], row["f1_low"], row["f1_high"],
-                                              tr.f1, tg[2])
+                            lo, hi = doc_interval(rec, n, len(titles))
+                            S[dd, n, "Rdoc"].add(row["recall"], lo, hi, tr.recall, tg[1])
+                        if d is not None and dd is not None:
+                            S[d, dd, n, "F1"].add(row["f1"], row["f1_low"], row["f1_high"],
+                                                  tr.f1, tg[2])
                         if rep == 0 and d == "joint" and dd == d_list[-1]:
                             example[e, n] = row
-            # on demand: each team alone, then A, B and the late C sharing draws
-            for n in names:
-                ev = OnDemand(seed=rng.integers(2**31)).evaluate(
-                    n, keys[n], kj.Judge(oracle, e, seed=[*seed, 3]), a.half_width,
-                    pilot=a.pilot)
-                alone[n].append((ev.new_judgments, ev.draws))
-            od = OnDemand(seed=rng.integers(2**31))
-            shared_judge = kj.Judge(oracle, e, seed=[*seed, 4])
-            for n in names[:-1]:
-                od.evaluate(n, keys[n], shared_judge, a.half_width, pilot=a.pilot)
-            before = len(od.draws)
-            ev = od.evaluate(names[-1], keys[names[-1]], shared_judge, a.half_width,
-                             pilot=a.pilot)
-            late["new"].append(ev.new_judgments)
-            late["draws"].append(ev.draws)
-            late["reused"].append(before)
-            late["stat"].add(ev.precision, ev.low, ev.high, truth[names[-1]].precision,
-                             tgt[names[-1]][0])
+            if "ondemand" in parts:
+                # each team alone, then A and B, and the late C reusing their draws
+                for n, od_seed in zip(names, od_seeds):
+                    ev = OnDemand(seed=od_seed).evaluate(
+                        n, keys[n], kj.Judge(oracle, e, seed=[*seed, 3]), a.half_width,
+                        pilot=a.pilot)
+                    alone[n].append((ev.new_judgments, ev.draws))
+                od = OnDemand(seed=od_seeds[-1])
+                shared_judge = kj.Judge(oracle, e, seed=[*seed, 4])
+                for n in names[:-1]:
+                    od.evaluate(n, keys[n], shared_judge, a.half_width, pilot=a.pilot)
+                before = len(od.draws)
+                ev = od.evaluate(names[-1], keys[names[-1]], shared_judge, a.half_width,
+                                 pilot=a.pilot)
+                late["new"].append(ev.new_judgments)
+                late["draws"].append(ev.draws)
+                late["reused"].append(before)
+                late["stat"].add(ev.precision, ev.low, ev.high, truth[names[-1]].precision,
+                                 tgt[names[-1]][0])
             if (rep + 1) % 25 == 0:
                 print(f"  e={e}: {rep + 1}/{a.reps} repetitions [{time.time() - t1:.0f} s]",
                       file=sys.stderr)
         results[e] = (S, judged, alone, late, tgt, miss, time.time() - t1)
 
     # tables ---------------------------------------------------------------------------
-    for e in errors:
+    for e in errors if {"precision", "recall"} <= parts else []:
         rows = []
         for n in names:
             r = example[e, n]
@@ -246,78 +284,88 @@ def main() -> int:
     se = np.sqrt(0.95 * 0.05 / a.reps)
     note = (f"{a.reps} repetitions; coverage of nominal 0.95 has Monte-Carlo s.e. {se:.3f}; "
             f"bias: mean estimate - truth (its s.e.)")
-    rows = []
-    for e in errors:
-        S, judged, _, _, tgt, _, _ = results[e]
-        for d in designs:
-            for n in names:
-                s = S[d, n, "P"]
-                rows.append([e, d, n, truth[n].precision, tgt[n][0], s.bias(), s.cov(),
-                             s.cov(True) if e else "", float(np.mean(s.half)),
-                             float(np.mean(judged[d]))])
-    out.append(render(f"Precision, {a.n} draws per team ({note})",
-                      ["e", "design", "team", "true P", "P under judges", "bias vs true",
-                       "coverage", "cov. of P under judges", "half-width",
-                       "items judged (3 teams)"], rows, md))
-    rows = []
-    for e in errors:
-        S, _, _, _, tgt, miss, _ = results[e]
-        for dd in d_list:
-            for n in names:
-                s, b = S[dd, n, "R"], S[dd, n, "Rboot"]
-                rows.append([e, miss, dd, n, truth[n].recall, tgt[n][1], s.bias(), s.cov(),
-                             float(np.mean(s.half)), b.cov(), float(np.mean(b.half)),
-                             b.cov(True) if e else ""])
-    out.append(render(f"Recall from D' exhaustively annotated documents ({note}; Wilson: "
-                      f"items as independent; bootstrap: documents resampled)",
-                      ["e", "miss", "D'", "team", "true R", "R under annotators",
-                       "bias vs true", "Wilson cov.", "Wilson half-width", "bootstrap cov.",
-                       "bootstrap half-width", "boot. cov. of R under annotators"], rows, md))
-    rows = []
-    for e in errors:
-        S, _, _, _, tgt, _, _ = results[e]
-        for d in designs:
+    if "precision" in parts:
+        rows = []
+        for e in errors:
+            S, judged, _, _, tgt, _, _ = results[e]
+            for d in designs:
+                for n in names:
+                    s = S[d, n, "P"]
+                    rows.append([e, d, n, truth[n].precision, tgt[n][0], s.bias(), s.cov(),
+                                 s.cov(True) if e else "", float(np.mean(s.half)),
+                                 f"{np.mean(judged[d]):.1f}"])
+        out.append(render(f"Precision, {a.n} draws per team ({note})",
+                          ["e", "design", "team", "true P", "P under judges", "bias vs true",
+                           "coverage", "cov. of P under judges", "half-width",
+                           "items judged (3 teams)"], rows, md))
+    if "recall" in parts:
+        rows = []
+        for e in errors:
+            S, _, _, _, tgt, miss, _ = results[e]
             for dd in d_list:
                 for n in names:
-                    s = S[d, dd, n, "F1"]
-                    rows.append([e, d, dd, n, truth[n].f1, tgt[n][2], s.bias(), s.cov(),
-                                 s.cov(True) if e else "", float(np.mean(s.half))])
-    out.append(render(f"F1 = 2PR/(P+R) (interval: bootstrap of items for P and of documents "
-                      f"for R; {note})",
-                      ["e", "design", "D'", "team", "true F1", "F1 under judges",
-                       "bias vs true", "coverage", "cov. of F1 under judges", "half-width"],
-                      rows, md))
-    rows = []
-    z = z_value(0.95)
-    for e in errors:
-        _, _, alone, late, tgt, _, _ = results[e]
-        for n in names:
-            new, draws = np.array(alone[n]).T
-            p = tgt[n][0]
-            rows.append([e, n, f"{new.mean():.1f}", f"{draws.mean():.1f}",
-                         f"{z * z * p * (1 - p) / a.half_width ** 2:.0f}"])
-    out.append(render(f"Judgments to reach ±{a.half_width} for precision, each team "
-                      f"evaluated alone (OnDemand, pilot {a.pilot}; mean over {a.reps} "
-                      f"repetitions)",
-                      ["e", "team", "new judgments", "draws", "z²p(1-p)/h² (p under judges)"],
-                      rows, md))
-    rows = []
-    for e in errors:
-        _, _, alone, late, tgt, _, _ = results[e]
-        c = names[-1]
-        alone_new = np.array(alone[c])[:, 0]
-        new = np.array(late["new"])
-        s = late["stat"]
-        rows.append([e, c, f"{alone_new.mean():.1f}", f"{new.mean():.1f}",
-                     f"{np.mean(late['draws']):.1f}", f"{np.mean(late['reused']):.1f}",
-                     f"{alone_new.mean() - new.mean():.1f} "
-                     f"({1 - new.mean() / alone_new.mean():.0%})",
-                     s.bias(), s.cov(), s.cov(True) if e else "", float(np.mean(s.half))])
-    out.append(render(f"Late team {names[-1]} after {', '.join(names[:-1])} (OnDemand, "
-                      f"±{a.half_width}; {note})",
-                      ["e", "team", "judgments alone", "new judgments late", "own draws",
-                       "earlier draws reused", "saved", "bias vs true", "coverage",
-                       "cov. of P under judges", "half-width"], rows, md))
+                    s, b, c = S[dd, n, "R"], S[dd, n, "Rboot"], S[dd, n, "Rdoc"]
+                    rows.append([e, miss, dd, n, truth[n].recall, tgt[n][1], s.bias(),
+                                 f"{s.cov()} ({np.mean(s.half):.3f})",
+                                 f"{b.cov()} ({np.mean(b.half):.3f})",
+                                 b.cov(True) if e else "",
+                                 f"{c.cov()} ({np.mean(c.half):.3f})"])
+        out.append(render(f"Recall from D' exhaustively annotated documents ({note}). "
+                          f"Coverage (mean half-width) of estimate_all's intervals: Wilson "
+                          f"(items taken as independent) and bootstrap (documents "
+                          f"resampled); last column: a candidate interval not in the library "
+                          f"(documents, linearised ratio, t on D'-1 df, finite-population "
+                          f"correction)",
+                          ["e", "miss", "D'", "team", "true R", "R under annotators",
+                           "bias vs true", "Wilson", "bootstrap",
+                           "bootstrap, of R under annotators", "candidate"], rows, md))
+    if {"precision", "recall"} <= parts:
+        rows = []
+        for e in errors:
+            S, _, _, _, tgt, _, _ = results[e]
+            for d in designs:
+                for dd in d_list:
+                    for n in names:
+                        s = S[d, dd, n, "F1"]
+                        rows.append([e, d, dd, n, truth[n].f1, tgt[n][2], s.bias(), s.cov(),
+                                     s.cov(True) if e else "", float(np.mean(s.half))])
+        out.append(render(f"F1 = 2PR/(P+R) (interval: bootstrap of items for P and of "
+                          f"documents for R; {note})",
+                          ["e", "design", "D'", "team", "true F1", "F1 under judges",
+                           "bias vs true", "coverage", "cov. of F1 under judges",
+                           "half-width"], rows, md))
+    if "ondemand" in parts:
+        rows = []
+        z = z_value(0.95)
+        for e in errors:
+            _, _, alone, late, tgt, _, _ = results[e]
+            for n in names:
+                new, draws = np.array(alone[n]).T
+                p = tgt[n][0]
+                rows.append([e, n, f"{new.mean():.1f}", f"{draws.mean():.1f}",
+                             f"{z * z * p * (1 - p) / a.half_width ** 2:.0f}"])
+        out.append(render(f"Judgments to reach ±{a.half_width} for precision, each team "
+                          f"evaluated alone (OnDemand: a pilot of {a.pilot} judged draws "
+                          f"predicts n, then n fresh draws; mean over {a.reps} repetitions)",
+                          ["e", "team", "new judgments", "draws (pilot + n)",
+                           "z²p(1-p)/h² (p under judges)"], rows, md))
+        rows = []
+        for e in errors:
+            _, _, alone, late, tgt, _, _ = results[e]
+            c = names[-1]
+            alone_new = np.array(alone[c])[:, 0]
+            new = np.array(late["new"])
+            s = late["stat"]
+            rows.append([e, c, f"{alone_new.mean():.1f}", f"{new.mean():.1f}",
+                         f"{np.mean(late['draws']):.1f}", f"{np.mean(late['reused']):.1f}",
+                         f"{alone_new.mean() - new.mean():.1f} "
+                         f"({1 - new.mean() / alone_new.mean():.0%})",
+                         s.bias(), s.cov(), s.cov(True) if e else "", float(np.mean(s.half))])
+        out.append(render(f"Late team {names[-1]} after {', '.join(names[:-1])} (OnDemand, "
+                          f"±{a.half_width}; {note})",
+                          ["e", "team", "judgments alone", "new judgments late",
+                           "own draws", "earlier draws reused", "saved", "bias vs true",
+                           "coverage", "cov. of P under judges", "half-width"], rows, md))
     secs = {e: results[e][-1] for e in errors}
     out.append(f"\n{a.reps} repetitions per error rate; "
                + ", ".join(f"e={e}: {s:.0f} s" for e, s in secs.items())
