@@ -5,8 +5,9 @@ campaign that judges every run as it arrives, and a recall campaign on
 
 Simulated judges and annotators (assessment.kbp_judges) answer from the
 annotations with small error rates, as a crowd would, all but a few items: the
-demo's ``judge`` account finishes the precision items, its ``annotator``
-account the last recall document. Team Gamma's run comes after the other two
+demo's ``judge`` account gives the second answer to a few control items (known
+answers, in no estimate, indistinguishable from the others), its ``annotator``
+account annotates the last recall document. Team Gamma's run comes after the other two
 were judged: it is evaluated on demand, reusing their judgments, and its cost
 is on its run page. Alice's second run is written for the walk-through
 (``runs/alpha-2.tsv``): sent from the submit page, its items go to the judges.
@@ -42,7 +43,7 @@ FILES = {"Team Alpha": "alpha.tsv", "Team Beta": "beta.tsv", "Team Gamma": "gamm
 CROWD = ("crowd-judge-1", "crowd-judge-2")
 CROWD_ANNOTATOR = "crowd-annotator-1"
 JUDGE_ERROR, ANNOTATOR_MISS, ANNOTATOR_ERROR = 0.05, 0.03, 0.03
-LEFT_FOR_THE_JUDGE = 4          # precision items whose second answer is the judge account's
+LEFT_FOR_THE_JUDGE = 4          # control items whose second answer is the judge account's
 RECALL_DOCS = 10
 PRECISION = {"auto": True, "half_width": 0.05, "pilot": 50, "controls": 10,
              "hourly_rate": 12.0, "seconds_per_judgment": 15.0,
@@ -95,14 +96,22 @@ def build_competition(home: Path, kbp_data: Path, users: dict, now: dt.datetime,
     ds = comp.phases.get(slug=kbp_bundle.PHASE).datasets.get(slug=kbp_bundle.DATASET)
     start, _ = kbp_bundle.month(now)
     precision, recall = _campaigns(ds, users)
-    # the month's first two runs, judged; then Team Gamma's, on demand
-    for k, team in enumerate(("Team Alpha", "Team Beta")):
-        _submit(users, teams, ds, team, runs[team], start + dt.timedelta(days=1, hours=k))
-    drain()
-    _crowd_judges(precision, oracle, leave=0)
-    _submit(users, teams, ds, "Team Gamma", runs["Team Gamma"], start + dt.timedelta(days=4))
-    drain()
-    _crowd_judges(precision, oracle, leave=LEFT_FOR_THE_JUDGE)
+    from shareval.platform.judging import auto
+    inline, auto.INLINE = auto.INLINE, True       # draws in this thread, in order
+    try:
+        # the month's first two runs, judged; then Team Gamma's, on demand
+        for k, team in enumerate(("Team Alpha", "Team Beta")):
+            _submit(users, teams, ds, team, runs[team], start + dt.timedelta(days=1, hours=k))
+        drain()
+        auto.draw_all(precision)          # what the scored runs' commit hooks did (if any)
+        _crowd_judges(precision, oracle, leave=LEFT_FOR_THE_JUDGE)
+        _submit(users, teams, ds, "Team Gamma", runs["Team Gamma"],
+                start + dt.timedelta(days=4))
+        drain()
+        auto.draw_all(precision)
+        _crowd_judges(precision, oracle, leave=LEFT_FOR_THE_JUDGE)
+    finally:
+        auto.INLINE = inline
     from shareval.platform.judging.build import build_from_runs
     build_from_runs(recall, RECALL_DOCS, RECALL_DOCS, kbp_bundle.SEED)
     _crowd_annotator(recall, oracle, leave=1)
@@ -146,22 +155,22 @@ def _crowd(names, campaign) -> list:
 
 
 def _crowd_judges(campaign, oracle: Oracle, leave: int) -> int:
-    """Answer every open item k times (the last crowd judge leaves ``leave`` items to
-    the judge account), moving on-demand evaluations on until no new item appears."""
+    """Answer every open item k times, moving on-demand evaluations on until no new
+    item appears. The last crowd judge leaves ``leave`` control items (known answers,
+    in no estimate) to the demo's judge account, so the estimates are complete while
+    the judge still has relation items to answer."""
     from shareval.platform.judging import ondemand
     from shareval.platform.judging.models import Assignment
     crowd = _crowd(CROWD, campaign)
     rng = random.Random(f"{kbp_bundle.SEED}-{campaign.slug}")
-    total, left = 0, None
+    left = set(campaign.items.filter(gold__isnull=False).order_by("pk")
+               .values_list("pk", flat=True)[:leave])
+    total = 0
     while True:
         now = timezone.now()
         rows = []
-        items = list(campaign.items.order_by("pk"))
-        if left is None:
-            left = {i.pk for i in items if i.gold is None}
-            left = set(sorted(left)[:leave]) if leave else set()
-        for item in items:
-            have = set(item.assignments.values_list("judge_id", flat=True))
+        for item in campaign.items.order_by("pk").prefetch_related("assignments"):
+            have = {a.judge_id for a in item.assignments.all()}
             for n, judge in enumerate(crowd):
                 if judge.pk in have or (n == len(crowd) - 1 and item.pk in left):
                     continue
