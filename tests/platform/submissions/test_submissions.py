@@ -559,3 +559,18 @@ def test_a_team_behind_a_pile_of_hundreds_is_still_seen(world, settings):
     tiny = _queued(world, "bob", "Team B", 100)
     assert queue.claim().submission.team == a               # A's smallest (its first run)
     assert queue.claim().submission == tiny                 # A is busy: B, not A's 601st
+
+
+def test_a_run_cancelled_while_queued_stays_cancelled_when_its_job_runs(world):
+    sub = submit(world, "alice", "Team A", "dev", 15)
+    assert sub.state == Submission.QUEUED
+    service.cancel(sub, world["users"]["alice"])
+    assert queue.drain() == 1
+    sub.refresh_from_db()
+    assert sub.state == Submission.CANCELLED
+    last = list(sub.events.all())[-2:]
+    assert [e.state for e in last] == ["running", "scored"]
+    assert all(e.message.endswith("stays cancelled") for e in last)
+    assert sub.current_score is not None           # scored, kept off the boards
+    _, rows = leaderboard.rows(world["ds"]["dev"])
+    assert all(r["team"] != "Team A" for r in rows)

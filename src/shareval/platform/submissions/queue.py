@@ -138,9 +138,8 @@ def _take(pk: int, claimable: Q, now, lost: tuple | None = None) -> Job | None:
         job = Job.objects.select_related("submission__dataset__task",
                                          "submission__dataset__phase").get(pk=pk)
         if lost is not None:
-            job.submission.record(Submission.QUEUED, REQUEUED,
-                                  log=f"lease of {lost[0]} expired at {lost[1]}; "
-                                      f"taken over by {WORKER_ID}")
+            _record(job.submission, Submission.QUEUED, REQUEUED,
+                    log=f"lease of {lost[0]} expired at {lost[1]}; taken over by {WORKER_ID}")
         return job
 
 
@@ -174,8 +173,8 @@ def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
         _fail(job, f"scoring did not finish after {settings.MAX_ATTEMPTS} attempts",
               "worker lost or timed out on every attempt")
         return True
-    sub.record(Submission.RUNNING, f"scoring started (attempt {job.attempts})",
-               log=f"worker {WORKER_ID}")
+    _record(sub, Submission.RUNNING, f"scoring started (attempt {job.attempts})",
+            log=f"worker {WORKER_ID}")
     hb = _Heartbeat(job)
     hb.start()
     try:
@@ -212,12 +211,17 @@ def _finish(job: Job, outcome) -> None:
             return
         sub = job.submission
         store_score(sub, job.scorer_version, job.reference_digest, outcome)
-        state = Submission.objects.values_list("state", flat=True).get(pk=sub.pk)
-        if state == Submission.CANCELLED:     # cancelled while running: keep it cancelled
-            SubmissionEvent.objects.create(submission=sub, state="scored",
-                                           message="scored; stays cancelled")
-        else:
-            sub.record(Submission.SCORED, f"scored by {scorer_label(job.scorer_version)}")
+        _record(sub, Submission.SCORED, f"scored by {scorer_label(job.scorer_version)}")
+
+
+def _record(sub: Submission, state: str, message: str, log: str = "") -> None:
+    """The run's new state, unless it was cancelled meanwhile (queued or running): a
+    cancelled run stays cancelled, the event says what happened to it."""
+    if Submission.objects.filter(pk=sub.pk, state=Submission.CANCELLED).exists():
+        SubmissionEvent.objects.create(submission=sub, state=state, log=log,
+                                       message=f"{message}; stays cancelled")
+    else:
+        sub.record(state, message, log=log)
 
 
 def store_score(sub: Submission, version: str, digest: str, outcome) -> Score:
@@ -241,7 +245,7 @@ def _fail(job: Job, message: str, trace: str) -> None:
         n = Job.objects.filter(pk=job.pk, token=job.token).update(
             status=Job.FAILED, finished=timezone.now())
         if n == 1:
-            job.submission.record(Submission.FAILED, message, log=trace)
+            _record(job.submission, Submission.FAILED, message, trace)
 
 
 def sweep() -> int:
@@ -255,8 +259,8 @@ def sweep() -> int:
             if Job.objects.filter(pk=job.pk, token=job.token, status=Job.RUNNING,
                                   lease_until__lt=now).update(status=Job.QUEUED, token="") != 1:
                 continue
-            job.submission.record(Submission.QUEUED, REQUEUED,
-                                  log=f"lease of {job.worker} expired at {job.lease_until}")
+            _record(job.submission, Submission.QUEUED, REQUEUED,
+                    log=f"lease of {job.worker} expired at {job.lease_until}")
         dispatch(job.pk)
         n += 1
     return n
