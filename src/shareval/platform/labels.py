@@ -17,7 +17,14 @@ import re
 
 # metric keys in the order pages show them, with their words
 METRICS = {
+    # judged estimates (judging/auto.py) first: an assessed board ranks by one of them
+    "judged_f1": "F1 (judged)", "judged_precision": "Precision (judged)",
+    "judged_recall": "Recall (judged)",
     "f1": "F1", "precision": "Precision", "recall": "Recall",
+    "mention_f1": "F1 (mention)", "mention_precision": "Precision (mention)",
+    "mention_recall": "Recall (mention)", "entity_f1": "F1 (entity)",
+    "entity_precision": "Precision (entity)", "entity_recall": "Recall (entity)",
+    "entity_precision_factorised": "Precision (entity, factorised)",
     "f1_macro": "F1 (macro)", "precision_macro": "Precision (macro)",
     "recall_macro": "Recall (macro)", "accuracy": "Accuracy",
     "f1_micro": "F1 (micro)", "precision_micro": "Precision (micro)",

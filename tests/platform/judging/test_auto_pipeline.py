@@ -10,6 +10,7 @@ from django.core.cache import caches
 
 from shareval.platform.judging import auto, estimates, ondemand, service
 from shareval.platform.judging.models import Campaign, Item, LateEvaluation, RunOutput
+from shareval.platform.leaderboards.html import page_rows
 from shareval.platform.leaderboards.payloads import leaderboard_payload
 from shareval.platform.submissions import queue
 from shareval.platform.submissions import service as subs
@@ -111,14 +112,13 @@ def test_two_teams_ranked_by_judged_f1_with_intervals(kbp, scored, monkeypatch):
     assert board["primary_metric"] == "judged_f1"
     assert (rows["Team A"]["rank"], rows["Team B"]["rank"]) == (1, 2)
     assert board["rows"][0]["team"] == "Team A"
-    # intervals: the judged columns, not columns of their own
+    # intervals: in the judged metrics' cells, not columns of their own, and no
+    # second copy of the estimates as judged columns
     assert "judged_f1_low" not in board["columns"] and "judged_f1" in board["columns"]
-    measures = [h["measure"] for h in board["human"]]
-    assert measures == ["precision", "recall", "F1"]
-    f1 = rows["Team A"]["human"][2]
-    assert (f1["estimate"], f1["low"], f1["high"]) == (ma["judged_f1"], ma["judged_f1_low"],
-                                                      ma["judged_f1_high"])
-    assert rows["Team A"]["human"][1]["n"] == 4                 # recall documents
+    assert board["human"] == []
+    cells = dict(zip(board["columns"], page_rows(board)[0]["values"]))
+    assert cells["judged_f1"][1] == f"{ma['judged_f1']:.4f} [{ma['judged_f1_low']:.3f}, " \
+                                    f"{ma['judged_f1_high']:.3f}]"
     assert "note" not in rows["Team A"]
 
 
@@ -139,7 +139,7 @@ def test_runs_still_waiting_are_marked_and_never_ranked_above_estimates(kbp, sco
     assert 0 < row["judged"] < row["items"]
     assert rows["Team B"]["note"] == row["note"] == \
         f"waiting for judgments: {row['judged']} of {row['items']} items judged"
-    assert rows["Team B"]["human"] == [None, None, None]
+    assert rows["Team B"]["metrics"]["judged_f1"] is None          # no estimate yet
     before = row["judged"]
     judge_all(kbp["camp"], kbp["judge"], limit=1)
     assert estimates.by_run(kbp["ds"]["dev"])[str(b.pk)]["judged"] == before + 1
@@ -314,7 +314,11 @@ def test_an_assessed_only_competition_ranks_by_the_estimates(db, tmp_path, score
     client.force_login(w["users"]["alice"])
     page = client.get(f"/c/{w['comp'].slug}/leaderboard/dev/dev/")
     html = page.content.decode()
-    assert page.status_code == 200 and "F1 (judged: Assess)" in html
+    assert page.status_code == 200 and "F1 (judged)" in html
+    # each judged value with its interval, in its own cell
+    f1 = current(b)
+    assert f"{f1['judged_f1']:.4f} [{f1['judged_f1_low']:.3f}, {f1['judged_f1_high']:.3f}]" \
+        in html
     assert current(a)["judged_f1"] < current(b)["judged_f1"]
 
 

@@ -57,11 +57,11 @@ def test_upload_judge_and_read_the_estimates_through_the_pages(
     assert not LateEvaluation.objects.exclude(stage=LateEvaluation.DONE).exists()
     client.force_login(w["users"]["alice"])
     board = client.get(f"/c/{comp.slug}/leaderboard/dev/dev/").content.decode()
-    assert "precision (judged: Every run)" in board and "Judged precision" in board
+    assert "Precision (judged)" in board and "(judged: Every run)" not in board
     sub = Submission.objects.get(team=w["teams"]["Team A"])
     page = client.get(f"/s/{sub.pk}/").content.decode()
     assert 'id="assessment-estimates"' in page and 'id="assessment-cost"' in page
-    assert "Judged precision" in page                  # the score itself
+    assert "Precision (judged)" in page                # the score itself
 
 
 def _file(name, text):

@@ -100,8 +100,9 @@ def test_judges_see_each_task_family_in_human_terms(browser, demo, tmp_path):
 
     judge = _login(browser, stack, "judge", acc["judge"])
     judge.goto(stack.url + "/judging/")
-    # the demo's two, material-demo's two (Summaries 1A, 1B) and the two made here
-    assert judge.locator("a[id^=campaign-]").count() == 6
+    # the demo's two, material-demo's two (Summaries 1A, 1B), kbp-demo's relation
+    # mentions and the two made here
+    assert judge.locator("a[id^=campaign-]").count() == 7
 
     # opening a campaign shows what waits and takes nothing until "Start judging"
     judge.click("text=SV-Ident")

@@ -17,7 +17,6 @@ class JudgingConfig(AppConfig):
         from shareval.platform.leaderboards.payloads import add_human_columns, add_run_notes
         add_human_columns(board_columns)         # judged estimates on the leaderboards
         from shareval.platform.judging import board
-        add_human_columns(board.columns)         # automatic assessment: per run
         add_run_notes(board.notes)
         from shareval.platform.submissions import hooks
         hooks.add(hooks.run_assessment, board.run_assessment)

@@ -1,29 +1,13 @@
 """The automatic assessment on the leaderboard and on a run's page (registered in
-``JudgingConfig.ready``): per run, the judged precision, recall and F1 with their
-intervals, a note while an estimate waits for judgments, and the run's cost."""
+``JudgingConfig.ready``): a note while a run's estimate waits for judgments, and on
+its page the judged precision, recall and F1 with their intervals and the run's
+cost. On the board the estimates are the run's ``judged_*`` metrics, each shown with
+its interval (leaderboards/html.py)."""
 from __future__ import annotations
 
 from shareval.platform.judging.estimates import MEASURES, by_run, assessment_campaign
 
 WORDS = {"precision": "precision", "recall": "recall", "f1": "F1"}
-COUNTS = {"precision": "draws", "recall": "recall_documents", "f1": None}
-
-
-def columns(ds):
-    """Judged precision, recall and F1 with intervals, keyed by run id."""
-    camp = assessment_campaign(ds)
-    if camp is None or not camp.on_leaderboard:
-        return
-    rows = by_run(ds)
-    for m in MEASURES:
-        values = {}
-        for run, r in rows.items():
-            if r[m] is not None:
-                n = r.get(COUNTS[m]) if COUNTS[m] else None
-                values[run] = {"estimate": r[m], "low": r[f"{m}_low"], "high": r[f"{m}_high"],
-                               "n": n}
-        yield ({"campaign": camp.title, "measure": WORDS[m], "by": "run"},
-               values)
 
 
 def notes(ds) -> dict[str, str]:

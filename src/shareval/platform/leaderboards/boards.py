@@ -113,7 +113,7 @@ def all_assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[st
         if e["score"] != prev:
             rank, prev = i, e["score"]
         row = _with_method(_row(e, rank if metric else None,
-                                {k: e["metrics"].get(k) for k in columns}, "contrastive"),
+                                leaderboard.row_metrics(e["metrics"], columns), "contrastive"),
                            e["method"])
         row["efficiency"] = e["efficiency"]
         out.append(row)
@@ -138,7 +138,7 @@ def shape(dataset: Dataset, columns: list[str], rows: list[dict]) -> tuple[list[
         names = [primary] + [c["metric"] for c in chosen if c["metric"] != primary]
         columns[:] = names
         for r in rows:
-            r["metrics"] = {k: r["metrics"].get(k) for k in names}
+            r["metrics"] = leaderboard.row_metrics(r["metrics"], names)
     for r in rows:
         for k, p in precision.items():
             v = r["metrics"].get(k)

@@ -51,6 +51,18 @@ def metric_columns(metric: str, entries) -> list[str]:
     return ordered(keys + ([metric] if metric else []), first=metric)
 
 
+def row_metrics(metrics: dict, columns: list[str]) -> dict:
+    """A row's values of the board's columns, each with its interval's bounds when it
+    has one (``x_low``, ``x_high``: judged estimates, shown in x's cell)."""
+    out = {}
+    for k in columns:
+        out[k] = metrics.get(k)
+        for b in (f"{k}_low", f"{k}_high"):
+            if b in metrics:
+                out[b] = metrics[b]
+    return out
+
+
 def _current_scored(dataset: Dataset, teams=None):
     qs = Score.objects.filter(submission__dataset=dataset, current=True,
                               submission__state=Submission.SCORED,
@@ -158,7 +170,7 @@ def assemble(dataset: Dataset, scores: bool, entries: dict) -> tuple[list[str], 
     for i, e in enumerate(chosen, 1):
         if e["score"] != prev:
             rank, prev = i, e["score"]
-        row = _row(e, rank if ct.metric else None, {k: e["metrics"].get(k) for k in columns},
+        row = _row(e, rank if ct.metric else None, row_metrics(e["metrics"], columns),
                    "best" if ct.metric else "latest")
         row["efficiency"] = e["efficiency"]
         out.append(row)
