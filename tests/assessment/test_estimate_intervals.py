@@ -11,6 +11,7 @@ from statistics import NormalDist
 
 import numpy as np
 import pytest
+from scipy.stats import t as student_t
 
 from shareval.assessment.estimate import estimate_all
 from shareval.assessment.judgments import Judgment, Judgments
@@ -163,16 +164,40 @@ def test_entity_precision_needs_an_answer_to_each_of_the_three_questions():
     assert row["precision"] == 1.0
 
 
-def test_recall_interval_is_wilson_on_the_true_items():
+def test_recall_interval_counts_documents_not_items():
+    """Documents are the sampling unit (assessment.estimate.document_ratio_interval):
+    the interval is Wilson's on the effective number of true items, R(1-R) over the
+    ratio's variance between documents, with Student's t for D'-1 degrees of freedom;
+    Wilson on the items stays as recall_item_*."""
     docs = [rec("a", "d1", "A", 1), rec("b", "d1", "", 1), rec("c", "d2", "A", 1),
-            rec("e", "d2", "A", 0), rec("f", "d3", "", 1, line=4)]
+            rec("e", "d2", "A", 0), rec("f", "d3", "", 1, line=4), rec("g", "d3", "A", 1)]
     row = estimate_all(Judgments(docs, {"A": 3}), bootstrap=0)[0]["A"]
-    assert row["recall"] == pytest.approx(2 / 4)
-    assert (row["recall_low"], row["recall_high"]) == pytest.approx(wilson(2, 4))
+    assert row["recall"] == pytest.approx(3 / 5)
+    # by hand: per document found / true = 1/2, 1/1, 1/2; R = 3/5
+    found, true = np.array([1, 1, 1.0]), np.array([2, 1, 2.0])
+    var = np.sum((found - 0.6 * true) ** 2) / 2 / 3 / np.mean(true) ** 2
+    n_eff, t = 0.6 * 0.4 / var, student_t.ppf(0.975, 2)
+    centre = (0.6 + t * t / (2 * n_eff)) / (1 + t * t / n_eff)
+    half = t * np.sqrt(0.24 / n_eff + t * t / (4 * n_eff ** 2)) / (1 + t * t / n_eff)
+    assert (row["recall_low"], row["recall_high"]) == pytest.approx(
+        (max(0, centre - half), min(1, centre + half)))
+    assert (row["recall_item_low"], row["recall_item_high"]) == pytest.approx(wilson(3, 5))
+    assert row["recall_high"] - row["recall_low"] > \
+        row["recall_item_high"] - row["recall_item_low"]        # 3 documents, not 5 items
     assert "recall_boot_low" not in row
+    # one document: nothing is known of the spread between documents
     one = estimate_all(Judgments([rec("a", "d1", "A", 1)], {"A": 1}), bootstrap=0)[0]["A"]
-    assert one["recall"] == 1.0
-    assert (one["recall_low"], one["recall_high"]) == pytest.approx(wilson(1, 1))
+    assert one["recall"] == 1.0 and math.isnan(one["recall_low"]) and \
+        math.isnan(one["recall_high"])
+    # the same ratio in every document: no spread, the item count is the size
+    same = [rec(k, d, "A" if k.endswith("1") else "", 1)
+            for d in ("d1", "d2") for k in (d + "1", d + "2")]
+    row = estimate_all(Judgments(same, {"A": 2}), bootstrap=0)[0]["A"]
+    t1 = student_t.ppf(0.975, 1)
+    c = (0.5 + t1 * t1 / 8) / (1 + t1 * t1 / 4)
+    h = t1 * np.sqrt(0.25 / 4 + t1 * t1 / 64) / (1 + t1 * t1 / 4)
+    assert (row["recall_low"], row["recall_high"]) == pytest.approx((max(0, c - h),
+                                                                     min(1, c + h)))
 
 
 def test_recall_without_true_items_is_not_estimated_and_says_nothing_else():

@@ -27,6 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from ..metrics.estimation import (WEIGHTINGS, effective_size, importance_weights,
                                   mixture_importance, percentile_interval, weighted_proportion,
@@ -172,12 +173,13 @@ def estimate_all(j: Judgments, method: str = "design", confidence: float = 0.95,
             m = np.array([s in u.submissions for u in rec], dtype=float)
             num, den = float(np.sum(rt * m)), float(np.sum(rt))
             r = num / den
-            lo, hi = _wilson_frac(r, den, confidence)
+            num_doc = np.bincount(rd, rt * m, len(rdocs))
+            den_doc = np.bincount(rd, rt, len(rdocs))
+            lo, hi = document_ratio_interval(num_doc, den_doc, confidence)
+            row["recall_item_low"], row["recall_item_high"] = _wilson_frac(r, den, confidence)
             if mult is not None:
-                num_d = np.bincount(rd, rt * m, len(rdocs))
-                den_d = np.bincount(rd, rt, len(rdocs))
                 with np.errstate(invalid="ignore", divide="ignore"):
-                    boot_r = (mult @ num_d) / (mult @ den_d)
+                    boot_r = (mult @ num_doc) / (mult @ den_doc)
             _ci("recall", r, lo, hi, boot_r, confidence, row)
             if method == "importance":
                 _importance_recall(imp, s, pool_recall, row, confidence)
@@ -191,6 +193,42 @@ def estimate_all(j: Judgments, method: str = "design", confidence: float = 0.95,
     if not rec:
         warnings.append("no recall rows (drawn_for = recall): recall and F1 are not estimated")
     return table, warnings
+
+
+def document_ratio_interval(num, den, confidence: float = 0.95) -> tuple[float, float]:
+    """Interval of a ratio sum(num) / sum(den) over sampled documents (recall: true items
+    output / true items, per annotated document): the documents, not the items, are
+    the sampling unit, and items of one document succeed or fail together.
+
+    Korn and Graubard's (1998) interval for a proportion from a cluster sample: the
+    ratio's linearized (delta-method) variance over documents gives an effective
+    number of items n* = R(1-R) / var (not capped at the item count: capping widened
+    the interval where items are independent, 0.973 coverage), and Wilson's interval
+    on n* uses Student's t with D'-1 degrees of freedom for z. Without spread between
+    documents (every document the same ratio) n* is the item count. One document
+    (or none with a true item): NaN, nothing is known of the spread.
+
+    >>> [round(x, 3) for x in document_ratio_interval([3, 1, 4, 2], [4, 4, 5, 4])]
+    [0.238, 0.867]
+    """
+    num, den = np.asarray(num, float), np.asarray(den, float)
+    keep = den > 0
+    num, den = num[keep], den[keep]
+    d = num.size
+    if d < 2:
+        return float("nan"), float("nan")
+    items = float(den.sum())
+    r = float(num.sum()) / items
+    resid = num - r * den
+    var = float(np.sum(resid ** 2)) / (d - 1) / d / float(np.mean(den)) ** 2
+    n_eff = items if var <= 0 else r * (1 - r) / var
+    if n_eff <= 0:                   # r is 0 or 1 with spread: as many items as documents
+        n_eff = float(d)
+    t = float(student_t.ppf(1 - (1 - confidence) / 2, d - 1))
+    den_w = 1 + t * t / n_eff
+    centre = (r + t * t / (2 * n_eff)) / den_w
+    half = t * np.sqrt(r * (1 - r) / n_eff + t * t / (4 * n_eff * n_eff)) / den_w
+    return max(0.0, float(centre - half)), min(1.0, float(centre + half))
 
 
 def _wilson_frac(p: float, n: float, confidence: float) -> tuple[float, float]:

@@ -8,6 +8,7 @@ import json
 import math
 
 import pytest
+from scipy.stats import t as student_t
 from django.contrib.auth import get_user_model
 
 from shareval.assessment.estimate import estimate_all
@@ -31,6 +32,16 @@ def _wilson(p, n, z=1.959963984540054):
     c = (p + z * z / (2 * n)) / (1 + z * z / n)
     h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
     return c - h, c + h
+
+
+def _documents(found, true):
+    """Korn and Graubard's interval by hand: Wilson on R(1-R)/var items, t for D'-1."""
+    d, r = len(found), sum(found) / sum(true)
+    var = sum((f - r * t) ** 2 for f, t in zip(found, true)) / (d - 1) / d / \
+        (sum(true) / d) ** 2
+    n = sum(true) if var == 0 else r * (1 - r) / var
+    lo, hi = _wilson(r, n, student_t.ppf(0.975, d - 1))
+    return max(0.0, lo), min(1.0, hi)
 
 
 @pytest.fixture
@@ -70,8 +81,11 @@ def test_recall_by_hand_over_finished_documents(annotated):
     assert (a["found"], a["true"], a["documents"]) == (2, 3, 2)
     assert (b["found"], b["true"], b["documents"]) == (1.5, 3, 2)
     assert a["recall"] == pytest.approx(2 / 3) and b["recall"] == pytest.approx(0.5)
-    assert (a["recall_low"], a["recall_high"]) == pytest.approx(_wilson(2 / 3, 3))
-    assert (b["recall_low"], b["recall_high"]) == pytest.approx(_wilson(0.5, 3))
+    # per document (Anna Berg, Berlin): A found 1 of 1.5 and 1 of 1.5, B 1 and 1/2
+    assert (a["recall_low"], a["recall_high"]) == pytest.approx(_documents([1, 1], [1.5, 1.5]))
+    assert (b["recall_low"], b["recall_high"]) == pytest.approx(
+        _documents([1, 0.5], [1.5, 1.5]))
+    assert (a["recall_item_low"], a["recall_item_high"]) == pytest.approx(_wilson(2 / 3, 3))
     assert a["recall_boot_low"] <= a["recall"] <= a["recall_boot_high"]
     assert recall.pending_documents(ds) == 1
     # an output with nothing true: recall 0, not missing
@@ -98,7 +112,8 @@ def test_the_campaign_page_and_the_board_show_each_teams_recall(annotated, clien
     assert set(res) == {"Team A", "Team B"}
     assert res["Team A"]["measure"] == "recall" and res["Team A"]["n"] == 2
     assert res["Team A"]["estimate"] == pytest.approx(2 / 3)
-    assert (res["Team B"]["low"], res["Team B"]["high"]) == pytest.approx(_wilson(0.5, 3))
+    assert (res["Team B"]["low"], res["Team B"]["high"]) == pytest.approx(
+        _documents([1, 0.5], [1.5, 1.5]))
     cols = list(results.board_columns(ds))
     assert cols[0][0] == {"campaign": camp.title, "measure": "recall"}
     assert cols[0][1]["Team A"]["estimate"] == pytest.approx(2 / 3)

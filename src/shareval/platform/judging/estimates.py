@@ -35,6 +35,7 @@ from shareval.platform.judging.models import (
 ESTIMATED, WAITING, NOT_ASSESSED = "estimated", "waiting", "not assessed"
 MEASURES = ("precision", "recall", "f1")
 NO_RECALL = "no recall documents yet"
+ONE_DOCUMENT = "recall once two recall documents are finished (one so far)"
 
 
 def assessment_campaign(dataset) -> Campaign | None:
@@ -157,7 +158,9 @@ def _recall_and_f1(row: dict, rec: dict | None, pending_docs: int, confidence: f
             f"annotated" if pending_docs else ""
     if not rec or not all(_finite(rec.get(k)) for k in ("recall", "recall_low",
                                                           "recall_high")):
-        row["note"] = NO_RECALL + later
+        one = rec and _finite(rec.get("recall")) and rec.get("documents") == 1
+        # documents are the sampling unit: one says nothing of their spread
+        row["note"] = (ONE_DOCUMENT if one else NO_RECALL) + later
         return
     row.update(recall=rec["recall"], recall_low=rec["recall_low"],
                recall_high=rec["recall_high"], recall_documents=rec.get("documents"),

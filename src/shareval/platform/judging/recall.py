@@ -6,9 +6,11 @@ finished documents' annotations and suggestions become recall judgments
 (``assessment.exhaustive.recall_judgments``) and ``estimate_all`` gives each
 output's recall: the true relation mentions it holds over all true ones, a
 mention's truth being the mean over its annotators. The interval is
-estimate_all's ``recall_low``/``recall_high``: Wilson on the number of true
-mentions; the document bootstrap (documents are the sampled unit) is given
-too, as ``recall_boot_low``/``recall_boot_high``.
+estimate_all's ``recall_low``/``recall_high``: documents are the sampled unit
+(``assessment.estimate.document_ratio_interval``: Korn and Graubard's interval
+on the effective number of mentions, Student's t over documents), so it needs
+two finished documents; the document bootstrap is given too
+(``recall_boot_low``/``recall_boot_high``).
 """
 from __future__ import annotations
 
@@ -70,6 +72,8 @@ def _table(campaigns, outputs: dict[str, set[str]], confidence: float) -> dict[s
                      "recall_high": row.get("recall_high", nan),
                      "recall_boot_low": row.get("recall_boot_low", nan),
                      "recall_boot_high": row.get("recall_boot_high", nan),
+                     "recall_item_low": row.get("recall_item_low", nan),
+                     "recall_item_high": row.get("recall_item_high", nan),
                      "found": sum(u.correct() for u in units if name in u.submissions),
                      "true": true, "documents": len(annotations)}
     return out
