@@ -74,15 +74,16 @@ def write_runs(out: Path, oracle: Oracle) -> dict[str, Path]:
 
 
 def build_competition(home: Path, kbp_data: Path, users: dict, now: dt.datetime,
-                      console) -> dict:
-    """Write, load and fill ``kbp-demo``; returns what the console shows."""
+                      console, include=()) -> dict:
+    """Write, load and fill ``kbp-demo``; returns what the console shows (``include``:
+    documents taken besides the drawn ones, by title)."""
     from shareval.platform.bundles.loader import load_bundle
     from shareval.platform.competitions.models import Membership, Team
     from shareval.platform.judging.auto import metric_names
     from shareval.platform.submissions.queue import drain
     out = home / kbp_bundle.SLUG
     out.mkdir(parents=True, exist_ok=True)
-    kbp_bundle.write_files(kbp_data, out)
+    kbp_bundle.write_files(kbp_data, out, include)
     ref = read_reference(out / "reference", Problems())
     oracle = Oracle(ref)
     runs = write_runs(out, oracle)
