@@ -18,7 +18,6 @@ import datetime as dt
 import random
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from shareval.assessment.kbp_judges import Annotator, walk
@@ -143,16 +142,8 @@ def _submit(users, teams, ds, team: str, path: Path, when) -> None:
 
 
 def _crowd(names, campaign) -> list:
-    User = get_user_model()
-    crowd = []
-    for name in names:
-        u, made = User.objects.get_or_create(username=name)
-        if made:
-            u.set_unusable_password()            # nobody logs in as the crowd
-            u.save()
-        crowd.append(u)
-    campaign.judges.add(*crowd)
-    return crowd
+    from shareval.platform.judging.crowd import crowd_judge
+    return [crowd_judge(campaign, name) for name in names]
 
 
 def _crowd_judges(campaign, oracle: Oracle, leave: int) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import random
 
-from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from shareval.platform.demo_material import corpus
@@ -33,15 +32,8 @@ def _relevant(pack) -> set[tuple[str, str]]:
 def answer_all_but_a_few(campaign) -> int:
     """Store the crowd's answers (done assignments); returns how many."""
     from shareval.platform.judging.models import Assignment
-    User = get_user_model()
-    crowd = []
-    for name in CROWD:
-        u, made = User.objects.get_or_create(username=name)
-        if made:
-            u.set_unusable_password()         # nobody logs in as the crowd
-            u.save()
-        crowd.append(u)
-    campaign.judges.add(*crowd)
+    from shareval.platform.judging.crowd import crowd_judge
+    crowd = [crowd_judge(campaign, name) for name in CROWD]
     relevant = _relevant(campaign.dataset.reference_file)
     items = list(campaign.items.filter(gold__isnull=True).order_by("pk"))
     now = timezone.now()

@@ -55,6 +55,17 @@ YES = {"yes": "yes", "y": "yes", "true": "yes", "1": "yes",
 WORKER = re.compile(r"^[A-Za-z0-9_.@+-]{1,120}$")
 
 
+def crowd_judge(campaign: Campaign, name: str):
+    """The user ``name`` (made without a password: nobody logs in as a crowd worker or
+    a simulated judge), a judge of ``campaign``."""
+    user, made = get_user_model().objects.get_or_create(username=name)
+    if made:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    campaign.judges.add(user)
+    return user
+
+
 def hit_id(item: Item) -> str:
     return f"shareval-{item.campaign_id}-{item.pk}"
 
@@ -180,7 +191,6 @@ def import_results(camp: Campaign, text: str, name: str = "results.csv") -> int:
             problems.fatal(name, 1, need, "required column (an MTurk results CSV)")
     problems.raise_if_any()
     items = {hit_id(i): i for i in Item.objects.filter(campaign=camp)}
-    User = get_user_model()
     todo, seen = [], set()
     for line, row in enumerate(reader, 2):
         hid, worker = (row.get("HITId") or "").strip(), (row.get("WorkerId") or "").strip()
@@ -216,11 +226,7 @@ def import_results(camp: Campaign, text: str, name: str = "results.csv") -> int:
     now = timezone.now()
     n = 0
     for item, worker, clean, seconds in todo:
-        user, made = User.objects.get_or_create(username=f"crowd-{worker}")
-        if made:
-            user.set_unusable_password()
-            user.save(update_fields=["password"])
-        camp.judges.add(user)
+        user = crowd_judge(camp, f"crowd-{worker}")
         Assignment.objects.update_or_create(item=item, judge=user, defaults={
             "status": Assignment.DONE, "answer": clean, "done": now, "deadline": now,
             "seconds": seconds})
