@@ -311,13 +311,14 @@ def main() -> int:
                                  b.cov(True) if e else "",
                                  f"{c.cov()} ({np.mean(c.half):.3f})"])
         out.append(render(f"Recall from D' exhaustively annotated documents ({note}). "
-                          f"Coverage (mean half-width) of estimate_all's intervals: Wilson "
-                          f"(items taken as independent) and bootstrap (documents "
+                          f"Coverage (mean half-width) of estimate_all's intervals: "
+                          f"recall_low/high (documents: Korn-Graubard, Wilson on the "
+                          f"effective size, t on D'-1 df) and bootstrap (documents "
                           f"resampled); last column: a candidate interval not in the library "
                           f"(documents, linearised ratio, t on D'-1 df, finite-population "
                           f"correction)",
                           ["e", "miss", "D'", "team", "true R", "R under annotators",
-                           "bias vs true", "Wilson", "bootstrap",
+                           "bias vs true", "documents", "bootstrap",
                            "bootstrap, of R under annotators", "candidate"], rows, md))
     if {"precision", "recall"} <= parts:
         rows = []
