@@ -160,6 +160,21 @@ def value(key, v, digits: int = 4) -> str:
     return number(v, digits)
 
 
+def value_with_interval(key: str, metrics: dict, digits: int = 4) -> str:
+    """A metric's text; an estimate with its interval (``key_low``, ``key_high``:
+    judged metrics) as 'value [low, high]'."""
+    text = value(key, metrics.get(key), digits)
+    low, high = metrics.get(f"{key}_low"), metrics.get(f"{key}_high")
+    if metrics.get(key) is None or not all(isinstance(v, (int, float)) for v in (low, high)):
+        return text
+    return f"{text} [{value(key, low, min(digits, 3))}, {value(key, high, min(digits, 3))}]"
+
+
+def interval_bound(key: str, metrics: dict) -> bool:
+    """``key`` is the bound of another metric's interval (shown in that metric's cell)."""
+    return key.endswith(("_low", "_high")) and key.rsplit("_", 1)[0] in metrics
+
+
 def scorer_label(version) -> str:
     """A stored scorer version (``task/1 (shareval 0.1.0)``) as a reader's phrase:
     the organizers' program for ``program`` tasks, else shareval's scorer and its

@@ -62,6 +62,11 @@ def test_upload_judge_and_read_the_estimates_through_the_pages(
     page = client.get(f"/s/{sub.pk}/").content.decode()
     assert 'id="assessment-estimates"' in page and 'id="assessment-cost"' in page
     assert "Precision (judged)" in page                # the score itself
+    m = sub.current_score.result["metrics"]
+    # the interval in the estimate's own row, its bounds no rows of their own
+    assert f"{m['judged_precision']:.4f} [{m['judged_precision_low']:.3f}, " \
+           f"{m['judged_precision_high']:.3f}]" in page
+    assert 'title="judged_precision_low"' not in page
 
 
 def _file(name, text):

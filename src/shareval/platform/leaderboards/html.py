@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from shareval.platform.labels import value
+from shareval.platform.labels import value_with_interval
 
 from shareval.platform.leaderboards.cache import TIMEOUT
 
@@ -31,23 +31,13 @@ def page_rows(board: dict) -> list[dict]:
     ``values`` (each metric cell's value and its text), ``dist`` (an unranked board's
     most frequent values, else None) and ``eff`` (efficiency cells with their digits)."""
     digits = board["precision"]
-    return [dict(r, values=[(r["metrics"].get(k), _cell(k, r["metrics"], digits.get(k, 4)))
+    return [dict(r, values=[(r["metrics"].get(k), value_with_interval(k, r["metrics"], digits.get(k, 4)))
                             for k in board["columns"]],
                  dist=_distribution(r) if not board["ranked"] and board["scores"] == "shown"
                  else None,
                  eff=[((r.get("efficiency") or {}).get(e["key"]), e["digits"])
                       for e in board["efficiency_columns"]])
             for r in board["rows"]]
-
-
-def _cell(key: str, metrics: dict, digits: int) -> str:
-    """A metric's text; an estimate with its interval (``key_low``, ``key_high``: judged
-    metrics) as 'value [low, high]'."""
-    text = value(key, metrics.get(key), digits)
-    low, high = metrics.get(f"{key}_low"), metrics.get(f"{key}_high")
-    if metrics.get(key) is None or not all(isinstance(v, (int, float)) for v in (low, high)):
-        return text
-    return f"{text} [{value(key, low, min(digits, 3))}, {value(key, high, min(digits, 3))}]"
 
 
 RUN_CELL = re.compile(r'<span class="run-name">(.*?)</span>', re.S)

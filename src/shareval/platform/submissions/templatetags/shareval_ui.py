@@ -1,5 +1,5 @@
 """Template filters (``{% load shareval_ui %}``): label, state_label, scorer_label, number,
-value, when, zoned, markdown, results_label."""
+value, with_intervals, when, zoned, markdown, results_label."""
 from __future__ import annotations
 
 from django import template
@@ -8,6 +8,7 @@ from django.utils.safestring import mark_safe
 from markdown_it import MarkdownIt
 
 from shareval.platform.labels import label as _label, number as _number, scorer_label as _scorer
+from shareval.platform.labels import interval_bound, value_with_interval
 from shareval.platform.labels import state_label as _state, value as _value
 
 register = template.Library()
@@ -35,6 +36,14 @@ def scorer_label(version):
 @register.filter
 def number(v, digits=4):
     return _number(v, int(digits))
+
+
+@register.filter
+def with_intervals(metrics: dict) -> list[tuple[str, str]]:
+    """(key, text) of each metric; an estimate's interval bounds in its own text
+    ('0.33 [0.26, 0.40]'), not rows of their own."""
+    return [(k, value_with_interval(k, metrics)) for k in metrics
+            if not interval_bound(k, metrics)]
 
 
 @register.filter
