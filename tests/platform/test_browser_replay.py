@@ -114,7 +114,8 @@ def test_replaying_the_design_sources_on_the_demo(browser, demo, tmp_path):
     assert re.fullmatch(r"Your work \d+ left", judge.inner_text("#work-link"))
     judge.click("#work-link")
     judge.wait_for_selector("#work")
-    assert judge.locator("#work tbody tr").count() == 4      # demo's 2, material-demo's 2
+    # demo's 2, material-demo's 2, kbp-demo's relation mentions
+    assert judge.locator("#work tbody tr").count() == 5
     judge.screenshot(path=str(out / "replay-01-work-judge.png"), full_page=True)
     alice = login(browser, stack, "alice", acc["alice"])
     assert alice.locator("#work-link").count() == 0

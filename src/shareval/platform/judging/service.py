@@ -307,8 +307,12 @@ def _said(campaign: Campaign, item, answer: dict) -> str:
     """An answer in words: the verdict, and a chain's answers ('incorrect (subject no)')."""
     verdict = "; ".join(designs.labels(campaign.design, item, answer).values())
     answers = answer.get("answers") if campaign.design == designs.CHAIN else None
-    return verdict + (" (" + ", ".join(f"{q} {v}" for q, v in answers.items()) + ")"
-                      if answers else "")
+    if not answers:
+        return verdict
+    # in the chain's order: PostgreSQL's JSON does not keep the stored order
+    order = [q["id"] for q in designs.chain_for(campaign.config, item.payload.get("type"))]
+    ids = sorted(answers, key=lambda q: (order.index(q) if q in order else len(order), q))
+    return verdict + " (" + ", ".join(f"{q} {answers[q]}" for q in ids) + ")"
 
 
 # final answers ---------------------------------------------------------------------
