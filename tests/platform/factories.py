@@ -199,3 +199,38 @@ def live_stack(tmp_path: Path, *, users=(), emails: dict[str, str] | None = None
     if start:
         s.start()
     return s
+
+
+# a demo competition built in the live server's own data folder, in one subprocess (the
+# accounts test_browser.login knows, password <name>-pass-123, made in the same process)
+_DEMO_BUILD = """
+from pathlib import Path
+from shareval.platform import setup
+setup()
+from shareval.platform.server import migrate
+migrate()
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+from {module} import build_competition
+
+
+class Console:
+    def print(self, *a, **k):
+        pass
+
+
+users = {{}}
+for name in {names!r}:
+    users[name] = get_user_model().objects.create_user(name, password=name + "-pass-123",
+                                                       is_staff=name == "organizer")
+build_competition(Path({home!r}), {extra}users, timezone.now(), Console())
+"""
+
+
+def build_demo(stack, module: str, names, extra: tuple = (), timeout: int = 600) -> None:
+    """``module.build_competition(home, *extra, users, now, console)`` for ``stack``."""
+    import subprocess
+    import sys
+    code = _DEMO_BUILD.format(module=module, names=tuple(names), home=str(stack.home),
+                              extra="".join(f"Path({str(x)!r}), " for x in extra))
+    subprocess.run([sys.executable, "-c", code], env=stack.env, check=True, timeout=timeout)

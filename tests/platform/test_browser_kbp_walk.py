@@ -9,40 +9,16 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from . import test_browser
-from .factories import live_stack
+from .factories import build_demo, live_stack
 
 pytestmark = test_browser.pytestmark
 
-BUILD = """
-from pathlib import Path
-from shareval.platform import setup
-setup()
-from shareval.platform.server import migrate
-migrate()
-from django.contrib.auth import get_user_model
-from django.utils import timezone
-from shareval.platform.demo_kbp.server import build_competition
-
-
-class Console:
-    def print(self, *a, **k):
-        pass
-
-
-users = {}
-for name in ("organizer", "alice", "bob", "carol", "judge", "annotator"):
-    users[name] = get_user_model().objects.create_user(name, password=name + "-pass-123",
-                                                       is_staff=name == "organizer")
-build_competition(Path(HOME), Path(KBP), users, timezone.now(), Console())
-"""
 # what judges and annotators must never see: teams, control items as such (and judges,
 # who read one relation in words, no relation id; the annotators' relation list has both)
 HIDDEN = re.compile(r"Team (Alpha|Beta|Gamma)|\|control")
@@ -56,8 +32,8 @@ def month(tmp_path, shared_data):
     if not (kbp / "re-docred-dev.json").is_file():
         pytest.skip(f"Re-DocRED is not in {kbp}")
     s = live_stack(tmp_path)
-    subprocess.run([sys.executable, "-c", BUILD.replace("HOME", repr(str(s.home)))
-                    .replace("KBP", repr(str(kbp)))], env=s.env, check=True, timeout=600)
+    build_demo(s, "shareval.platform.demo_kbp.server",
+               ("organizer", "alice", "bob", "carol", "judge", "annotator"), (kbp,))
     s.start()
     yield s
     s.stop()

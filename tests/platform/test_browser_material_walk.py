@@ -11,8 +11,6 @@ import csv
 import io
 import os
 import re
-import subprocess
-import sys
 import tarfile
 from collections import defaultdict
 from pathlib import Path
@@ -20,34 +18,10 @@ from pathlib import Path
 import pytest
 
 from . import test_browser
-from .factories import live_stack
+from .factories import build_demo, live_stack
 
 pytestmark = test_browser.pytestmark
 
-# the accounts test_browser.login knows (password <name>-pass-123), made in the same
-# process as the competition: one subprocess instead of one per account
-BUILD = """
-from pathlib import Path
-from shareval.platform import setup
-setup()
-from shareval.platform.server import migrate
-migrate()
-from django.contrib.auth import get_user_model
-from django.utils import timezone
-from shareval.platform.demo_material.server import build_competition
-
-
-class Console:
-    def print(self, *a, **k):
-        pass
-
-
-users = {}
-for name in ("organizer", "alice", "bob", "carol", "judge"):
-    users[name] = get_user_model().objects.create_user(name, password=name + "-pass-123",
-                                                       is_staff=name == "organizer")
-build_competition(Path(HOME), users, timezone.now(), Console())
-"""
 BETA = {"e2e": 59.9, "clir": 20.0}            # plan Table 1, languages 1A and 1B
 # what the judge must never see: teams, systems, document ids
 HIDDEN = re.compile(r"Team (Alpha|Beta|Gamma)|\b(Alpha|Beta|Gamma)\.|MATERIAL_BASE-1[AB]_\d{8}")
@@ -58,8 +32,8 @@ def period(tmp_path):
     """The material-demo competition in a live server, its week closed and judged by
     the simulated crowd but for four answers per campaign."""
     s = live_stack(tmp_path)
-    subprocess.run([sys.executable, "-c", BUILD.replace("HOME", repr(str(s.home)))],
-                   env=s.env, check=True, timeout=300)
+    build_demo(s, "shareval.platform.demo_material.server",
+               ("organizer", "alice", "bob", "carol", "judge"), timeout=300)
     s.start()
     yield s
     s.stop()
