@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import threading
 
 from django.conf import settings
@@ -43,7 +42,7 @@ from shareval.platform.submissions.scoring import Outcome, json_safe
 
 from shareval.platform.judging import designs, ondemand
 from shareval.platform.judging.estimates import ESTIMATED, MEASURES, assessment_campaign, \
-    dataset_estimates
+    dataset_estimates, finite
 from shareval.platform.judging.models import Campaign, LateEvaluation, RunOutput
 
 log = logging.getLogger("shareval.judging.auto")
@@ -82,7 +81,7 @@ def check_config(dataset, design: str, config: dict, campaign: Campaign | None =
     if other is not None and (campaign is None or other.pk != campaign.pk):
         out.append(f"auto: the dataset's runs are already assessed by campaign {other.title!r}")
     hw = config.get("half_width", DEFAULTS["half_width"])
-    if not _number(hw) or not 0 < hw < 0.5:
+    if not finite(hw) or not 0 < hw < 0.5:
         out.append(f"half_width: a number between 0 and 0.5, found {hw!r}")
     pilot = config.get("pilot", DEFAULTS["pilot"])
     if not isinstance(pilot, int) or isinstance(pilot, bool) or not 2 <= pilot <= 10_000:
@@ -91,14 +90,10 @@ def check_config(dataset, design: str, config: dict, campaign: Campaign | None =
     if not isinstance(seed, int) or isinstance(seed, bool):
         out.append(f"seed: a whole number, found {seed!r}")
     budget = config.get("budget")
-    if budget is not None and (not _number(budget) or budget <= 0):
+    if budget is not None and (not finite(budget) or budget <= 0):
         out.append(f"budget: a positive amount of money per run (or leave it out), "
                    f"found {budget!r}")
     return out
-
-
-def _number(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 # which runs -------------------------------------------------------------------------
@@ -260,7 +255,7 @@ def store(output: RunOutput, row: dict) -> bool:
                                                  "recall_documents", "note")} | {"rule": note}
     result.setdefault("conventions", {})["official"] = note
     primary = result["metrics"].get(sub.dataset.task.metric)
-    primary = primary if _number(primary) else None
+    primary = primary if finite(primary) else None
     outcome = Outcome(json_safe(result), primary, base.comparison, list(base.plots),
                       base.private_result, base.private_primary, base.unit_stats)
     with transaction.atomic():

@@ -156,9 +156,9 @@ def _empty() -> dict:
 def _recall_and_f1(row: dict, rec: dict | None, pending_docs: int, confidence: float) -> None:
     later = f"; {pending_docs} recall document{'s' if pending_docs != 1 else ''} being " \
             f"annotated" if pending_docs else ""
-    if not rec or not all(_finite(rec.get(k)) for k in ("recall", "recall_low",
+    if not rec or not all(finite(rec.get(k)) for k in ("recall", "recall_low",
                                                           "recall_high")):
-        one = rec and _finite(rec.get("recall")) and rec.get("documents") == 1
+        one = rec and finite(rec.get("recall")) and rec.get("documents") == 1
         # documents are the sampling unit: one says nothing of their spread
         row["note"] = (ONE_DOCUMENT if one else NO_RECALL) + later
         return
@@ -173,7 +173,8 @@ def _recall_and_f1(row: dict, rec: dict | None, pending_docs: int, confidence: f
         row["note"] = f"F1 not estimated: {e}"
 
 
-def _finite(v) -> bool:
+def finite(v) -> bool:
+    """A real, finite number (not a bool, None, NaN or infinity)."""
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 

@@ -33,7 +33,7 @@ from django.db.models.functions import RowNumber
 
 from shareval.formats.archive import parse_archive_name
 from shareval.platform.leaderboards import efficiency
-from shareval.platform.labels import ordered, scalar_metrics
+from shareval.platform.labels import interval_bound, ordered, scalar_metrics
 from shareval.platform.submissions.models import Score, Submission
 
 from shareval.platform.leaderboards import unranked
@@ -46,8 +46,7 @@ def metric_columns(metric: str, entries) -> list[str]:
     (``x_low``, ``x_high`` beside ``x``: judged estimates) are no columns of their own:
     the judged columns show each estimate with its interval."""
     keys = {k: None for e in entries for k in e["metrics"]}
-    keys = [k for k in keys if not (k.endswith(("_low", "_high")) and
-                                    k.rsplit("_", 1)[0] in keys)]
+    keys = [k for k in keys if not interval_bound(k, keys)]
     return ordered(keys + ([metric] if metric else []), first=metric)
 
 
