@@ -243,6 +243,16 @@ def _material_demo(home: Path, users: dict, console) -> None:
     console.print(f"{bundle.SLUG} built in {time.monotonic() - start:.1f} s")
 
 
+def _workbench_demo(data: Path | None, users: dict, console) -> None:
+    """The annotation projects of the demo competition (platform/demo_workbench)."""
+    from shareval.platform.competitions.models import Competition
+    from shareval.platform.demo_workbench.build import build_projects
+    comp = Competition.objects.filter(slug="demo").first()
+    if comp is None or data is None or not (data / "rcc" / "train" / "texts").is_dir():
+        return
+    build_projects(comp, data, users, console)
+
+
 def _kbp_demo(home: Path, data: Path | None, users: dict, console) -> None:
     """The KBP competition (platform/demo_kbp) on Re-DocRED, when ../shared/data has it."""
     import time
@@ -340,6 +350,7 @@ def run_demo_server(args, console) -> int:
         drain()
         console.print("the teams' runs and the judging campaigns ...")
         set_up_judging(comp, users, teams, team_runs(data, root), console)
+    _workbench_demo(find_data_or_none(args.data), users, console)
     _material_demo(home, users, console)
     _kbp_demo(home, find_data_or_none(args.data), users, console)
     n = drain()
@@ -357,6 +368,9 @@ def run_demo_server(args, console) -> int:
         f"{base}/c/demo/leaderboard/{p}/{d}/" for p, d in
         (("development", "svident-dev"), ("development", "rcc-dev"),
          ("evaluation", "svident-eval"))))
+    console.print(f"Annotation: {base}/c/demo/workbench/ (annotator and judge code RCC "
+                  f"publication–data set pairs and SV-Ident sentences; organizer curates)",
+                  markup=False)
     _print_material(base, home, console)
     _print_kbp(base, home, console)
     from shareval.platform.demo_code import rcc_system_bundle
