@@ -247,3 +247,34 @@ def test_json_views_answer_only_the_assignee(world, client):
                     content_type="application/json")
     assert r.status_code == 400 and r.json()["field"] == "id"
     assert Annotation.objects.filter(assignment=a).count() == 1
+
+
+def test_withdrawn_verdict_is_as_if_never_decided(world):
+    pr = pairs_project(world)
+    unit = pr.units.get(key="p2|9")
+    s = Suggestion.objects.create(unit=unit, begin=4, end=16, target="9", score=0.9, source="x")
+    a = _a(pr, world["ann"][0], "p2|9")
+    service.apply_ops(a, a.user, 0, [{"op": "verdict", "suggestion": s.pk, "accepted": True}])
+    out = service.apply_ops(a, a.user, 1, [{"op": "verdict", "suggestion": s.pk, "accepted": None}])
+    assert out["annotations"] == [] and out["suggestions"][0]["verdict"] is None
+
+
+def test_curator_sees_annotators_side_by_side_and_takes_with_a_trail(world):
+    pr = pairs_project(world)
+    a1, a2 = (_a(pr, u, "p2|9") for u in world["ann"])
+    x = service.apply_ops(a1, a1.user, 0, [{"op": "add", "kind": "span", "begin": 4,
+                                            "end": 16}])["created"][0]
+    service.apply_ops(a2, a2.user, 0, [{"op": "add", "kind": "span", "begin": 4, "end": 9}])
+    cur = service.curate_as_organizer(pr, a1.unit_id, world["org"])
+    state = service.unit_state(cur)
+    assert [(o["user"], [(y["begin"], y["end"]) for y in o["annotations"]])
+            for o in state["others"]] == [("ann1", [(4, 16)]), ("ann2", [(4, 9)])]
+    out = service.apply_ops(cur, world["org"], 0, [{"op": "add", "kind": "span", "begin": 4,
+                                                    "end": 16, "source": x}])
+    (gold,) = out["annotations"]
+    assert gold["origin"] == "curated" and gold["source"] == x
+    # an annotator cannot claim to take from others
+    with pytest.raises(service.BadOp, match="only a curator"):
+        service.apply_ops(a2, a2.user, 1, [{"op": "add", "kind": "span", "begin": 0, "end": 3,
+                                            "source": x}])
+    assert "others" not in service.unit_state(a1)

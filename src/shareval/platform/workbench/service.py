@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from shareval.platform.competitions.models import Membership
 
-from .models import (ANNOTATOR, ANSWER, CURATOR, DONE, FAMILY, MANUAL, NEW, PROGRESS,
+from .models import (ANNOTATOR, ANSWER, CURATED, CURATOR, DONE, FAMILY, MANUAL, NEW, PROGRESS,
                      RELATION, SPAN, STATUSES, SUGGESTED, Annotation, Assignment, Entry,
                      Event, Project, Suggestion, Unit, Verdict)
 
@@ -70,6 +70,17 @@ def assignment_for(project: Project, unit_id: int, user, role: str = ANNOTATOR):
 
 def may_organize(project: Project, user) -> bool:
     return user.is_authenticated and project.competition.is_organizer(user)
+
+
+def curate_as_organizer(project: Project, unit_id: int, user):
+    """An organizer opening a unit's curation page becomes its curator."""
+    unit = project.units.filter(pk=unit_id).first()
+    if unit is None:
+        return None
+    a, new = Assignment.objects.get_or_create(unit=unit, user=user, role=CURATOR)
+    if new:
+        log(project, "curator", unit=unit, user=user, curator=user.username, units=1)
+    return Assignment.objects.select_related("unit__project__competition", "user").get(pk=a.pk)
 
 
 # ---------------------------------------------------------------------------
@@ -221,7 +232,7 @@ def unit_state(a: Assignment, page: int = 0) -> dict:
     verdicts = dict(a.verdicts.values_list("suggestion_id", "accepted"))
     titles = _titles(project, [x.target for x in anns] + [s.target for s in sugg] + [
         t for t in Annotation.objects.filter(copies__in=anns).values_list("target", flat=True)])
-    return {
+    out = {
         "unit": {"id": unit.pk, "key": unit.key, "title": unit.title, "meta": unit.meta,
                  "page": page, "pages": len(cuts), "page_begin": b, "page_end": e,
                  "text": unit.text[b:e], "length": len(unit.text), "round": unit.round},
@@ -234,6 +245,21 @@ def unit_state(a: Assignment, page: int = 0) -> dict:
                          "source": s.source, "verdict": verdicts.get(s.pk)} for s in sugg],
         "nav": _nav(a),
     }
+    if a.role == CURATOR:
+        out["others"] = others(a, b, e)
+    return out
+
+
+def others(a: Assignment, b: int, e: int) -> list[dict]:
+    """For a curator: each annotator's annotations of the unit (this page), side by side."""
+    rows = []
+    for o in (Assignment.objects.filter(unit=a.unit, role=ANNOTATOR).select_related("user")
+              .order_by("user__username")):
+        anns = list(_in_page(o.annotations.all(), b, e))
+        titles = _titles(a.unit.project, [x.target for x in anns])
+        rows.append({"user": o.user.username, "status": o.status,
+                     "annotations": [_annotation_json(x, titles) for x in anns]})
+    return rows
 
 
 def search_entries(project: Project, q: str, limit: int = 20) -> list[dict]:
@@ -368,13 +394,32 @@ def _add(a: Assignment, i: int, op: dict) -> Annotation:
                                      label=label, origin=MANUAL)
 
 
+def _curated_source(a: Assignment, i: int, op: dict):
+    """A curator taking an annotator's annotation into the gold names it in ``source``."""
+    if op.get("source") is None:
+        return None
+    if a.role != CURATOR:
+        raise BadOp(i, "source", "only a curator takes annotations from others")
+    sid = op.get("source")
+    src = Annotation.objects.filter(pk=sid if isinstance(sid, int) else -1,
+                                    assignment__unit=a.unit,
+                                    assignment__role=ANNOTATOR).first()
+    if src is None:
+        raise BadOp(i, "source", "not an annotator's annotation of this unit")
+    return src
+
+
 def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
     if not isinstance(op, dict):
         raise BadOp(i, "op", "expected an object")
     name = _str(op, i, "op", ("add", "delete", "verdict", "answer", "link", "status"))
     project, unit = a.unit.project, a.unit
     if name == "add":
+        src = _curated_source(a, i, op)
         ann = _add(a, i, op)
+        if src is not None:
+            ann.origin, ann.source = CURATED, src
+            ann.save(update_fields=["origin", "source"])
         _propagate(a, ann)
         return ann.pk, {"add": _brief(ann)}
     if name == "delete":
@@ -396,12 +441,18 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         if s is None:
             raise BadOp(i, "suggestion", "no such suggestion for this unit")
         accepted = op.get("accepted")
-        if not isinstance(accepted, bool):
-            raise BadOp(i, "accepted", "expected true or false")
+        if accepted is not None and not isinstance(accepted, bool):
+            raise BadOp(i, "accepted", "expected true, false or null (withdraw)")
+        old = a.annotations.filter(suggestion=s)
+        if accepted is None:                 # undo: as if never decided
+            for ann in old:
+                Annotation.objects.filter(source=ann, origin=FAMILY).delete()
+            old.delete()
+            a.verdicts.filter(suggestion=s).delete()
+            return None, {"verdict": s.pk, "accepted": None}
         Verdict.objects.update_or_create(assignment=a, suggestion=s,
                                          defaults={"accepted": accepted})
         made = None
-        old = a.annotations.filter(suggestion=s)
         if accepted and not old.exists():
             ann = Annotation.objects.create(
                 assignment=a, kind=s.kind, begin=s.begin, end=s.end,
@@ -418,11 +469,12 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         keys = [q["key"] for q in project.schema.get("questions") or []]
         key = _str(op, i, "key", keys or None, required=True)
         value = _str(op, i, "value", ANSWERS)
+        src = _curated_source(a, i, op)
         a.annotations.filter(kind=ANSWER, label=key).delete()
         made = None
         if value:
             made = Annotation.objects.create(assignment=a, kind=ANSWER, label=key, value=value,
-                                             origin=MANUAL).pk
+                                             origin=CURATED if src else MANUAL, source=src).pk
         return made, {"answer": key, "value": value}
     if name == "link":
         ann = a.annotations.filter(pk=op.get("id") if isinstance(op.get("id"), int) else -1,

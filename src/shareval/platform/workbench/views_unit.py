@@ -26,6 +26,8 @@ def assignment(request, c, p, unit):
     project = project_of(request, c, p)
     role = CURATOR if request.GET.get("as") == CURATOR else ANNOTATOR
     a = service.assignment_for(project, unit, request.user, role)
+    if a is None and role == CURATOR and service.may_organize(project, request.user):
+        a = service.curate_as_organizer(project, unit, request.user)
     if a is None:
         raise Http404("no such unit")
     return a
