@@ -9,7 +9,6 @@ The full format is documented in docs/platform.md.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import shutil
 import tempfile
 import zoneinfo
@@ -31,6 +30,7 @@ from shareval.platform.bundles.access_section import load_access, read_access
 from shareval.platform.bundles.groups_section import read_groups, save_groups
 from shareval.platform.competitions.models.access import SettingChange
 from shareval.platform.competitions.checks import SLUG  # noqa: F401  (archive.py reads it from here)
+from shareval.platform.competitions.digests import tree_digest
 from shareval.platform.competitions.models import (
     Competition, CompetitionTask, Dataset, Phase, PublicFile, Quota, Team
 )
@@ -49,17 +49,6 @@ def _construct_mapping(loader, node, deep=False):
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def tree_digest(path: Path) -> str:
-    h = hashlib.sha256()
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        h.update(str(f.relative_to(path) if f != path else f.name).encode() + b"\0")
-        with open(f, "rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                h.update(block)
-    return h.hexdigest()
 
 
 def inside(base: Path, rel: str | Path) -> Path:
