@@ -139,7 +139,9 @@ def token_sentences(doc: Doc, words: re.Pattern = WORD) -> list[list[tuple[int, 
     between sentences). Tokens are ``words`` matches, cut at every span edge; white space
     where a span begins or ends becomes a token too, so each span is a run of whole tokens."""
     cuts = {p for s in doc.spans for p in (s.begin, s.end)}
-    sentences = sorted(doc.sentences) or line_sentences(doc.text)
+    sentences = sorted(doc.sentences)
+    if not sentences or _uncovered(doc.text, sentences):
+        sentences = line_sentences(doc.text)
     # sentences must hold every span: add the spans' own extents, then merge overlaps
     bounds = sorted(sentences + [(s.begin, s.end) for s in doc.spans])
     merged: list[list[int]] = []
@@ -164,6 +166,16 @@ def token_sentences(doc: Doc, words: re.Pattern = WORD) -> list[list[tuple[int, 
         if tokens:
             out.append(tokens)
     return out
+
+
+def _uncovered(text: str, sentences: list[tuple[int, int]]) -> bool:
+    """True when some non-space character is in no sentence (it would be lost)."""
+    pos = 0
+    for b, e in sentences + [(len(text), len(text))]:
+        if b > pos and text[pos:b].strip():
+            return True
+        pos = max(pos, e)
+    return False
 
 
 def _cut(b: int, e: int, cuts: set[int]) -> list[tuple[int, int]]:

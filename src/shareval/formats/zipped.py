@@ -104,3 +104,14 @@ def file_names(ids: list[str], suffix: str) -> list[str]:
         seen.add(name.lower())
         out.append(name)
     return out
+
+
+def document_id(stem: str, expected: dict[str, str] | None) -> str:
+    """The document id a file stands for: its stem, or the expected id whose safe file
+    name the stem is (``pub_ds`` for ``pub|ds``)."""
+    if expected is None or stem in expected:
+        return stem
+    for doc_id in expected:
+        if SAFE.sub("_", doc_id).strip("._") == stem:
+            return doc_id
+    return stem
