@@ -39,6 +39,27 @@ def add_parser(cmds) -> None:
     cu.add_argument("competition")
     cu.add_argument("slug")
     cu.add_argument("user")
+    ex = sub.add_parser("export", help="the gold (or one annotator's work) in a format")
+    ex.add_argument("competition")
+    ex.add_argument("slug")
+    ex.add_argument("format", choices=["rcc", "svident", "redocred", "xmi", "webanno", "brat"])
+    ex.add_argument("--out", required=True, help="a folder to write into")
+    ex.add_argument("--who", help="this annotator's work instead of the gold")
+    im = sub.add_parser("import", help="annotations from a file, as one user's")
+    im.add_argument("competition")
+    im.add_argument("slug")
+    im.add_argument("format", choices=["rcc", "svident", "redocred", "xmi", "webanno", "brat"])
+    im.add_argument("file")
+    im.add_argument("--as", dest="user", required=True, help="whose annotations they become")
+    im.add_argument("--create-units", action="store_true",
+                    help="make a unit for each document the project lacks")
+    ds = sub.add_parser("dataset", help="a new dataset whose reference is the gold")
+    ds.add_argument("competition")
+    ds.add_argument("slug")
+    ds.add_argument("phase")
+    ds.add_argument("dataset")
+    ds.add_argument("--task", help="the competition's task (default: the kind's own)")
+    ds.add_argument("--organizer", required=True)
 
 
 def _project(args, console):
@@ -70,7 +91,8 @@ def run(args, console) -> int:
     from django.db import transaction
 
     from shareval.platform.competitions.models import Competition
-    from shareval.platform.workbench import service, sources
+    from shareval.formats.errors import InvalidInput
+    from shareval.platform.workbench import service, sources, transfer
     try:
         if args.wb == "create":
             comp = Competition.objects.filter(slug=args.competition).first()
@@ -123,11 +145,57 @@ def run(args, console) -> int:
             console.print(f"{n['assignments']} assignments on {n['units']} units "
                           f"({n['calibration']} shared for calibration)")
             return 0
-        users = _users([args.user], console)
+        if args.wb == "export":
+            return _export(pr, args, console)
+        users = _users([args.organizer if args.wb == "dataset" else args.user], console)
         if users is None:
             return 1
+        if args.wb == "import":
+            return _import(pr, args, users[0], console)
+        if args.wb == "dataset":
+            ds, rep = transfer.make_dataset(pr, args.phase, args.dataset, users[0], args.task)
+            console.print(f"dataset {ds} ({ds.task.task_name}): the gold of {rep.units} units")
+            for line in rep.lines():
+                console.print(f"  left out {line}", markup=False)
+            return 0
         console.print(f"{args.user} curates {service.add_curator(pr, users[0])} more units")
         return 0
-    except (ValueError, OSError) as e:          # SourceError is a ValueError
+    except InvalidInput as e:
+        for p in e.problems[:20]:
+            console.print(str(p), markup=False)
+        return 1
+    except (ValueError, OSError) as e:          # SourceError, ImportRefused are ValueErrors
         console.print(f"workbench {args.wb}: {e}")
         return 1
+
+
+def _export(pr, args, console) -> int:
+    from django.contrib.auth import get_user_model
+
+    from shareval.platform.workbench import exports, transfer
+    if args.who:
+        user = get_user_model().objects.filter(username=args.who).first()
+        if user is None:
+            console.print(f"no such user: {args.who}")
+            return 1
+        docs = transfer.annotator_docs(pr, user)
+        rep = None
+    else:
+        docs, rep = transfer.gold_docs(pr)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = exports.write_format(pr, docs, args.format, out / f"{pr.slug}-{args.format}")
+    console.print(f"wrote {path} ({len(docs)} units)", markup=False)
+    for line in rep.lines() if rep else []:
+        console.print(f"  left out {line}", markup=False)
+    return 0
+
+
+def _import(pr, args, user, console) -> int:
+    from shareval.platform.workbench import exports, transfer
+    docs = exports.read_format(pr, Path(args.file), args.format)
+    rep = transfer.import_docs(pr, docs, user, args.file, create_units=args.create_units)
+    console.print(f"imported {rep.units} units as {user.username}'s annotations")
+    for line in rep.lines():
+        console.print(f"  {line}", markup=False)
+    return 0

@@ -14,7 +14,7 @@ from shareval.platform.competitions.models import Membership
 
 from .models import (ANNOTATOR, ANSWER, CURATED, CURATOR, DONE, FAMILY, MANUAL, NEW, PROGRESS,
                      RELATION, SPAN, STATUSES, SUGGESTED, Annotation, Assignment, Entry,
-                     Event, Project, Suggestion, Unit, Verdict)
+                     Event, Project, Verdict)
 
 PAGE_CHARS = 12000          # a long publication is shown a page at a time
 

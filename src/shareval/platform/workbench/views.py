@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
+import tempfile
+from pathlib import Path
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
@@ -15,7 +18,7 @@ from django.views.decorators.http import require_GET
 from shareval.platform.access import eligibility
 
 from . import service
-from .models import ANNOTATOR, CURATOR, DONE, Assignment, Project
+from .models import CURATOR, DONE, Assignment, Project
 from .views_unit import project_of
 
 
@@ -61,8 +64,27 @@ def project(request, c, p):
                    calibration=pr.units.filter(round__gt=0).count(),
                    entries=pr.entries.count(),
                    families=pr.entries.exclude(family="").values("family").distinct().count(),
-                   events=pr.events.count(), agreement=_agreement(pr))
+                   events=pr.events.count(), agreement=_agreement(pr),
+                   formats=_formats(pr), gold=_gold_summary(pr),
+                   phases=pr.competition.phases.all(), tasks=pr.competition.tasks.all())
     return render(request, "workbench/project.html", ctx)
+
+
+def _formats(pr):
+    from . import exports
+    return exports.formats_of(pr)
+
+
+def _gold_summary(pr) -> dict:
+    from . import transfer
+    ready, waiting = 0, {}
+    for unit in pr.units.all():
+        anns, why = transfer.unit_gold(unit)
+        if anns is None:
+            waiting[why.split(" (")[0]] = waiting.get(why.split(" (")[0], 0) + 1
+        else:
+            ready += 1
+    return {"ready": ready, "waiting": sorted(waiting.items())}
 
 
 def _agreement(pr):
@@ -76,6 +98,12 @@ def _agreement(pr):
 def _organizer_post(request, pr):
     User = get_user_model()
     what = request.POST.get("what")
+    if what == "import":
+        _import(request, pr)
+        return redirect("workbench-project", c=pr.competition.slug, p=pr.slug)
+    if what == "dataset":
+        _dataset(request, pr)
+        return redirect("workbench-project", c=pr.competition.slug, p=pr.slug)
     names = [n.strip() for n in request.POST.get("users", "").replace(",", " ").split() if n.strip()]
     users = list(User.objects.filter(username__in=names, is_active=True))
     missing = sorted(set(names) - {u.username for u in users})
@@ -127,3 +155,82 @@ def trail(request, c, p):
 
 def _safe(cell: str) -> str:
     return "'" + cell if cell[:1] in ("=", "+", "-", "@") else cell
+
+
+@login_required
+@require_GET
+def export(request, c, p, fmt):
+    """The gold (``?who=USER``: that annotator's work) as a download."""
+    from . import exports, transfer
+    pr = project_of(request, c, p)
+    if not service.may_organize(pr, request.user) or fmt not in exports.OF_KIND[pr.kind]:
+        raise Http404("no such export")
+    who = request.GET.get("who")
+    if who:
+        user = get_user_model().objects.filter(username=who).first()
+        if user is None:
+            raise Http404("no such annotator")
+        docs = transfer.annotator_docs(pr, user)
+    else:
+        docs, _ = transfer.gold_docs(pr)
+    tmp, out = exports.export_archive(pr, docs, fmt)
+    data = out.read_bytes()
+    shutil.rmtree(tmp, ignore_errors=True)
+    resp = HttpResponse(data, content_type="application/zip" if out.suffix == ".zip"
+                        else "application/octet-stream")
+    resp["Content-Disposition"] = f'attachment; filename="{out.name}"'
+    return resp
+
+
+def _upload_name(name: str) -> str:
+    base = Path(name or "upload").name
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)[:120] or "upload"
+
+
+def _import(request, pr):
+    from shareval.formats.errors import InvalidInput
+
+    from . import exports, transfer
+    f = request.FILES.get("file")
+    fmt = request.POST.get("format", "")
+    who = request.POST.get("as") or request.user.username
+    user = get_user_model().objects.filter(username=who, is_active=True).first()
+    if f is None or user is None:
+        messages.error(request, "choose a file" if f is None else f"no such user: {who}")
+        return
+    if service.in_a_team(pr, user):
+        messages.error(request, f"{who} is in a team of this competition: participants cannot "
+                                f"make its gold data")
+        return
+    tmp = Path(tempfile.mkdtemp(prefix="wb-import-"))
+    try:
+        path = tmp / _upload_name(f.name)
+        with path.open("wb") as out:
+            for chunk in f.chunks():
+                out.write(chunk)
+        docs = exports.read_format(pr, path, fmt)
+        rep = transfer.import_docs(pr, docs, user, f.name,
+                                   create_units=request.POST.get("create") == "on")
+        messages.success(request, f"imported {rep.units} units as {who}'s annotations"
+                         + (f"; kept {len(rep.skipped)} units that already had "
+                            f"annotations: " + "; ".join(rep.lines()[:5]) if rep.skipped else ""))
+    except InvalidInput as e:
+        messages.error(request, "nothing imported: " + "; ".join(
+            str(x) for x in e.problems[:8]))
+    except (ValueError, transfer.ImportRefused) as e:
+        messages.error(request, f"nothing imported: {e}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _dataset(request, pr):
+    from . import transfer
+    try:
+        ds, rep = transfer.make_dataset(pr, request.POST.get("phase", ""),
+                                        request.POST.get("slug", ""), request.user,
+                                        request.POST.get("task") or None)
+        messages.success(request, f"dataset {ds} made from the gold of {rep.units} units"
+                         + (f" ({len(rep.skipped)} left out: "
+                            + "; ".join(rep.lines()[:5]) + ")" if rep.skipped else ""))
+    except ValueError as e:
+        messages.error(request, str(e))
