@@ -254,9 +254,9 @@ def match_spans(a: Sequence[tuple], b: Sequence[tuple], mode: str = "exact"
     first (then by position, then index), moving earlier pairs only when that frees
     a partner (augmenting paths): the same input always gives the same pairs.
 
-    >>> a = [(0, 10, "D", ""), (0, 3, "D", "")]
+    >>> a = [(0, 10, "D", ""), (4, 6, "D", "")]
     >>> b = [(2, 5, "D", ""), (8, 12, "D", "")]
-    >>> match_spans(a, b, "partial")       # a greedy first-come rule would match only one
+    >>> match_spans(a, b, "partial")       # first choices kept for good would match one
     [(0, 1), (1, 0)]
     """
     if mode not in SPAN_MODES:
