@@ -82,5 +82,6 @@ def redocred_docs(shared_data, count=3) -> list[Doc]:
                 first.setdefault(e, sid)
                 spans.append(Span(b, end, d.types[e], f"e{e}", sid))
         rels = [Relation(first[h], first[t], r) for h, t, r in sorted(d.labels)]
-        docs.append(Doc(title, d.text, spans, rels))
+        sentences = [d.token_span(i, 0, len(toks)) for i, toks in enumerate(d.sentences) if toks]
+        docs.append(Doc(title, d.text, spans, rels, sentences))
     return docs, ref
