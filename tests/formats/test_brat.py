@@ -8,7 +8,7 @@ import pytest
 
 from shareval.formats.brat import read_brat, write_ann, write_brat
 from shareval.formats.errors import Problems
-from shareval.formats.standoff import Doc, Span, annotation_key
+from shareval.formats.standoff import Doc, annotation_key
 
 from .annotated_docs import empty_doc, plain_doc, rcc_docs, rich_doc
 

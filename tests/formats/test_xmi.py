@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from shareval.formats.errors import Problems
-from shareval.formats.standoff import Doc, Span, annotation_key
+from shareval.formats.standoff import annotation_key
 from shareval.formats.xmi import NAMED_ENTITY, TYPESYSTEM, XMI_ID, read_xmi, write_xmi
 
 from .annotated_docs import empty_doc, plain_doc, rcc_docs, rich_doc
