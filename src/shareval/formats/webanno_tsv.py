@@ -316,6 +316,7 @@ class _TsvReader:
                      and c.feature.startswith("BT_")), None)
         known = set(ne.values()) | set(rel.values())
         spans: dict[tuple, list] = {}
+        at: dict[tuple, set[str]] = {}          # the token addresses each span is on
         for k, (number, address, _, _, _, cells) in enumerate(rows):
             self._unknown(number, cells, known)
             if k not in placed:
@@ -336,6 +337,7 @@ class _TsvReader:
                     continue
                 n_id = v[1] if v[1] is not None else t[1]
                 key = ("id", n_id) if n_id is not None else ("tok", address, j)
+                at.setdefault(key, set()).add(address)
                 label, target = _null(v[0]), _null(t[0])
                 if key not in spans:
                     spans[key] = [b, e, label, target, number]
@@ -349,9 +351,9 @@ class _TsvReader:
         ids = {key: str(i) for i, (key, _) in enumerate(ordered, 1)}
         doc.spans = [Span(s[0], s[1], s[2], s[3], ids[key]) for key, s in ordered]
         if base is not None:
-            self._relations(doc, rows, rel.get("label"), base, ids)
+            self._relations(doc, rows, rel.get("label"), base, ids, at)
 
-    def _relations(self, doc: Doc, rows, label_col, base_col, ids) -> None:
+    def _relations(self, doc: Doc, rows, label_col, base_col, ids, at) -> None:
         for number, address, _, _, _, cells in rows:
             bases = self._stack(number, cells, base_col, "BT", raw=True)
             labels = self._stack(number, cells, label_col, "label")
@@ -371,8 +373,9 @@ class _TsvReader:
                     ("tok", m.group(1), 0)
                 dep = ("id", int(m.group(3))) if m.group(3) and m.group(3) != "0" else \
                     ("tok", address, 0)
-                if gov not in ids or dep not in ids:
-                    self.add(number, "BT", f"{item!r}: no {'governor' if gov not in ids else 'dependent'} "
+                gov_ok = gov in ids and m.group(1) in at[gov]
+                if not gov_ok or dep not in ids or address not in at[dep]:
+                    self.add(number, "BT", f"{item!r}: no {'dependent' if gov_ok else 'governor'} "
                                            f"span there")
                     continue
                 label = _null(labels[j][0]) if labels else ""

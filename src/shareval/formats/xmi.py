@@ -21,6 +21,7 @@ the member file, the annotation's line in it (from the XML) and xmi:id, and the 
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from io import BytesIO
 from pathlib import Path, PurePosixPath
@@ -186,6 +187,13 @@ def _read_one(data: bytes, ts, where: str, name: str, problems: Problems,
         return None
     except TypeNotFoundError as e:
         problems.fatal(where, None, "type", f"{e} in the type system")
+        return None
+    except KeyError as e:                       # a reference to an xmi:id the file lacks
+        ref = str(e.args[0]) if e.args else "?"
+        at = re.search(rf'="(?:[^"]* )?{re.escape(ref)}(?: [^"]*)?"'.encode(), data)
+        problems.fatal(where, None if at is None else data.count(b"\n", 0, at.start()) + 1,
+                       "xmi:id", f"an annotation points to xmi:id {ref}, which the file "
+                                 f"does not hold")
         return None
     except Exception as e:
         problems.fatal(where, None, "xmi", f"not a UIMA CAS XMI document ({e})")
