@@ -27,14 +27,25 @@ def formats_of(project: Project) -> list[tuple[str, str]]:
     return [(f, FORMATS[f]) for f in OF_KIND[project.kind]]
 
 
+SUFFIX = {"xmi": ".zip", "webanno": ".zip", "brat": ".zip", "svident": ".tsv", "rcc": ""}
+
+
 def write_format(project: Project, docs, fmt: str, dest: Path) -> Path:
-    """Write ``docs`` in ``fmt`` under the folder ``dest``; the path written (a file or
-    a folder)."""
+    """Write ``docs`` in ``fmt`` as ``dest`` (plus the format's suffix): a zip, a TSV, an
+    RCC gold folder, or a Re-DocRED folder (documents and relations.json); the path
+    written."""
+    from shareval.formats.kbp import DOCUMENTS
     from shareval.formats.transfer_io import write_export
     if fmt not in OF_KIND[project.kind]:
         raise ValueError(f"a {project.get_kind_display()} project exports "
                          f"{', '.join(OF_KIND[project.kind])}, not {fmt}")
-    return write_export(docs, fmt, Path(dest))
+    dest = Path(dest)
+    if fmt == "redocred":
+        dest.mkdir(parents=True, exist_ok=True)
+        relations = {r: r for r in project.schema.get("relations") or []} or None
+        write_export(docs, fmt, dest / DOCUMENTS, relations)
+        return dest
+    return write_export(docs, fmt, dest.with_name(dest.name + SUFFIX[fmt]))
 
 
 def export_archive(project: Project, docs, fmt: str) -> tuple[Path, Path]:

@@ -213,7 +213,7 @@ def make_dataset(project: Project, phase_slug: str, slug: str, by, task_slug: st
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    ref = write_format(project, docs, fmt, dest)
+    ref = write_format(project, docs, fmt, dest / "reference")
     with transaction.atomic():
         ds = Dataset.objects.create(phase=phase, task=task, slug=slug,
                                     title=title or f"{project.title} (gold)",
