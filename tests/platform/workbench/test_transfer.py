@@ -192,4 +192,4 @@ def test_views_export_import_and_dataset(world, client, tmp_path):
                                    task_name="rcc-mentions")
     r = client.post(base, {"what": "dataset", "phase": "dev", "slug": "made", "task": "mentions"},
                     follow=True)
-    assert "dataset dev/made made from the gold of 1 units (1 left out" in r.content.decode()
+    assert "dataset dev/made made from the gold of 2 units" in r.content.decode()
