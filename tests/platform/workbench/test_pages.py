@@ -78,3 +78,66 @@ def test_an_annotator_cannot_post_organizer_forms(world, client):
     before = Assignment.objects.count()
     client.post(url(world, "gold/"), {"what": "assign", "users": "ann1", "per_unit": "2"})
     assert Assignment.objects.count() == before
+
+
+def _upload(name, data: bytes):
+    import io
+    f = io.BytesIO(data)
+    f.name = name
+    return f
+
+
+def _zip(files: dict) -> bytes:
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for n, d in files.items():
+            z.writestr(n, d)
+    return buf.getvalue()
+
+
+def test_organizer_creates_a_project_from_uploads(world, client):
+    import json
+    client.force_login(world["org"])
+    texts = _zip({"11.json": json.dumps({"abstract": "A.", "reduced_content": "We use ALLBUS."}),
+                  "12.txt": "No data here."})
+    catalog = json.dumps({"7": "ALLBUS 2010", "8": "ALLBUS 2012"})
+    cites = json.dumps([{"publication_id": 11, "data_set_id": 7}])
+    r = client.post(url(world), {"title": "Uploaded", "slug": "up", "kind": "rcc-pairs",
+                                 "per_unit": "2", "codebook": "Be *careful*.",
+                                 "texts": _upload("t.zip", texts),
+                                 "catalog": _upload("c.json", catalog.encode()),
+                                 "citations": _upload("d.json", cites.encode())}, follow=True)
+    page = r.content.decode()
+    assert "project Uploaded: 1 units, 0 suggestions, 2 entries in 1 families" in page
+    pr = world["comp"].workbench_projects.get(slug="up")
+    (unit,) = pr.units.all()
+    assert unit.key == "11|7" and unit.text == "A.\n\nWe use ALLBUS." and pr.per_unit == 2
+    assert not pr.suggestions
+
+
+@pytest.mark.parametrize("fields,files,message", [
+    ({"slug": "Bad Slug", "kind": "svident"}, {}, "slug: lower-case"),
+    ({"slug": "x", "kind": "rcc-pairs"}, {"catalog": b"{}"}, "needs the file(s): texts"),
+    ({"slug": "x", "kind": "rcc-pairs"}, {"texts": {"../evil.txt": "x"}, "catalog": b"{}"},
+     "t.zip"),
+    ({"slug": "x", "kind": "rcc-pairs"}, {"texts": {"a b.txt": "x"}, "catalog": b"{}"},
+     "named by its publication id"),
+    ({"slug": "x", "kind": "svident"}, {"sentences": b"sentence\tuuid\nHello\t\n"},
+     "sentences.tsv:2: uuid: missing"),
+])
+def test_bad_uploads_make_no_project(world, client, fields, files, message):
+    client.force_login(world["org"])
+    data = {"title": "T", **fields}
+    for k, v in files.items():
+        data[k] = _upload("t.zip" if k == "texts" else f"{k}.bin",
+                          _zip(v) if isinstance(v, dict) else v)
+    r = client.post(url(world), data, follow=True)
+    assert message in r.content.decode()
+    assert not world["comp"].workbench_projects.filter(slug="x").exists()
+
+
+def test_only_organizers_create(world, client):
+    client.force_login(world["ann"][0])
+    assert client.post(url(world), {"slug": "z", "kind": "svident"}).status_code == 404

@@ -23,10 +23,22 @@ from .views_unit import project_of
 
 
 @login_required
-@require_GET
 def home(request, c):
     comp = eligibility.visible(request, c)
     organizer = comp.is_organizer(request.user)
+    if request.method == "POST":
+        if not organizer:
+            raise Http404("no such page")
+        from .create import CreateRefused, create_from_uploads
+        try:
+            pr, n = create_from_uploads(comp, request.user, request.POST, request.FILES)
+        except (CreateRefused, ValueError) as e:
+            messages.error(request, f"no project made: {e}")
+            return redirect("workbench-home", c=comp.slug)
+        messages.success(request, f"project {pr.title}: {n['units']} units, {n['suggestions']} "
+                                  f"suggestions, {n['entries']} entries in {n['families']} "
+                                  f"families. Assign them below.")
+        return redirect("workbench-project", c=comp.slug, p=pr.slug)
     projects = Project.objects.filter(competition=comp).order_by("pk")
     if not organizer:
         projects = [p for p in projects if not service.in_a_team(p, request.user)
