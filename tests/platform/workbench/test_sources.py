@@ -12,7 +12,7 @@ from shareval.platform.workbench import sources
     ("National Health and Nutrition Examination Survey (NHANES), 2003-2004 (NHANES) …",
      "national health and nutrition"),
     ("ANES 1952 Time Series Study", "anes time series study"),
-    ("Euro-Barometer 38.1: Consumer Protection, November 1992", "euro-barometer 38 1 consumer"),
+    ("Euro-Barometer 38.1: Consumer Protection, November 1992", "euro-barometer consumer protection november"),
     ("German General Social Survey", ""),              # no year: no family
 ])
 def test_family_key(title, family):
