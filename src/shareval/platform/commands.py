@@ -1,5 +1,5 @@
 """``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
-send-reminders, demo, rcc-study, e2e-judging.
+send-reminders, demo, rcc-study, e2e-judging, workbench.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -77,6 +77,8 @@ def add_server_parser(sub) -> None:
     add_rcc_study(cmds)
     from shareval.platform.judging.cli import add_parser as add_e2e_judging
     add_e2e_judging(cmds)
+    from shareval.platform.workbench.cli import add_parser as add_workbench
+    add_workbench(cmds)
 
 
 def _setup(args) -> None:
@@ -175,6 +177,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         _, key = ApiToken.issue(u, args.name)
         print(key)
         return 0
+    if c == "workbench":
+        from shareval.platform.workbench.cli import run as workbench
+        return workbench(args, console)
     if c == "rcc-study":
         from shareval.platform.annotation.cli import run as rcc_study
         return rcc_study(args, console)

@@ -119,6 +119,7 @@ urlpatterns = [
     path("code/<uuid:s>/", code_views.code_submission, name="code-submission"),
     path("code/<uuid:s>/rerun/", code_views.rerun, name="code-rerun"),
     path("c/<slug:c>/annotation/", include("shareval.platform.annotation.urls")),
+    path("c/<slug:c>/workbench/", include("shareval.platform.workbench.urls")),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),

@@ -1,7 +1,8 @@
-"""The unit pages of the workbench: the annotate page and its JSON (state, ops, entry
-search), and the curator's page. Only the unit's assignees and the competition's
-organizers reach them; everyone else gets the same 404 as for a unit that does not
-exist (participants never learn that a project or someone's work is there)."""
+"""The unit pages of the workbench: the annotate page and its JSON (state, ops — one
+request an action, saved as you go — and the entry search), and the curator's page.
+Only the unit's assignee in that role sees or changes it, and organizers curate;
+everyone else gets 404, as for a unit that does not exist (participants never learn
+that a project or someone's work is there)."""
 from __future__ import annotations
 
 import json
@@ -12,33 +13,22 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from shareval.platform.access import eligibility
+
 from . import service
-from .models import ANNOTATOR, CURATOR, Annotation, Assignment, Project, Unit
-
-MAX_OPS = 200          # one request is one user action (or its undo); more is a mistake
+from .models import ANNOTATOR, CURATOR, RELATION, Annotation, Assignment, Project, Unit
 
 
-def _project(c, p) -> Project:
-    return get_object_or_404(Project.objects.select_related("competition"),
-                             slug=p, competition__slug=c)
+def project_of(request, c, p) -> Project:
+    comp = eligibility.visible(request, c)
+    return get_object_or_404(Project.objects.select_related("competition"), competition=comp,
+                             slug=p)
 
 
-def _unit(c, p, unit) -> Unit:
-    return get_object_or_404(Unit.objects.select_related("project__competition"),
-                             pk=unit, project__slug=p, project__competition__slug=c)
-
-
-def _organizer(project: Project, user) -> bool:
-    return project.competition.is_organizer(user)
-
-
-def _assignment(request, u: Unit, *, create_curator: bool = False) -> Assignment:
-    """The requester's own assignment of ``u`` in the role the page asks for (?as=curator),
-    else 404. An organizer curates any unit: their curator assignment is made on first use."""
-    role = CURATOR if request.GET.get("as") == CURATOR or create_curator else ANNOTATOR
-    a = Assignment.objects.filter(unit=u, user=request.user, role=role).first()
-    if a is None and role == CURATOR and _organizer(u.project, request.user):
-        a, _ = Assignment.objects.get_or_create(unit=u, user=request.user, role=CURATOR)
+def assignment(request, c, p, unit, role: str | None = None) -> Assignment:
+    project = project_of(request, c, p)
+    role = role or (CURATOR if request.GET.get("as") == CURATOR else ANNOTATOR)
+    a = service.assignment_for(project, unit, request.user, role)
     if a is None:
         raise Http404("no such unit")
     return a
@@ -46,21 +36,53 @@ def _assignment(request, u: Unit, *, create_curator: bool = False) -> Assignment
 
 def _page(request) -> int:
     try:
-        return max(0, int(request.GET.get("page", 0)))
+        return max(0, int(request.GET.get("page", "0")))
     except ValueError:
         return 0
 
 
-def _progress(a: Assignment) -> tuple[int, int]:
-    """("unit k of n") among the user's assignments of the project in the same role."""
-    mine = list(Assignment.objects.filter(unit__project=a.unit.project, user=a.user,
-                                          role=a.role).values_list("pk", flat=True))
-    return (mine.index(a.pk) + 1 if a.pk in mine else 0), len(mine)
+@login_required
+@require_GET
+def state(request, c, p, unit):
+    return JsonResponse(service.unit_state(assignment(request, c, p, unit), _page(request)))
+
+
+@login_required
+@require_POST
+def ops(request, c, p, unit):
+    a = assignment(request, c, p, unit)
+    try:
+        body = json.loads(request.body.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        return JsonResponse({"error": f"the request is not JSON ({e})", "op": None,
+                             "field": "body"}, status=400)
+    if not isinstance(body, dict):
+        return JsonResponse({"error": "expected an object {version, ops}", "op": None,
+                             "field": "body"}, status=400)
+    try:
+        out = service.apply_ops(a, request.user, body.get("version"), body.get("ops"),
+                                _page(request))
+    except service.Conflict as e:
+        return JsonResponse({"error": str(e), "version": e.version}, status=409)
+    except service.BadOp as e:
+        return JsonResponse({"error": str(e), "op": e.index, "field": e.field}, status=400)
+    return JsonResponse(out)
+
+
+@login_required
+@require_GET
+def entries(request, c, p):
+    project = project_of(request, c, p)
+    if not (service.may_organize(project, request.user)
+            or (not service.in_a_team(project, request.user)
+                and project.units.filter(assignments__user=request.user).exists())):
+        raise Http404("no such project")
+    return JsonResponse({"entries": service.search_entries(project, request.GET.get("q", "")[:200])})
 
 
 def _urls(a: Assignment) -> dict:
-    u, p = a.unit, a.unit.project
-    args = [p.competition.slug, p.slug, u.pk]
+    u, pr = a.unit, a.unit.project
+    args = [pr.competition.slug, pr.slug, u.pk]
     role = "?as=curator" if a.role == CURATOR else ""
     return {"state": reverse("workbench-state", args=args) + role,
             "ops": reverse("workbench-ops", args=args) + role,
@@ -68,94 +90,59 @@ def _urls(a: Assignment) -> dict:
             "project": reverse("workbench-project", args=args[:2])}
 
 
-def _context(a: Assignment, request) -> dict:
-    u, p = a.unit, a.unit.project
-    at, of = _progress(a)
-    return {"comp": p.competition, "project": p, "unit": u, "assignment": a,
-            "urls": _urls(a), "at": at, "of": of, "start_page": _page(request),
-            "organizer": _organizer(p, request.user)}
+def _context(request, a: Assignment) -> dict:
+    pr = a.unit.project
+    mine = list(Assignment.objects.filter(user=a.user, role=a.role, unit__project=pr)
+                .values_list("unit_id", flat=True))
+    return {"comp": pr.competition, "project": pr, "pr": pr, "a": a, "assignment": a,
+            "unit": a.unit, "urls": _urls(a), "start_page": _page(request),
+            "at": mine.index(a.unit_id) + 1, "of": len(mine), "curator": a.role == CURATOR}
 
 
 @login_required
 @require_GET
-def unit_page(request, c, p, unit):
-    u = _unit(c, p, unit)
+def page(request, c, p, unit):
+    """The unit's annotation page (its text, suggestions and tools: static/workbench/).
+    An organizer without an assignment of the unit lands on its curator's page."""
     try:
-        a = _assignment(request, u)
+        a = assignment(request, c, p, unit)
     except Http404:
-        if _organizer(u.project, request.user):     # organizers look at a unit as its curator
-            return redirect("workbench-curate", c=c, p=p, unit=u.pk)
+        pr = project_of(request, c, p)
+        if service.may_organize(pr, request.user) and pr.units.filter(pk=unit).exists():
+            return redirect("workbench-curate", c=c, p=p, unit=unit)
         raise
-    return render(request, "workbench/unit.html", _context(a, request))
-
-
-@login_required
-@require_GET
-def unit_state(request, c, p, unit):
-    a = _assignment(request, _unit(c, p, unit))
-    return JsonResponse(service.unit_state(a, page=_page(request)))
-
-
-def _bad(message: str, field: str = "body", op=None, status: int = 400) -> JsonResponse:
-    return JsonResponse({"error": message, "op": op, "field": field}, status=status)
-
-
-@login_required
-@require_POST
-def unit_ops(request, c, p, unit):
-    """One save: {"version": n, "ops": [...], "page": k}. 409 when the assignment moved
-    on since version n (nothing of this request is applied), 400 naming the bad op."""
-    a = _assignment(request, _unit(c, p, unit))
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError) as e:
-        return _bad(f"the request body is not JSON: {e}")
-    if not isinstance(body, dict):
-        return _bad("the request body must be a JSON object")
-    version, ops = body.get("version"), body.get("ops")
-    if not isinstance(version, int) or isinstance(version, bool):
-        return _bad("version must be the integer the page loaded", "version")
-    if not isinstance(ops, list) or not ops or len(ops) > MAX_OPS:
-        return _bad(f"ops must be a list of 1 to {MAX_OPS} operations", "ops")
-    try:
-        state = service.apply_ops(a, request.user, version, ops, page=_page(request))
-    except service.Conflict as e:
-        return JsonResponse({"error": str(e), "version": e.version}, status=409)
-    except service.BadOp as e:
-        return _bad(str(e), e.field, e.index)
-    return JsonResponse(state)
-
-
-@login_required
-@require_GET
-def entries(request, c, p):
-    project = _project(c, p)
-    if not (Assignment.objects.filter(unit__project=project, user=request.user).exists()
-            or _organizer(project, request.user)):
-        raise Http404("no such project")
-    q = request.GET.get("q", "").strip()[:200]
-    return JsonResponse({"entries": service.search_entries(project, q, limit=20)})
+    if a.role == CURATOR:
+        return _curate_page(request, a)
+    return render(request, "workbench/unit.html", _context(request, a))
 
 
 def _annotators(u: Unit) -> list[dict]:
-    """Each annotator's work on ``u`` for the side-by-side view (the whole unit, not a page:
-    the curator compares lists; the text page shows the gold being made)."""
+    """Each annotator's work on ``u``, the whole unit (the curator compares lists; the
+    text shows the gold being made a page at a time)."""
     out = []
     for a in (Assignment.objects.filter(unit=u, role=ANNOTATOR).select_related("user")
               .order_by("user__username")):
         rows = [{"id": x.pk, "kind": x.kind, "begin": x.begin, "end": x.end, "label": x.label,
                  "target": x.target, "value": x.value, "origin": x.origin,
                  "quote": u.text[x.begin:x.end] if x.begin is not None else ""}
-                for x in Annotation.objects.filter(assignment=a).exclude(kind="relation")]
+                for x in Annotation.objects.filter(assignment=a).exclude(kind=RELATION)]
         out.append({"user": a.user.username, "status": a.status, "annotations": rows})
     return out
 
 
 @login_required
 @require_GET
-def curate_page(request, c, p, unit):
-    u = _unit(c, p, unit)
-    a = _assignment(request, u, create_curator=True)
-    ctx = _context(a, request)
-    ctx["annotators"] = _annotators(u)
+def curate(request, c, p, unit):
+    """The curator's page: the annotators side by side and the gold. The unit's curator,
+    or an organizer (whose curator assignment is made on first visit)."""
+    pr = project_of(request, c, p)
+    u = get_object_or_404(Unit, pk=unit, project=pr)
+    if service.may_organize(pr, request.user) and not service.in_a_team(pr, request.user):
+        Assignment.objects.get_or_create(unit=u, user=request.user, role=CURATOR)
+    return _curate_page(request, assignment(request, c, p, unit, role=CURATOR))
+
+
+def _curate_page(request, a: Assignment):
+    ctx = _context(request, a)
+    ctx["annotators"] = _annotators(a.unit)
     return render(request, "workbench/curate.html", ctx)
