@@ -13,8 +13,8 @@
   };
   const key = x => x.kind === "answer" ? `answer|${x.label}|${x.value}`
     : `${x.kind}|${x.begin}|${x.end}|${x.label}|${x.target || ""}`;
-  const everyone = new Map();
-  people.forEach(p => p.annotations.forEach(x => everyone.set(key(x), (everyone.get(key(x)) || 0) + 1)));
+  const everyone = new Map();         // key -> how many annotators have it (not rows)
+  people.forEach(p => new Set(p.annotations.map(key)).forEach(k => everyone.set(k, (everyone.get(k) || 0) + 1)));
   let rows = [], at = -1;
 
   function take(x) {
@@ -43,8 +43,8 @@
         const words = x.kind === "answer" ? `${x.label}: ${x.value}` : `“${x.quote}” ${x.label}` +
           (x.target ? ` → ${x.target}` : "");
         li.append(el("span", {}, words));
-        if (!shared) li.append(el("span", {class: "tag"}, `only ${everyone.get(key(x))} of ${people.length}`));
-        if (gold.has(key(x))) li.append(el("span", {class: "tag"}, "in gold"));
+        if (!shared) li.append(el("span", {class: "tag"}, `${everyone.get(key(x))} of ${people.length} annotators`));
+        if (gold.has(key(x))) li.append(el("span", {class: "tag gold"}, "in the gold"));
         else {
           const b = el("button", {type: "button", class: "take"}, "Take");
           b.onclick = () => take(x);

@@ -89,9 +89,14 @@
     S.suggestions.filter(x => x.verdict === null && onPage(x)).forEach(x =>
       add("s" + x.id, x, {fill: "#f0a020", fillOpacity: 0.22, underlineStyle: "dashed",
                           underlineColor: "#b86e00", underlineThickness: 2}));
-    const colour = {manual: "#3a7bd5", suggestion: "#2e9d4f", family: "#8e5bd1"};
+    // a family copy sits on the span it was copied from: underlined, not filled, so the
+    // two stay readable where they overlap
+    const colour = {manual: "#3a7bd5", suggestion: "#2e9d4f"};
     S.annotations.filter(x => x.kind === "span" && onPage(x)).forEach(x =>
-      add("a" + x.id, x, {fill: colour[x.origin] || "#6b7785", fillOpacity: 0.3}));
+      add("a" + x.id, x, x.origin === "family"
+        ? {fill: "#8e5bd1", fillOpacity: 0.08, underlineStyle: "dotted", underlineColor: "#8e5bd1",
+           underlineThickness: 2, underlineOffset: 2}
+        : {fill: colour[x.origin] || "#6b7785", fillOpacity: 0.3}));
     annotator.setAnnotations(list, true);
   }
 
@@ -151,10 +156,9 @@
       $("wb-saving").textContent = "";
       if (r.status === 409) {
         blocked = true;
-        return say("This unit was saved elsewhere (another tab or another person) since " +
-                   "this page loaded. Your last change was not saved and nothing was " +
-                   "overwritten: reload to see the saved version. " + (body.error || ""),
-                   "error conflict", true);
+        return say("Your last change was not saved: " + (body.error ||
+                   "this unit was saved elsewhere since this page loaded; reload to see it, " +
+                   "nothing was overwritten") + ".", "error conflict", true);
       }
       if (!r.ok) return say(`Not saved: ${body.error || r.status}` +
                             (body.field ? ` (${body.field})` : ""));
@@ -223,7 +227,7 @@
       yes.onclick = ev => { ev.stopPropagation(); verdict(x, true); };
       no.onclick = ev => { ev.stopPropagation(); verdict(x, false); };
       acts.append(yes, no);
-      li.append(acts);
+      li.prepend(acts);
     } else {
       li.classList.add("origin-" + x.origin);
       li.append(" ", el("span", {class: "origin"}, ORIGIN[x.origin] || x.origin));
@@ -237,7 +241,7 @@
       const d = el("button", {type: "button"}, "delete");
       d.onclick = ev => { ev.stopPropagation(); remove(x); };
       acts.append(d);
-      li.append(acts);
+      li.prepend(acts);
     }
     li.onclick = () => setCur({t, id: x.id});
     return li;
@@ -350,6 +354,8 @@
     page = S.unit.page;
     history.replaceState(null, "", url(location.href, {page}));
     render();
+    const first = nextPending(null);          // a new page starts at its first open suggestion
+    if (first && !find(cur)) setCur({t: "s", id: first.id}, false);
   }
 
   // ---- linking: search the project's entries (titles, labels, questions)
@@ -360,7 +366,9 @@
     const x = anns().find(a => a.id === id);
     $("wb-linking").textContent = x ? `Link “${quote(x)}” to:` : "";
     search.focus();
-    if (x && !search.value) { search.value = quote(x); lookUp(); }
+    hits = [];
+    paintHits();
+    if (x) { search.value = quote(x); lookUp(); }       // the words themselves find most entries
   }
   async function lookUp() {
     const n = ++asked;
@@ -391,6 +399,9 @@
          () => { setCur({t: "a", id: x.id}, false); });
     linking = null;
     $("wb-linking").textContent = "";
+    search.value = "";
+    hits = [];
+    paintHits();
     search.blur();
   }
   search.addEventListener("input", () => { clearTimeout(timer); timer = setTimeout(lookUp, 150); });
@@ -445,8 +456,5 @@
   // curate.js works through this: the same saves, undo and state
   window.workbench = {send, watch: f => { watchers.push(f); if (S) f(S); },
                       state: () => S, setCur};
-  load(page).then(() => {
-    const first = S && nextPending(null);
-    if (first && !cur) setCur({t: "s", id: first.id}, false);
-  });
+  load(page);
 })();
