@@ -297,6 +297,13 @@ def test_svident_question_and_ranked_variables(browser, world):
     assert ("is_variable", "yes", "") in answers
     assert ("variable", "yes", "v-life") in answers
     assert p.is_checked("#wb-q0-yes")
+    assert "Life satisfaction" in p.inner_text("#wb-annotations")
+    ann.press("/")                               # a variable no system proposed
+    p.keyboard.type("work")
+    p.wait_for_selector("#wb-results li.now >> text=Satisfaction with work")
+    ann.saved(ann.press("Enter"))
+    answers = {(a["label"], a["target"], a["origin"]) for a in ann.state()["annotations"]}
+    assert ("variable", "v-work", "manual") in answers
     p.screenshot(path=str(shots() / "wb-svident.png"), full_page=True)
     ann.no_csp_violation()
 

@@ -184,7 +184,8 @@
 
   // ---- the side lists
   const sugg = () => S.suggestions;
-  const anns = () => S.annotations.filter(x => x.kind !== "answer" && x.kind !== "relation");
+  // spans and sentence-level links (an answer with a target); yes/no answers are the radios
+  const anns = () => S.annotations.filter(x => x.kind === "span" || (x.kind === "answer" && x.target));
   const items = () => [...sugg().map(x => ({t: "s", id: x.id, x})),
                        ...anns().map(x => ({t: "a", id: x.id, x}))];
   const find = c => c && items().find(i => i.t === c.t && i.id === c.id);
@@ -393,9 +394,13 @@
     const h = hits[pick];
     if (!h) return;
     const id = linking ?? (cur && cur.t === "a" ? cur.id : null);
-    const x = anns().find(a => a.id === id);
-    if (!x) return say("Pick a span first: select words, or move to one with j/k and press l.", "info");
-    send([{op: "link", id: x.id, target: h.key}], [{op: "link", id: x.id, target: x.target || ""}],
+    const x = anns().find(a => a.id === id && a.kind === "span");
+    if (!x && S.schema.link === "vocabulary") {       // SV-Ident: the sentence links a variable
+      send([{op: "add", kind: "answer", label: (S.schema.labels || [""])[0], target: h.key}],
+           res => [{op: "delete", id: res.created[0]}]);
+    } else if (!x) {
+      return say("Pick a span first: select words, or move to one with j/k and press l.", "info");
+    } else send([{op: "link", id: x.id, target: h.key}], [{op: "link", id: x.id, target: x.target || ""}],
          () => { setCur({t: "a", id: x.id}, false); });
     linking = null;
     $("wb-linking").textContent = "";
