@@ -292,6 +292,11 @@ def test_svident_question_and_ranked_variables(browser, world):
     ann.saved(ann.press("y"))
     ann.saved(ann.press("a"))                   # the best variable
     ann.saved(ann.press("r"))                   # the next
+    v = ann.press("u")                          # undone: undecided again (two saves)
+    p.wait_for_function("v => window.workbench.state().version > v + 1", arg=v)
+    assert p.locator("#wb-suggestions li.rejected").count() == 0
+    p.click("#wb-suggestions li.open >> nth=0")
+    ann.saved(ann.press("r"))
     st = ann.state()
     answers = {(a["label"], a["value"], a["target"]) for a in st["annotations"]}
     assert ("is_variable", "yes", "") in answers

@@ -176,6 +176,7 @@
   function undoLast() {
     const ops = undo.pop();
     if (!ops) return say("Nothing to undo.", "info");
+    if (ops.chain) return send(ops.chain, null, res => send(ops.then(res), null, null, true), true);
     const fixed = ops.map(o => o.id ? Object.assign({}, o, {id: mapId(o.id)}) : o);
     const old = fixed.find(o => o.op === "add" && o.was);
     send(fixed.map(o => { const c = Object.assign({}, o); delete c.was; return c; }), null,
@@ -324,8 +325,12 @@
   // ---- actions
   function verdict(x, accepted) {
     const before = x.verdict;
-    send([{op: "verdict", suggestion: x.id, accepted}],
-         [{op: "verdict", suggestion: x.id, accepted: before}],
+    // no op clears a verdict; deleting the annotation an accept made does (service.py),
+    // so an undecided suggestion is restored by accept-then-delete
+    const drop = res => [{op: "delete", id: res.created[0]}];
+    const inverse = before !== null ? [{op: "verdict", suggestion: x.id, accepted: before}]
+      : accepted ? drop : {chain: [{op: "verdict", suggestion: x.id, accepted: true}], then: drop};
+    send([{op: "verdict", suggestion: x.id, accepted}], inverse,
          () => { const n = nextPending(x.id); if (n) setCur({t: "s", id: n.id}); });
   }
   function remove(x) {
