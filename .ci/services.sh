@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs (apt) and starts the servers the test suite uses, on 127.0.0.1 only:
 # PostgreSQL 15, Redis, Debian's chromium for the browser tests and bubblewrap
-# (bwrap) for the code-submission sandbox.
+# (bwrap) for the code-submission sandbox, npm for the workbench's text-annotation component.
 # Prints the environment variables to export.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -9,6 +9,7 @@ need=()
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v bwrap >/dev/null || need+=(bubblewrap)      # the code-submission sandbox
 [ -x /usr/bin/chromium ] || need+=(chromium)
+command -v npm >/dev/null || need+=(npm)               # make vendor: the annotation component
 [ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
 fc-list 2>/dev/null | grep -qi dejavu || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -gt 0 ]; then
