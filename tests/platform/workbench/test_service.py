@@ -278,3 +278,17 @@ def test_curator_sees_annotators_side_by_side_and_takes_with_a_trail(world):
         service.apply_ops(a2, a2.user, 1, [{"op": "add", "kind": "span", "begin": 0, "end": 3,
                                             "source": x}])
     assert "others" not in service.unit_state(a1)
+
+
+def test_accepting_a_suggestion_already_marked_by_hand_keeps_one_annotation(world):
+    pr = pairs_project(world)
+    unit = pr.units.get(key="p2|9")
+    s = Suggestion.objects.create(unit=unit, begin=4, end=16, label="dataset", target="9",
+                                  score=0.9, source="x")
+    a = _a(pr, world["ann"][0], "p2|9")
+    service.apply_ops(a, a.user, 0, [{"op": "add", "kind": "span", "begin": 4, "end": 16,
+                                      "target": "9"}])
+    out = service.apply_ops(a, a.user, 1, [{"op": "verdict", "suggestion": s.pk,
+                                            "accepted": True}])
+    (ann,) = out["annotations"]
+    assert ann["origin"] == SUGGESTED and ann["suggestion"] == s.pk

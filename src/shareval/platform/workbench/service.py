@@ -453,7 +453,13 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         Verdict.objects.update_or_create(assignment=a, suggestion=s,
                                          defaults={"accepted": accepted})
         made = None
-        if accepted and not old.exists():
+        same = a.annotations.filter(kind=s.kind, begin=s.begin, end=s.end, target=s.target,
+                                    suggestion=None).first() if accepted else None
+        if accepted and not old.exists() and same is not None:
+            same.origin, same.suggestion = SUGGESTED, s    # marked by hand first: one row
+            same.save(update_fields=["origin", "suggestion"])
+            made = same.pk
+        elif accepted and not old.exists():
             ann = Annotation.objects.create(
                 assignment=a, kind=s.kind, begin=s.begin, end=s.end,
                 label=s.label or (project.schema.get("labels") or [""])[0], target=s.target,

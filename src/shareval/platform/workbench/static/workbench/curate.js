@@ -41,7 +41,7 @@
         const li = el("li", {class: (shared ? "agreed" : "differs") + (gold.has(key(x)) ? " in-gold" : ""),
                              "data-key": key(x)});
         const words = x.kind === "answer" ? `${x.label}: ${x.value}` : `“${x.quote}” ${x.label}` +
-          (x.target ? ` → ${x.target}` : "");
+          (x.target ? ` → ${x.target_title || x.target}` : "");
         li.append(el("span", {}, words));
         if (!shared) li.append(el("span", {class: "tag"}, `${everyone.get(key(x))} of ${people.length} annotators`));
         if (gold.has(key(x))) li.append(el("span", {class: "tag gold"}, "in the gold"));
