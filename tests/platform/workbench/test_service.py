@@ -292,3 +292,12 @@ def test_accepting_a_suggestion_already_marked_by_hand_keeps_one_annotation(worl
                                             "accepted": True}])
     (ann,) = out["annotations"]
     assert ann["origin"] == SUGGESTED and ann["suggestion"] == s.pk
+
+
+def test_a_pair_span_without_link_is_coded_for_the_pair_s_family(world):
+    pr = pairs_project(world)
+    u = world["ann"][0]
+    a1, a2 = _a(pr, u, "p1|1"), _a(pr, u, "p1|2")
+    service.apply_ops(a1, u, 0, [{"op": "add", "kind": "span", "begin": 11, "end": 15}])
+    (copy,) = a2.annotations.all()
+    assert (copy.begin, copy.end, copy.target, copy.origin) == (11, 15, "2", FAMILY)

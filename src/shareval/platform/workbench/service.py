@@ -293,10 +293,11 @@ def _propagate(a: Assignment, ann: Annotation) -> list[Annotation]:
     """RCC coded one member of a data set family for all members cited in the same
     publication: copy a linked span to each other member the publication cites (its
     pair units of this annotator, or the members listed in the unit's ``cited``)."""
-    if ann.kind != SPAN or not ann.target or ann.origin == FAMILY:
-        return []
     unit, project = a.unit, a.unit.project
-    members = _family_members(project, ann.target)
+    target = ann.target or unit.meta.get("data_set_id", "")   # a pair's span: its data set
+    if ann.kind != SPAN or not target or ann.origin == FAMILY:
+        return []
+    members = _family_members(project, target)
     if not members:
         return []
     copies = []
