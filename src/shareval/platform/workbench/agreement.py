@@ -70,7 +70,8 @@ def _done_work(project, round) -> dict:
             .order_by("begin", "end", "label", "target", "pk"))
     for pk, kind, begin, end, label, target, value in rows:
         c = coded[pk]
-        if kind == SPAN:
+        if kind == SPAN:           # a pair's span without a link: the pair's data set
+            target = target or shared[pk].unit.meta.get("data_set_id", "")
             c["spans"].append((begin, end, label, target))
             if target:
                 c["links"].add(target)

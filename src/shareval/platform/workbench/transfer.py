@@ -34,10 +34,13 @@ class Report:
         return [f"{k}: {why}" for k, why in self.skipped.items()]
 
 
-def _key(a: Annotation) -> tuple:
+def _key(a: Annotation, pair: str = "") -> tuple:
+    """What makes two annotators' annotations the same (a pair's span without a link is
+    linked to the pair's data set)."""
     if a.kind == RELATION:
-        return (a.kind, a.label, _key(a.head), _key(a.tail))
-    return (a.kind, a.begin, a.end, a.label, a.target, a.value)
+        return (a.kind, a.label, _key(a.head, pair), _key(a.tail, pair))
+    return (a.kind, a.begin, a.end, a.label, a.target or (pair if a.kind == SPAN else ""),
+            a.value)
 
 
 def unit_gold(unit: Unit) -> tuple[list[Annotation] | None, str]:
@@ -48,7 +51,8 @@ def unit_gold(unit: Unit) -> tuple[list[Annotation] | None, str]:
     done = list(unit.assignments.filter(role=ANNOTATOR, status=DONE).select_related("user"))
     if not done:
         return None, "not finished by anyone"
-    sets = [sorted(_key(a) for a in x.annotations.select_related("head", "tail"))
+    pair = unit.meta.get("data_set_id", "")
+    sets = [sorted(_key(a, pair) for a in x.annotations.select_related("head", "tail"))
             for x in done]
     if any(s != sets[0] for s in sets[1:]):
         return None, f"needs curation ({len(done)} annotators disagree)"
@@ -154,12 +158,10 @@ def import_docs(project: Project, docs: list[Doc], user, source: str,
 
 
 def _store_doc(a: Assignment, d: Doc) -> None:
-    pair = a.unit.meta.get("data_set_id", "")
     made = {}
     for s in d.spans:
-        target = "" if s.target == pair else s.target
         made[s.id or id(s)] = Annotation.objects.create(
-            assignment=a, kind=SPAN, begin=s.begin, end=s.end, label=s.label, target=target,
+            assignment=a, kind=SPAN, begin=s.begin, end=s.end, label=s.label, target=s.target,
             origin=IMPORTED)
     for r in d.relations:
         if r.head in made and r.tail in made:
