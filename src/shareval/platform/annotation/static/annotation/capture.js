@@ -86,6 +86,7 @@
     r.selectNodeContents(pick);
     sel.removeAllRanges();
     sel.addRange(r);
+    take();
     pick.scrollIntoView({block: "nearest"});
   };
 
@@ -99,6 +100,7 @@
       e.preventDefault();
       sel.modify("extend", e.key === "ArrowRight" ? "forward" : "backward",
                  e.ctrlKey || e.altKey ? "word" : "character");
+      take();               // now, not at the next selectionchange: Enter may follow
     } else if (e.key === "Enter" && begin.value && end.value) {
       e.preventDefault();
       kind.focus();
