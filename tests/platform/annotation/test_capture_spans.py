@@ -158,7 +158,8 @@ def test_typing_only_without_a_stored_text(rcc, texts, client):  # noqa: F811
         service.capture_span(pubs["1"], coder, "own", 0, 4)
 
 
-def test_pages_of_a_long_text_and_the_selection_on_a_later_page(rcc, tmp_path, client):  # noqa: F811
+def test_pages_of_a_long_text_and_a_selection_on_a_later_page(rcc, tmp_path,  # noqa: F811
+                                                               client):
     from shareval.platform.annotation import service
     from shareval.platform.workbench.service import pages
     d = tmp_path / "long"
