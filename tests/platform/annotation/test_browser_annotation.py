@@ -94,18 +94,12 @@ def submit_runs(stack, tmp_path, bundle):
     return gold
 
 
-def catalog_title(catalog: dict, ds_id) -> str:
-    words = str(catalog.get(str(ds_id), "")).split()
-    return " ".join(words[:10]) or f"data set {ds_id}"
-
-
 def test_rcc_phase2_walkthrough_from_sampling_to_f1(browser, demo_stack, tmp_path):
     stack, data, bundle = demo_stack
     gold = submit_runs(stack, tmp_path, bundle)
     cited: dict[str, set[str]] = {}
     for g in gold:
         cited.setdefault(str(g["publication_id"]), set()).add(str(g["data_set_id"]))
-    catalog = json.loads((data / "rcc/catalog/dataset_text_dict.json").read_text())
     out = stack.cli("server", "rcc-study", "demo", "development", "rcc-dev", "--designer", "org",
                     "--per-topic", "10", "--topics", ",".join(TOPICS), "--qualitative", "2",
                     "--texts", data / "rcc/train/texts",
@@ -121,38 +115,48 @@ def test_rcc_phase2_walkthrough_from_sampling_to_f1(browser, demo_stack, tmp_pat
     assert org.inner_text("#sample tbody").count("/ 5") == len(TOPICS)    # titled wanted: 5
     shot(org, "01-sample")
 
-    # capture: the simulated coder records each catalog citation as a titled
-    # reference (named by the catalog title) and, where the text speaks of a
-    # survey but the catalog has nothing, one untitled reference
+    # capture: the study stores the texts, so the simulated coder selects each catalog
+    # citation's first gold mention found in the text (typing its offsets, the page's
+    # keyboard fallback; test_browser_capture.py drives the mouse and the keys) as a
+    # titled reference and, where the text speaks of a survey but the catalog has
+    # nothing, the word "survey" as an untitled one
+    from shareval.platform.annotation.sources import full_text
+    mentions: dict[tuple[str, str], list[str]] = {}
+    for g in gold:
+        mentions[(str(g["publication_id"]), str(g["data_set_id"]))] = g.get("mention_list") or []
     coder = login(browser, stack, "coder")
     coder.goto(base + "work/")
     shot(coder, "02-coder-work")
     links = [a.get_attribute("href") for a in coder.query_selector_all("#work-capture a")]
     assert len(links) == 10 * len(TOPICS)
-    pub_of, shots = {}, {}
+    pub_of, shots, ref_ds = {}, {}, {}
     for k, href in enumerate(links):
         coder.goto(stack.url + href)
         pid = re.search(r"publication (\S+)", coder.inner_text("#publication")).group(1)
         pub_of[href.rstrip("/").split("/")[-1]] = pid
-        passages = [p.inner_text() for p in coder.query_selector_all(".passage")][1:] or \
-            [p.inner_text() for p in coder.query_selector_all(".passage")]   # not the opening
-        refs = [("titled", catalog_title(catalog, d)) for d in sorted(cited.get(pid, ()))]
-        if not refs and any("survey" in p.lower() for p in passages):
-            refs = [("untitled", "survey data described in the text")]
-        for kind, name in refs:
-            words = set(re.findall(r"\w{4,}", name.lower()))
-            best = max(passages, key=lambda x: len(words & set(re.findall(r"\w{4,}", x.lower()))),
-                       default=name)
+        text = full_text(data / "rcc/train/texts", pid)
+        assert coder.query_selector("#pub-text") and not coder.query_selector("#id_context")
+        refs = []
+        for d in sorted(cited.get(pid, ())):
+            at = [(text.find(m), m) for m in mentions.get((pid, d), []) if m and m in text]
+            if at:
+                refs.append(("titled", *min(at), d))
+        if not refs and "survey" in text:
+            refs = [("untitled", text.index("survey"), "survey", None)]
+        for kind, begin, words, ds in refs:
             coder.select_option("#id_kind", kind)
-            coder.fill("#id_name", name)
-            coder.fill("#id_context", best[:300])
+            coder.fill("#id_begin", str(begin))
+            coder.fill("#id_end", str(begin + len(words)))
             coder.click("#add-ref")
             coder.wait_for_selector("text=Reference recorded.")
+            if ds:
+                ref_ds[(pid, " ".join(words.split()))] = ds
         if refs and not shots.get("capture"):
             shot(coder, "03-capture")
             shots["capture"] = True
         coder.click("#finish-capture")
         coder.wait_for_selector("text=Capture of publication")
+    assert ref_ds, "no gold mention found in the texts"
 
     # topic routing: each judge declares one topic and gets only its publications
     judges = {}
@@ -176,13 +180,12 @@ def test_rcc_phase2_walkthrough_from_sampling_to_f1(browser, demo_stack, tmp_pat
         for k, href in enumerate(hrefs):
             page.goto(stack.url + href)
             pid = pub_of[href.rstrip("/").split("/")[-1]]
-            names = {catalog_title(catalog, d): d for d in cited.get(pid, ())}
             for row in page.query_selector_all("#refs tbody tr"):
                 cells = row.query_selector_all("td")
                 if len(cells) < 3:
                     continue
                 ref = cells[0].inner_text().strip()[1:]
-                ds = names.get(cells[2].inner_text().strip())
+                ds = ref_ds.get((pid, cells[2].inner_text().strip()))
                 if ds is None:
                     continue
                 title_ids[ref] = ds

@@ -1,6 +1,8 @@
 """RCC phase-2 studies in a competition archive (format 2): the study with its
 members, the sampled publications, their references, codings and rankings, and
-the decisions trail.
+the decisions trail. A publication's stored whole text travels as its "text"
+(absent when there is none); the offsets of references selected in it are
+checked against it on import.
 
 Decisions are append-only (``models.Decision``): they are loaded by
 :meth:`AppendOnly.restore`, one bulk insert in the trail's order with the
@@ -12,7 +14,7 @@ from __future__ import annotations
 from shareval.platform.competitions.archive_io import dump, load, user_name
 
 from shareval.platform.annotation.models import (
-    Coding, Decision, Member, Publication, Ranking, Reference, Study
+    Coding, Decision, FullText, Member, Publication, Ranking, Reference, Study
 )
 
 
@@ -21,9 +23,11 @@ def export_studies(comp) -> list[dict]:
     for st in (Study.objects.filter(dataset__phase__competition=comp)
                .select_related("dataset__phase", "designer").order_by("pk")):
         pubs = []
+        texts = dict(FullText.objects.filter(publication__study=st)
+                     .values_list("publication_id", "text"))
         for p in st.publications.order_by("pk"):
             pubs.append({
-                "key": p.pk, **dump(p),
+                "key": p.pk, **dump(p), **({"text": texts[p.pk]} if p.pk in texts else {}),
                 "references": [{"key": r.pk, **dump(r), "created_by": user_name(r.created_by)}
                                for r in p.references.select_related("created_by")
                                .order_by("pk")],
@@ -58,6 +62,17 @@ def _remap(related, refs: dict):
 CODING_ACTIONS = ("code", "revise coding")
 
 
+def _check_offsets(vals: dict, text: str, where: str) -> None:
+    """A selected reference must lie inside its publication's text (else the
+    passage pages would mark the wrong words): refused, naming the place."""
+    b, e = vals.get("begin"), vals.get("end")
+    if b is None and e is None:
+        return
+    if b is None or e is None or not 0 <= b < e <= len(text):
+        raise ValueError(f"{where}.begin/end: {b}-{e} does not lie inside the publication's "
+                         f"text ({len(text)} characters)")
+
+
 def import_studies(studies: list[dict], users, datasets: dict) -> None:
     """``datasets``: (phase slug, dataset slug) -> Dataset of the new competition."""
     for s in studies:
@@ -69,9 +84,18 @@ def import_studies(studies: list[dict], users, datasets: dict) -> None:
         for p in s["publications"]:
             pub = Publication.objects.create(study=st, **load(Publication, p))
             pubs[p["key"]] = pub
+            text = p.get("text") or ""
+            if not isinstance(text, str):
+                raise ValueError(f"studies[{s['slug']}].publications[{p['key']}].text: "
+                                 f"not a string")
+            if text:
+                FullText.objects.create(publication=pub, text=text)
             for r in p["references"]:
+                vals = load(Reference, r)
+                _check_offsets(vals, text, f"studies[{s['slug']}].publications[{p['key']}]"
+                                           f".references[{r['key']}]")
                 ref = Reference.objects.create(publication=pub, created_by=users(r["created_by"]),
-                                               **load(Reference, r))
+                                               **vals)
                 refs[str(r["key"])] = ref.pk
         for p in s["publications"]:
             pub = pubs[p["key"]]

@@ -88,6 +88,15 @@ class Publication(models.Model):
         return "final" if self.study.closed is None else "done"
 
 
+class FullText(models.Model):
+    """A sampled publication's whole text (``--texts``), kept apart from
+    :class:`Publication` so lists of publications never load it (up to 200k
+    characters each). Reference offsets index into it (Python str indices)."""
+    publication = models.OneToOneField(Publication, on_delete=models.CASCADE,
+                                       primary_key=True, related_name="full_text")
+    text = models.TextField()
+
+
 class Reference(models.Model):
     OWN = "own"
     KINDS = [(TITLED, "titled data set"), (UNTITLED, "untitled data"),
@@ -97,7 +106,10 @@ class Reference(models.Model):
                                     related_name="references")
     kind = models.CharField(max_length=10, choices=KINDS)
     name = models.CharField(max_length=500)
-    context = models.TextField()
+    context = models.TextField()            # the passage it is read from
+    # the coder's selection in FullText.text (end exclusive); null when typed
+    begin = models.PositiveIntegerField(null=True, blank=True)
+    end = models.PositiveIntegerField(null=True, blank=True)
     status = models.CharField(max_length=10, default=ACTIVE)
     note = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT)
@@ -108,7 +120,7 @@ class Reference(models.Model):
 
     def state(self) -> dict:
         return {"kind": self.kind, "name": self.name, "context": self.context,
-                "status": self.status, "note": self.note}
+                "begin": self.begin, "end": self.end, "status": self.status, "note": self.note}
 
 
 class Coding(models.Model):

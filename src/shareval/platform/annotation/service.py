@@ -19,9 +19,9 @@ from django.utils import timezone
 from shareval.assessment import rcc_phase2 as r2
 from shareval.platform.competitions.models import Membership
 
-from shareval.platform.annotation import sources
+from shareval.platform.annotation import sources, spans
 from shareval.platform.annotation.models import (
-    Coding, Decision, Member, Publication, Ranking, Reference, Study
+    Coding, Decision, FullText, Member, Publication, Ranking, Reference, Study
 )
 
 
@@ -30,7 +30,11 @@ class NotAllowed(Exception):
 
 
 class BadInput(ValueError):
-    """What was posted does not fit the step."""
+    """What was posted does not fit the step; ``field`` names the form field."""
+
+    def __init__(self, message: str, field: str | None = None):
+        super().__init__(message)
+        self.field = field
 
 
 def in_a_team(study: Study, user) -> bool:
@@ -115,6 +119,10 @@ def create_study(dataset, slug: str, title: str, designer, *, per_topic: int = 2
                                     stratum=c.stratum, outputs=outs,
                                     payload=sources.passages(texts_dir, c.publication)))
     Publication.objects.bulk_create(pubs)
+    # whole texts only for the publications a coder captures: stored once each
+    FullText.objects.bulk_create([FullText(publication=p, text=t) for p in pubs
+                                  if p.purpose == Publication.REFERENCES
+                                  and (t := sources.full_text(texts_dir, p.publication_id))])
     _log(study, designer, "sample", "sample", after={**report, "references": len(chosen),
                                                      "qualitative": len(quali)})
     return study
@@ -195,19 +203,51 @@ def systems(pub: Publication) -> list[dict]:
 
 # capture ---------------------------------------------------------------------------
 
-def capture_add(pub: Publication, user, kind: str, name: str, context: str) -> Reference:
+def stored_text(pub: Publication) -> str:
+    """The publication's whole text, "" when the study has none for it."""
+    return FullText.objects.filter(publication=pub).values_list("text", flat=True).first() or ""
+
+
+def _capturing(pub: Publication, user, kind: str) -> None:
     _need(pub.study, user, Member.CODER)
     if pub.captured is not None:
         raise NotAllowed("capture of this publication is finished")
     if kind not in dict(Reference.KINDS):
-        raise BadInput("type: titled, untitled or own")
+        raise BadInput("type: titled, untitled or own", "kind")
+
+
+def _add_reference(pub, user, **fields) -> Reference:
+    ref = Reference.objects.create(publication=pub, created_by=user, **fields)
+    _log(pub.study, user, "capture", "add", pub, ref, after=ref.state())
+    return ref
+
+
+def capture_add(pub: Publication, user, kind: str, name: str, context: str) -> Reference:
+    """A typed reference: only for a publication whose text the study does not
+    have (older studies, or created without --texts)."""
+    _capturing(pub, user, kind)
+    if FullText.objects.filter(publication=pub).exists():
+        raise BadInput("select the reference in the publication's text (typing is only "
+                       "for publications without a stored text)", "begin")
     name, context = name.strip(), context.strip()
     if not name or not context:
         raise BadInput("a reference needs a name and the passage it is read from")
-    ref = Reference.objects.create(publication=pub, kind=kind, name=name[:500], context=context,
-                                   created_by=user)
-    _log(pub.study, user, "capture", "add", pub, ref, after=ref.state())
-    return ref
+    return _add_reference(pub, user, kind=kind, name=name[:500], context=context)
+
+
+def capture_span(pub: Publication, user, kind: str, begin, end) -> Reference:
+    """A reference selected in the stored text: name and passage come from the
+    offsets (checked against the text), never from what the browser sent."""
+    _capturing(pub, user, kind)
+    text = stored_text(pub)
+    if not text:
+        raise BadInput("the study has no text of this publication: type the reference", "begin")
+    try:
+        p = spans.derive(text, begin, end)
+    except spans.SpanError as e:
+        raise BadInput(str(e), e.field) from None
+    return _add_reference(pub, user, kind=kind, name=p.name, context=p.context,
+                          begin=p.begin, end=p.end)
 
 
 def capture_withdraw(ref: Reference, user) -> None:

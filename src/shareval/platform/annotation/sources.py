@@ -17,6 +17,9 @@ from shareval.assessment.rcc_phase2 import STRATA, Candidate, stratum_proxy, top
 from shareval.formats.errors import Problems
 from shareval.formats.rcc import read_citations
 from shareval.platform.judging.build import team_runs
+from shareval.platform.workbench.sources import publication_text
+
+from shareval.platform.annotation.spans import clean_text
 
 DATA_WORDS = re.compile(r"\b(data(?:set|base)?s?|survey|sample|panel|census|registry|"
                         r"questionnaire|interview|respondents?|cohort|study)\b", re.I)
@@ -131,6 +134,16 @@ def passages(texts_dir: Path | None, publication: str) -> dict:
         if len(out) >= MAX_PASSAGES:
             break
     return {"opening": flat[:PASSAGE], "passages": out}
+
+
+def full_text(texts_dir: Path | None, publication: str) -> str:
+    """The whole text the coder selects references in (the workbench's reading:
+    abstract, blank line, body; or .txt, .pdf), as the browser will hold it;
+    "" when there is none. A file that is there but unreadable raises, naming it."""
+    if texts_dir is None or not any((Path(texts_dir) / f"{publication}.{x}").exists()
+                                    for x in ("json", "txt", "pdf")):
+        return ""
+    return clean_text(publication_text(Path(texts_dir), publication))
 
 
 def catalog_labels(path: Path | None, ids: set[str], width: int = 140) -> dict[str, str]:

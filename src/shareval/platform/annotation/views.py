@@ -1,7 +1,8 @@
 """Pages of the RCC phase-2 study: organizer overview, each member's work list,
-capture (coder), related-to coding (topic judges), review (reviewer), final
-pass (designer), phase-1 rankings (judges), results. Anyone without a role
-sees 404s, as for a study that does not exist."""
+related-to coding (topic judges), review (reviewer), final pass (designer),
+phase-1 rankings (judges), results; the coder's capture page is in
+:mod:`.capture`. Anyone without a role sees 404s, as for a study that does not
+exist."""
 from __future__ import annotations
 
 import re
@@ -16,9 +17,11 @@ from django.views.decorators.http import require_GET
 from shareval.platform.accounts.auth import token_or_session
 from shareval.platform.access import eligibility
 
-from shareval.platform.annotation import results, service
-from shareval.platform.annotation.forms import FinalForm, MemberForm, ReferenceForm, ReviewForm
-from shareval.platform.annotation.models import Decision, Member, Publication, Reference, Study
+from shareval.platform.annotation import results, service, spans
+from shareval.platform.annotation.forms import FinalForm, MemberForm, ReviewForm
+from shareval.platform.annotation.models import (
+    Decision, FullText, Member, Publication, Reference, Study
+)
 from shareval.platform.annotation.sources import DATA_WORDS
 
 
@@ -138,38 +141,6 @@ def work(request, c, study):
         "topics": service.study_topics(st)})
 
 
-@login_required
-def capture(request, c, study, pub):
-    st = _study(c, study)
-    _need(st, request.user, Member.CODER)
-    p = _pub(st, pub)
-    form = ReferenceForm()
-    if request.method == "POST":
-        action = request.POST.get("action")
-        try:
-            if action == "add":
-                form = ReferenceForm(request.POST)
-                if form.is_valid():
-                    d = form.cleaned_data
-                    service.capture_add(p, request.user, d["kind"], d["name"], d["context"])
-                    messages.success(request, "Reference recorded.")
-                    return redirect("annotation-capture", c=c, study=st.pk, pub=p.pk)
-            elif action == "withdraw":
-                ref = get_object_or_404(Reference, pk=request.POST.get("ref"), publication=p)
-                service.capture_withdraw(ref, request.user)
-                return redirect("annotation-capture", c=c, study=st.pk, pub=p.pk)
-            elif action == "finish":
-                service.capture_finish(p, request.user)
-                messages.success(request, f"Capture of publication {p.publication_id} finished.")
-                return redirect("annotation-work", c=c, study=st.pk)
-        except (service.BadInput, service.NotAllowed) as e:
-            form.add_error(None, str(e))
-    return render(request, "annotation/capture.html", {
-        "comp": st.competition, "st": st, "p": p, "form": form,
-        "refs": p.references.all(), "opening": marked(p.payload.get("opening", "")),
-        "passages": [marked(x) for x in p.payload.get("passages", [])]})
-
-
 def _coding_grid(p: Publication) -> tuple[list[dict], list[Reference]]:
     refs = list(p.references.exclude(status=Reference.REMOVED))
     cur = service.current_coding(p)
@@ -234,12 +205,14 @@ def review(request, c, study, pub):
             _fail(request, e)
     grid, _ = _coding_grid(p)
     refs = []
+    text = service.stored_text(p)
     for r in p.references.all():
         form = bad_form if bad_ref == str(r.pk) else ReviewForm(initial={
             "ref": r.pk, "kind": r.kind, "name": r.name, "context": r.context})
         flagged = [(s["label"], [o for o in s["output"] if f"{r.pk}:{o['id']}" in s["checked"]])
                    for s in grid]
-        refs.append({"r": r, "form": form, "flagged": [f for f in flagged if f[1]]})
+        refs.append({"r": r, "form": form, "flagged": [f for f in flagged if f[1]],
+                     "marked": spans.marked(text, r)})
     return render(request, "annotation/review.html", {
         "comp": st.competition, "st": st, "p": p, "refs": refs})
 
@@ -265,10 +238,15 @@ def final(request, c, study):
         except (service.BadInput, service.NotAllowed) as e:
             _fail(request, e)
     items = []
-    for ref in service.flagged(st):
+    refs = service.flagged(st)
+    texts = dict(FullText.objects.filter(
+        publication__in={r.publication_id for r in refs if r.begin is not None})
+        .values_list("publication_id", "text"))
+    for ref in refs:
         trail = list(Decision.objects.filter(reference=ref).exclude(stage="capture")
                      .select_related("actor"))
-        items.append({"r": ref, "trail": trail})
+        items.append({"r": ref, "trail": trail,
+                      "marked": spans.marked(texts.get(ref.publication_id), ref)})
     return render(request, "annotation/final.html", {"comp": st.competition, "st": st,
                                                      "items": items})
 
