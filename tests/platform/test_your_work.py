@@ -101,13 +101,14 @@ def test_the_organizers_page_names_the_real_command(rcc, client):
 
 
 def test_the_work_registry_knows_no_app():
-    """judging, annotation and competitions register into platform/work.py; it imports
-    none of them."""
+    """judging, annotation, the workbench and competitions register into
+    platform/work.py; it imports none of them."""
     source = Path(work.__file__).read_text()
     assert not re.search(r"^\s*(from|import) shareval\.platform\.\w+", source, re.M)
     assert not re.search(r"^\s*from \.(\w+)", source, re.M)
     names = {p.__module__ for p in work._providers}
     assert names == {"shareval.platform.judging.work", "shareval.platform.annotation.work",
+                     "shareval.platform.workbench.work",
                      "shareval.platform.competitions.organizer_work"}
 
 
