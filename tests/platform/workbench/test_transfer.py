@@ -193,3 +193,26 @@ def test_views_export_import_and_dataset(world, client, tmp_path):
     r = client.post(base, {"what": "dataset", "phase": "dev", "slug": "made", "task": "mentions"},
                     follow=True)
     assert "dataset dev/made made from the gold of 2 units" in r.content.decode()
+
+
+def test_svident_gold_becomes_a_detection_dataset(world):
+    from shareval.formats.svident import read_reference
+    pr = service.create_project(world["comp"], "sv", "SV", "svident", world["org"])
+    Entry.objects.create(project=pr, key="v1", title="Life satisfaction")
+    for i, text in enumerate(("How satisfied are you with life?", "The weather was fine.")):
+        Unit.objects.create(project=pr, key=f"uuid-{i}", title=f"s{i}", text=text, position=i,
+                            meta={"uuid": f"uuid-{i}", "doc_id": "d1", "lang": "en"})
+    service.assign(pr, [world["ann"][0]])
+    for a, (value, links) in zip(Assignment.objects.filter(unit__project=pr).order_by("unit__position"),
+                                 (("yes", ["v1"]), ("no", []))):
+        service.apply_ops(a, a.user, 0, [{"op": "answer", "key": "is_variable", "value": value}]
+                          + [{"op": "add", "kind": "answer", "label": "variable", "target": t}
+                             for t in links] + [{"op": "status", "value": "done"}])
+    CompetitionTask.objects.create(competition=world["comp"], slug="det",
+                                   task_name="svident-detection")
+    ds, rep = transfer.make_dataset(pr, "dev", "sv-gold", world["org"])
+    assert ds.task.slug == "det" and rep.units == 2
+    from shareval.formats.errors import Problems
+    ref = read_reference(ds.reference_file, Problems())
+    assert {k: (s.is_variable, s.variables) for k, s in ref.sentences.items()} == {
+        "uuid-0": (1, ["v1"]), "uuid-1": (0, [])}
