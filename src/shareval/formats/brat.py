@@ -29,6 +29,11 @@ NORM_LINE = re.compile(r"^Reference (T\S+) ([^:\s]+):(\S.*)$")
 REL_LINE = re.compile(r"^(.+) Arg1:(T\S+) Arg2:(T\S+)$")
 
 
+def _shown(body: str, width: int = 80) -> str:
+    """A bad line as quoted in a problem: at most ``width`` characters of it."""
+    return repr(body if len(body) <= width else body[:width] + "…")
+
+
 def _flat(text: str) -> str:
     return text.replace("\r", " ").replace("\n", " ")
 
@@ -125,7 +130,7 @@ def _read_pair(files, ann, txt, root, problems: Problems, expected) -> Doc | Non
             m = NORM_LINE.match(body)
             if m is None:
                 problems.add(where, number, "normalization", f"expected 'Reference T1 "
-                                                             f"Catalog:KEY', found {body!r}")
+                                                             f"Catalog:KEY', found {_shown(body)}")
             elif m.group(1) not in spans:
                 problems.add(where, number, "Reference", f"{m.group(1)} is not a span "
                                                          f"defined above")
@@ -139,7 +144,7 @@ def _read_pair(files, ann, txt, root, problems: Problems, expected) -> Doc | Non
             m = REL_LINE.match(body)
             if m is None:
                 problems.add(where, number, "relation", f"expected 'Label Arg1:T1 Arg2:T2', "
-                                                        f"found {body!r}")
+                                                        f"found {_shown(body)}")
             else:
                 relations.append((number, m.group(1), m.group(2), m.group(3)))
         elif kind in ("#", "A", "M"):
@@ -166,12 +171,12 @@ def _read_pair(files, ann, txt, root, problems: Problems, expected) -> Doc | Non
 
 def _span(where, number, ident, body, quoted, text, problems: Problems) -> Span | None:
     if ";" in body:
-        problems.add(where, number, "offsets", f"{ident} is discontinuous ({body!r}); only "
+        problems.add(where, number, "offsets", f"{ident} is discontinuous ({_shown(body)}); only "
                                                f"continuous spans are read")
         return None
     m = SPAN_LINE.match(body)
     if m is None:
-        problems.add(where, number, "span", f"expected 'Label begin end', found {body!r}")
+        problems.add(where, number, "span", f"expected 'Label begin end', found {_shown(body)}")
         return None
     b, e = int(m.group(2)), int(m.group(3))
     if not b < e <= len(text):

@@ -148,7 +148,7 @@ def test_import_refuses_what_does_not_fit_and_keeps_saved_work(world, tmp_path):
     docs = transfer.annotator_docs(world["pr"], world["ann"][0])
     docs[0].spans = []
     rep = transfer.import_docs(world["pr"], docs, world["ann"][0], "x.zip")
-    assert "already has 1 annotations here: kept" in rep.skipped["101|483"]
+    assert "already worked on this unit (1 annotations, done): kept" in rep.skipped["101|483"]
     assert Annotation.objects.filter(assignment__user=world["ann"][0]).count() == 1
 
 

@@ -32,14 +32,27 @@ def _save(upload, folder: Path, name: str) -> Path:
     return path
 
 
+def upload_name(name: str) -> str:
+    """An uploaded file's own name, made safe to write in a fresh folder."""
+    base = Path(name or "upload").name
+    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)[:120] or "upload"
+
+
+def without(folder: Path, text: str) -> str:
+    """A message about files of a temporary folder, naming them as uploaded."""
+    return text.replace(str(folder) + "/", "")
+
+
 def _texts(upload, folder: Path) -> tuple[Path, list[str]]:
-    """Unpack the texts zip (or one file) into ``folder/texts``; the publication ids."""
-    raw = _save(upload, folder, "texts-upload")
+    """Unpack the texts zip (or one text) into ``folder/texts``; the publication ids."""
+    (folder / "upload").mkdir()
+    raw = _save(upload, folder / "upload", upload_name(upload.name))
     problems = Problems()
     files = read_files(raw, problems, TEXT_SUFFIXES)
     if problems.total or not files:
-        raise CreateRefused(f"{upload.name}: " + ("; ".join(str(p) for p in problems.items[:3])
-                                                  or "no .json, .txt or .pdf file in it"))
+        raise CreateRefused(without(folder / "upload", "; ".join(
+            str(p) for p in problems.items[:3]) or f"{upload.name}: no .json, .txt or .pdf "
+                                                   f"file in it"))
     out = folder / "texts"
     out.mkdir()
     ids = []

@@ -111,7 +111,7 @@ def assign(project: Project, users: list, per_unit: int | None = None, calibrati
         if in_a_team(project, u):
             raise ValueError(f"{u.username} is in a team of this competition: participants "
                              f"cannot make its gold data")
-    k = min(per_unit or project.per_unit, len(users))
+    k = max(1, min(per_unit or project.per_unit, len(users)))
     units = list(project.units.annotate(n=Count("assignments", filter=Q(
         assignments__role=ANNOTATOR))).filter(n=0).order_by("position", "pk"))
     load = {u.pk: Assignment.objects.filter(unit__project=project, user=u,
@@ -139,6 +139,9 @@ def assign(project: Project, users: list, per_unit: int | None = None, calibrati
 def add_curator(project: Project, user, units=None, by=None) -> int:
     """A curator's assignment on each unit that two or more annotators finished (or the
     given units); their annotations are the unit's gold."""
+    if in_a_team(project, user):
+        raise ValueError(f"{user.username} is in a team of this competition: participants "
+                         f"cannot make its gold data")
     if units is None:
         units = project.units.annotate(n=Count("assignments", filter=Q(
             assignments__role=ANNOTATOR, assignments__status=DONE))).filter(n__gte=2)
@@ -410,6 +413,27 @@ def _curated_source(a: Assignment, i: int, op: dict):
     return src
 
 
+def _family_source(a: Assignment, i: int, op: dict):
+    """Undoing the deletion of a family copy names the span it was copied from."""
+    if op.get("family_of") is None:
+        return None
+    sid = op.get("family_of")
+    src = Annotation.objects.filter(pk=sid if isinstance(sid, int) else -1, kind=SPAN,
+                                    assignment__user=a.user, assignment__role=a.role,
+                                    assignment__unit__project=a.unit.project).first()
+    if src is None:
+        raise BadOp(i, "family_of", "not one of your spans in this project")
+    return src
+
+
+def _drop_copies(a: Assignment, ann: Annotation) -> None:
+    """Delete the family copies of ``ann``; a sibling unit's page sees its version move."""
+    for copy in Annotation.objects.filter(source=ann, origin=FAMILY).select_related("assignment"):
+        if copy.assignment_id != a.pk:
+            _touch(copy.assignment)
+        copy.delete()
+
+
 def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
     if not isinstance(op, dict):
         raise BadOp(i, "op", "expected an object")
@@ -417,9 +441,10 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
     project, unit = a.unit.project, a.unit
     if name == "add":
         src = _curated_source(a, i, op)
+        family = _family_source(a, i, op)
         ann = _add(a, i, op)
-        if src is not None:
-            ann.origin, ann.source = CURATED, src
+        if src is not None or family is not None:
+            ann.origin, ann.source = (CURATED, src) if src is not None else (FAMILY, family)
             ann.save(update_fields=["origin", "source"])
         _propagate(a, ann)
         return ann.pk, {"add": _brief(ann)}
@@ -428,10 +453,7 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         if ann is None:
             raise BadOp(i, "id", "no such annotation in this unit (already deleted?)")
         brief = _brief(ann)
-        for copy in Annotation.objects.filter(source=ann, origin=FAMILY).select_related("assignment"):
-            if copy.assignment_id != a.pk:
-                _touch(copy.assignment)
-            copy.delete()
+        _drop_copies(a, ann)
         if ann.suggestion_id:
             a.verdicts.filter(suggestion_id=ann.suggestion_id).delete()
         ann.delete()
@@ -447,7 +469,7 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         old = a.annotations.filter(suggestion=s)
         if accepted is None:                 # undo: as if never decided
             for ann in old:
-                Annotation.objects.filter(source=ann, origin=FAMILY).delete()
+                _drop_copies(a, ann)
             old.delete()
             a.verdicts.filter(suggestion=s).delete()
             return None, {"verdict": s.pk, "accepted": None}
@@ -469,7 +491,7 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
             made = ann.pk
         elif not accepted:
             for ann in old:
-                Annotation.objects.filter(source=ann, origin=FAMILY).delete()
+                _drop_copies(a, ann)
             old.delete()
         return made, {"verdict": s.pk, "accepted": accepted}
     if name == "answer":
@@ -491,7 +513,7 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         target = _str(op, i, "target")
         _check_target(project, i, target)
         before = ann.target
-        Annotation.objects.filter(source=ann, origin=FAMILY).delete()
+        _drop_copies(a, ann)
         ann.target = target
         ann.save(update_fields=["target"])
         _propagate(a, ann)

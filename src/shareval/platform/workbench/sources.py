@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from collections import defaultdict
@@ -58,6 +59,9 @@ def read_catalog(path: Path) -> list[tuple[str, str, str]]:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SourceError(f"{path}: {e}") from None
+    if not isinstance(data, (dict, list)):
+        raise SourceError(f"{path}: expected an object {{data_set_id: text}} or a list of "
+                          f"records, not {type(data).__name__}")
     items = data.items() if isinstance(data, dict) else (
         (r.get("data_set_id") if isinstance(r, dict) else None, r) for r in data)
     out = []
@@ -79,13 +83,16 @@ def read_catalog(path: Path) -> list[tuple[str, str, str]]:
 def read_families(path: Path) -> dict[str, str]:
     """CSV ``key,family`` (header optional): the organizer's own grouping."""
     out = {}
-    with Path(path).open(encoding="utf-8", newline="") as f:
-        for line, row in enumerate(csv.reader(f), start=1):
-            if not row or (line == 1 and row[0].strip().lower() in ("key", "data_set_id", "id")):
-                continue
-            if len(row) < 2 or not row[0].strip():
-                raise SourceError(f"{path}:{line}: expected key,family")
-            out[row[0].strip()] = row[1].strip()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    for line, row in enumerate(csv.reader(io.StringIO(text, newline="")), start=1):
+        if not row or (line == 1 and row[0].strip().lower() in ("key", "data_set_id", "id")):
+            continue
+        if len(row) < 2 or not row[0].strip():
+            raise SourceError(f"{path}:{line}: expected key,family")
+        out[row[0].strip()] = row[1].strip()
     return out
 
 
@@ -229,6 +236,9 @@ def _title(rows, key) -> str:
 
 
 def _store(project, units, suggestions, source, kind, label) -> dict:
+    if not units:
+        raise SourceError("the corpus gives no unit (no publication with a text, sentence "
+                          "or document)")
     with transaction.atomic():
         Unit.objects.bulk_create(units, batch_size=200)
         saved = {u.key: u for u in project.units.filter(key__in=[u.key for u in units])}
@@ -248,17 +258,26 @@ def _store(project, units, suggestions, source, kind, label) -> dict:
 
 def read_sentences(path: Path) -> list[dict]:
     """Rows of a shared-task (``sentence``) or trial (``text``) TSV with ``uuid``."""
-    with Path(path).open(encoding="utf-8", newline="") as f:
-        reader = csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        rows = []
-        for line, r in enumerate(reader, start=2):
-            text = (r.get("sentence") or r.get("text") or "").strip()
-            uid = (r.get("uuid") or "").strip()
-            if not text or not uid:
-                raise SourceError(f"{path}:{line}: {'uuid' if text else 'sentence'}: missing")
-            rows.append({"uuid": uid, "text": text, "doc_id": (r.get("doc_id") or "").strip(),
-                         "lang": (r.get("lang") or Path(path).stem).strip(),
-                         "research_data": (r.get("research_data") or "").strip()})
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    reader = csv.DictReader(io.StringIO(text, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE)
+    if not {"uuid"} <= set(reader.fieldnames or ()) or not \
+            {"sentence", "text"} & set(reader.fieldnames or ()):
+        raise SourceError(f"{path}:1: header: expected the columns uuid and sentence "
+                          f"(or text), found {', '.join(reader.fieldnames or []) or 'none'}")
+    rows = []
+    for line, r in enumerate(reader, start=2):
+        text = (r.get("sentence") or r.get("text") or "").strip()
+        uid = (r.get("uuid") or "").strip()
+        if not text or not uid:
+            raise SourceError(f"{path}:{line}: {'uuid' if text else 'sentence'}: missing")
+        rows.append({"uuid": uid, "text": text, "doc_id": (r.get("doc_id") or "").strip(),
+                     "lang": (r.get("lang") or Path(path).stem).strip(),
+                     "research_data": (r.get("research_data") or "").strip()})
+    if not rows:
+        raise SourceError(f"{path}: no sentence in it")
     return rows
 
 

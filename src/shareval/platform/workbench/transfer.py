@@ -9,7 +9,7 @@ named in the report ("needs curation"); a unit nobody finished is left out too.
 """
 from __future__ import annotations
 
-import shutil
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,7 +18,8 @@ from django.db import transaction
 
 from shareval.formats.standoff import LINKS, Doc, Relation, Span
 
-from .models import (ANNOTATOR, ANSWER, CURATOR, DONE, IMPORTED, RELATION, SPAN, Annotation,
+from .models import (ANNOTATOR, ANSWER, CURATOR, DONE, IMPORTED, NEW, RELATION, SPAN,
+                     Annotation,
                      Assignment, Entry, Project, Unit)
 from .service import log
 
@@ -146,9 +147,10 @@ def import_docs(project: Project, docs: list[Doc], user, source: str,
                                                                if k != LINKS})
                 pos += 1
             a, _ = Assignment.objects.get_or_create(unit=unit, user=user, role=ANNOTATOR)
-            if a.annotations.exists():
-                report.skipped[d.id] = (f"{user} already has {a.annotations.count()} "
-                                        f"annotations here: kept, not imported")
+            if a.annotations.exists() or a.version or a.status != NEW:
+                report.skipped[d.id] = (f"{user} already worked on this unit "
+                                        f"({a.annotations.count()} annotations, "
+                                        f"{a.get_status_display()}): kept, not imported")
                 continue
             _store_doc(a, d)
             report.units += 1
@@ -180,6 +182,7 @@ def _store_doc(a: Assignment, d: Doc) -> None:
 # ---------------------------------------------------------------------------
 # a new dataset from the gold
 
+DATASET_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,49}")
 TASK_OF_KIND = {"rcc-pairs": ("rcc-mentions", "rcc"), "rcc-publications": ("rcc-mentions", "rcc"),
                 "svident": ("svident-detection", "svident"), "kbp": ("kbp-relations", "redocred")}
 
@@ -193,6 +196,8 @@ def make_dataset(project: Project, phase_slug: str, slug: str, by, task_slug: st
 
     from .exports import write_format
     comp = project.competition
+    if not DATASET_SLUG.fullmatch(slug or ""):
+        raise ValueError(f"dataset name {slug!r}: letters, digits, - and _ only (at most 50)")
     phase = Phase.objects.filter(competition=comp, slug=phase_slug).first()
     if phase is None:
         raise ValueError(f"no phase {phase_slug!r} in {comp.slug}")
@@ -210,10 +215,12 @@ def make_dataset(project: Project, phase_slug: str, slug: str, by, task_slug: st
     docs, report = gold_docs(project)
     if not docs:
         raise ValueError("no unit has gold yet (finished, agreed or curated)")
-    rel = Path("workbench") / comp.slug / f"{project.slug}-{phase.slug}-{slug}"
-    dest = Path(settings.PRIVATE_DIR) / rel
-    if dest.exists():
-        shutil.rmtree(dest)
+    base = (Path(settings.PRIVATE_DIR) / "workbench").resolve()
+    folder = (base / comp.slug / project.slug / phase.slug).resolve()
+    if not folder.is_relative_to(base):
+        raise ValueError(f"no folder for {comp.slug}/{project.slug}/{phase.slug}")
+    dest = next(folder / name for name in [slug] + [f"{slug}-{n}" for n in range(2, 1000)]
+                if not (folder / name).exists())      # a new folder: never over other files
     dest.mkdir(parents=True)
     ref = write_format(project, docs, fmt, dest / "reference")
     with transaction.atomic():

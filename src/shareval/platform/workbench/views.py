@@ -194,15 +194,11 @@ def export(request, c, p, fmt):
     return resp
 
 
-def _upload_name(name: str) -> str:
-    base = Path(name or "upload").name
-    return "".join(ch if ch.isalnum() or ch in "._-" else "_" for ch in base)[:120] or "upload"
-
-
 def _import(request, pr):
     from shareval.formats.errors import InvalidInput
 
     from . import exports, transfer
+    from .create import upload_name, without
     f = request.FILES.get("file")
     fmt = request.POST.get("format", "")
     who = request.POST.get("as") or request.user.username
@@ -216,7 +212,7 @@ def _import(request, pr):
         return
     tmp = Path(tempfile.mkdtemp(prefix="wb-import-"))
     try:
-        path = tmp / _upload_name(f.name)
+        path = tmp / upload_name(f.name)
         with path.open("wb") as out:
             for chunk in f.chunks():
                 out.write(chunk)
@@ -227,10 +223,10 @@ def _import(request, pr):
                          + (f"; kept {len(rep.skipped)} units that already had "
                             f"annotations: " + "; ".join(rep.lines()[:5]) if rep.skipped else ""))
     except InvalidInput as e:
-        messages.error(request, "nothing imported: " + "; ".join(
-            str(x) for x in e.problems[:8]))
+        messages.error(request, "nothing imported: " + without(tmp, "; ".join(
+            str(x) for x in e.problems[:8])))
     except (ValueError, transfer.ImportRefused) as e:
-        messages.error(request, f"nothing imported: {e}")
+        messages.error(request, f"nothing imported: {without(tmp, str(e))}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

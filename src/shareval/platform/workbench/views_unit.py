@@ -20,7 +20,15 @@ from .models import ANNOTATOR, CURATOR, RELATION, Annotation, Assignment, Projec
 
 
 def project_of(request, c, p) -> Project:
-    comp = eligibility.visible(request, c)
+    """The project, for those who may see its competition or hold an assignment in it
+    (gold is often made while the competition is still private)."""
+    comp = eligibility.find_visible(request, c)
+    if comp is None:
+        pr = Project.objects.select_related("competition").filter(
+            competition__slug=c, slug=p, units__assignments__user_id=request.user.pk).first()
+        if pr is None or service.in_a_team(pr, request.user):
+            raise Http404("no such project")
+        return pr
     return get_object_or_404(Project.objects.select_related("competition"), competition=comp,
                              slug=p)
 

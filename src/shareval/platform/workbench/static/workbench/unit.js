@@ -177,8 +177,9 @@
     const ops = undo.pop();
     if (!ops) return say("Nothing to undo.", "info");
     if (ops.chain) return send(ops.chain, null, res => send(ops.then(res), null, null, true), true);
-    const fixed = ops.map(o => o.id ? Object.assign({}, o, {id: mapId(o.id)}) : o);
-    const old = fixed.find(o => o.op === "add" && o.was);
+    const fixed = ops.map(o => Object.assign({}, o, o.id ? {id: mapId(o.id)} : {},
+                                             o.family_of ? {family_of: mapId(o.family_of)} : {}));
+    const old = fixed.find(o => (o.op === "add" || o.op === "verdict") && o.was);
     send(fixed.map(o => { const c = Object.assign({}, o); delete c.was; return c; }), null,
          res => { if (old) remap.set(old.was, res.created[fixed.indexOf(old)]); }, true);
   }
@@ -334,8 +335,12 @@
          () => { const n = nextPending(x.id); if (n) setCur({t: "s", id: n.id}); });
   }
   function remove(x) {
-    const back = {op: "add", kind: x.kind, begin: x.begin, end: x.end, label: x.label,
-                  target: x.target, was: x.id};
+    // undo brings it back as it was: an accepted suggestion by accepting it again, a
+    // family copy as a copy of its source, anything else as the same span
+    const back = x.suggestion ? {op: "verdict", suggestion: x.suggestion, accepted: true, was: x.id}
+      : Object.assign({op: "add", kind: x.kind, begin: x.begin, end: x.end, label: x.label,
+                       target: x.target, was: x.id},
+                      x.origin === "family" && x.source ? {family_of: x.source} : {});
     send([{op: "delete", id: x.id}], [back]);
   }
   function answer(key, value) {
