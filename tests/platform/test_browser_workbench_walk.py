@@ -155,7 +155,7 @@ def test_two_annotators_agreement_curation_export_dataset_and_xmi(browser, world
     p.fill("#dataset-form input[name=slug]", "gold-mentions")
     p.click("#dataset-form button")
     assert "dataset dev/gold-mentions made from the gold of" in p.inner_text("body")
-    ref = next(Path(world.home).rglob("rcc-gold-dev-gold-mentions")) / "reference"
+    ref = next(Path(world.home).rglob("rcc-gold/dev/gold-mentions")) / "reference"
     assert json.loads((ref / "data_set_citations.json").read_text()) == \
         json.loads((folder / "data_set_citations.json").read_text())
 
