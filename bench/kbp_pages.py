@@ -7,12 +7,10 @@ p95 over the goal; also the run page with its assessment and the board.
 
     PYTHONPATH=src python bench/kbp_pages.py [REPS] [--data ../shared/data]
 """
-import argparse
 import datetime as dt
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,31 +18,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0]) == HERE:
     sys.path.pop(0)
 sys.path.append(HERE)
-ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-ap.add_argument("reps", nargs="?", type=int, default=200)
-ap.add_argument("--data", default=None)
-args = ap.parse_args()
-home = tempfile.mkdtemp(prefix="shareval-kbp-pages-")
-os.environ["SHAREVAL_HOME"] = home
-os.environ.setdefault("SHAREVAL_LOG", "WARNING")
-import shareval.platform as platform  # noqa: E402
+from _pages import arguments, start_django  # noqa: E402
 from _timing import pct  # noqa: E402
-from shareval.demo import find_data  # noqa: E402
 
-data = find_data(args.data)
+args, data = arguments(__doc__, "shareval-kbp-pages-")
 kbp = data / "kbp" if data else None
 if kbp is None or not (kbp / "re-docred-dev.json").is_file():
     print(f"skipped: Re-DocRED is not in {kbp} (../shared/data/kbp)")
     sys.exit(0)
-platform.setup()
-from django.conf import settings  # noqa: E402
+home = start_django()
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-call_command("migrate", verbosity=0)
-settings.ALLOWED_HOSTS = ["*"]
 from shareval.formats.errors import Problems  # noqa: E402
 from shareval.formats.kbp import read_reference  # noqa: E402
 from shareval.platform.demo import ACCOUNTS  # noqa: E402

@@ -7,43 +7,28 @@ saves one annotation, REPS times each. Prints median, p95 and p95 over the goal.
 
     PYTHONPATH=src python bench/workbench.py [REPS] [--data ../shared/data]
 """
-import argparse
 import json
 import os
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if sys.path and os.path.abspath(sys.path[0]) == HERE:
     sys.path.pop(0)
 sys.path.append(HERE)
-ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-ap.add_argument("reps", nargs="?", type=int, default=200)
-ap.add_argument("--data", default=None)
-args = ap.parse_args()
-home = tempfile.mkdtemp(prefix="shareval-workbench-")
-os.environ["SHAREVAL_HOME"] = home
-os.environ.setdefault("SHAREVAL_LOG", "WARNING")
-import shareval.platform as platform  # noqa: E402
+from _pages import arguments, start_django  # noqa: E402
 from _timing import pct  # noqa: E402
-from shareval.demo import find_data  # noqa: E402
 
-data = find_data(args.data)
+args, data = arguments(__doc__, "shareval-workbench-")
 texts = data / "rcc" / "train" / "texts" if data else None
 if texts is None or not texts.is_dir():
     print(f"skipped: the RCC texts are not in {texts} (../shared/data/rcc/train/texts)")
     sys.exit(0)
-platform.setup()
-from django.conf import settings  # noqa: E402
+start_django()
 from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-call_command("migrate", verbosity=0)
-settings.ALLOWED_HOSTS = ["*"]
 from shareval.platform.competitions.models import Competition  # noqa: E402
 from shareval.platform.workbench import service, sources  # noqa: E402
 from shareval.platform.workbench.models import Assignment  # noqa: E402

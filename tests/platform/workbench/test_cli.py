@@ -6,21 +6,16 @@ import io
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 from rich.console import Console
 
 from shareval.platform.competitions.models import CompetitionTask
 from shareval.platform.workbench import cli, service
 from shareval.platform.workbench.models import Assignment
-from tests.platform.factories import make_world
 
 
 @pytest.fixture
-def world(db, tmp_path):
-    w = make_world(tmp_path)
-    w["comp"].organizers.add(w["org"])
-    for n in ("ann1", "ann2"):
-        get_user_model().objects.create_user(n, password=f"{n}-pass-123")
+def world(people):
+    w, tmp_path = people, people["tmp"]
     texts = tmp_path / "texts"
     texts.mkdir()
     (texts / "11.json").write_text(json.dumps({"abstract": "", "reduced_content":
@@ -28,7 +23,6 @@ def world(db, tmp_path):
     (tmp_path / "catalog.json").write_text(json.dumps({"7": "ALLBUS 2010", "8": "ALLBUS 2012"}))
     (tmp_path / "cites.json").write_text(json.dumps([
         {"publication_id": 11, "data_set_id": 7}, {"publication_id": 11, "data_set_id": 8}]))
-    w["tmp"] = tmp_path
     return w
 
 

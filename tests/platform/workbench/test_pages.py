@@ -2,20 +2,15 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from shareval.platform import work as site_work
 from shareval.platform.workbench import service
 from shareval.platform.workbench.models import Assignment, Entry, Unit
-from tests.platform.factories import make_world
 
 
 @pytest.fixture
-def world(db, tmp_path):
-    w = make_world(tmp_path)
-    w["comp"].organizers.add(w["org"])
-    User = get_user_model()
-    w["ann"] = [User.objects.create_user(n, password=f"{n}-pass-123") for n in ("ann1", "ann2")]
+def world(people):
+    w = people
     pr = service.create_project(w["comp"], "gold", "Gold mentions", "rcc-pairs", w["org"],
                                 codebook="# Rules\n\nTag *specific* names.")
     Entry.objects.create(project=pr, key="9", title="Other survey")

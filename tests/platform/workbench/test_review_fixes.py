@@ -5,23 +5,18 @@ import json
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
 
 from shareval.platform.competitions.models import Competition, CompetitionTask
 from shareval.platform.workbench import service, sources, transfer
 from shareval.platform.workbench.models import (FAMILY, SUGGESTED, Assignment, Entry,
                                                 Suggestion, Unit)
-from tests.platform.factories import make_world
 
 TEXT = "We use the ANES 1952 Time Series Study and the ANES 1956 survey."
 
 
 @pytest.fixture
-def world(db, tmp_path):
-    w = make_world(tmp_path)
-    w["comp"].organizers.add(w["org"])
-    User = get_user_model()
-    w["ann"] = [User.objects.create_user(n, password=f"{n}-pass-123") for n in ("ann1", "ann2")]
+def world(people):
+    w = people
     pr = service.create_project(w["comp"], "gold", "Gold", "rcc-pairs", w["org"])
     Entry.objects.bulk_create([Entry(project=pr, key="1", title="ANES 1952", family="anes"),
                                Entry(project=pr, key="2", title="ANES 1956", family="anes")])

@@ -5,23 +5,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.contrib.auth import get_user_model
 
 from shareval.platform.workbench import service
 from shareval.platform.workbench.models import (CURATOR, DONE, FAMILY, PROGRESS, SUGGESTED,
                                                 Annotation, Assignment, Entry, Event,
                                                 Suggestion, Unit)
-from tests.platform.factories import make_world
 
 TEXT = "We use the ANES 1952 Time Series Study and the ANES 1956 survey. Nothing else."
 
 
 @pytest.fixture
-def world(db, tmp_path):
-    w = make_world(tmp_path)
-    User = get_user_model()
-    w["ann"] = [User.objects.create_user(n, password=f"{n}-pass-123") for n in ("ann1", "ann2")]
-    return w
+def world(people):
+    return people
 
 
 def pairs_project(w):

@@ -7,25 +7,20 @@ import zipfile
 
 import pytest
 from django.conf import settings
-from django.contrib.auth import get_user_model
 
 from shareval.formats.errors import InvalidInput
 from shareval.formats.standoff import annotation_key
 from shareval.platform.competitions.models import CompetitionTask
 from shareval.platform.workbench import exports, service, transfer
-from shareval.platform.workbench.models import (CURATOR, DONE, IMPORTED, Annotation,
+from shareval.platform.workbench.models import (IMPORTED, Annotation,
                                                 Assignment, Entry, Unit)
-from tests.platform.factories import make_world
 
 TEXT = "We use NHANES 2003 and the NHANES survey.\n\nAlso the ALLBUS data."
 
 
 @pytest.fixture
-def world(db, tmp_path):
-    w = make_world(tmp_path)
-    w["comp"].organizers.add(w["org"])
-    User = get_user_model()
-    w["ann"] = [User.objects.create_user(n, password=f"{n}-pass-123") for n in ("ann1", "ann2")]
+def world(people):
+    w = people
     pr = service.create_project(w["comp"], "gold", "Gold", "rcc-pairs", w["org"])
     Entry.objects.bulk_create([Entry(project=pr, key="483", title="NHANES 2003", family="n"),
                                Entry(project=pr, key="484", title="NHANES 2005", family="n"),

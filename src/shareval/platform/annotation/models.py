@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 
 from shareval.assessment.rcc_phase2 import NONE, TITLED, UNTITLED
+from shareval.platform.appendonly import AppendOnlyModel, AppendOnlyQuerySet
 from shareval.platform.competitions.models import Dataset
 
 
@@ -151,13 +152,7 @@ class Ranking(models.Model):
                                                name="one_ranking_per_judge")]
 
 
-class AppendOnly(models.QuerySet):
-    def update(self, **kwargs):
-        raise PermissionError("decisions are an audit trail: never updated")
-
-    def delete(self):
-        raise PermissionError("decisions are an audit trail: never deleted")
-
+class AppendOnly(AppendOnlyQuerySet):
     def restore(self, rows: list) -> list:
         """Load a trail from a competition archive: new rows only, inserted in the
         given order (so primary keys follow it) with their recorded times."""
@@ -166,11 +161,12 @@ class AppendOnly(models.QuerySet):
         return self.bulk_create(rows, batch_size=500)
 
 
-class Decision(models.Model):
+class Decision(AppendOnlyModel):
     """One step of the audit trail: who did what to which publication or
     reference, the state before and after, and why. Rows are only ever added
     (``save`` of an existing row, ``delete`` and queryset updates raise);
     deleting the whole study removes its trail with it."""
+    TRAIL = "decisions are an audit trail"
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="decisions")
     publication = models.ForeignKey(Publication, on_delete=models.CASCADE, null=True,
                                     related_name="decisions")
@@ -189,10 +185,3 @@ class Decision(models.Model):
     class Meta:
         ordering = ["created", "pk"]
 
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise PermissionError("decisions are an audit trail: never changed")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise PermissionError("decisions are an audit trail: never deleted")

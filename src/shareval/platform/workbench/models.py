@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from shareval.platform.appendonly import AppendOnlyModel
 from shareval.platform.competitions.models import Competition
 
 KINDS = (("rcc-pairs", "RCC publication–dataset pairs"),
@@ -148,17 +149,10 @@ class Verdict(models.Model):
                                                name="workbench_one_verdict")]
 
 
-class AppendOnly(models.QuerySet):
-    def update(self, **kwargs):
-        raise PermissionError("the workbench's trail is append-only: never updated")
-
-    def delete(self):
-        raise PermissionError("the workbench's trail is append-only: never deleted")
-
-
-class Event(models.Model):
+class Event(AppendOnlyModel):
     """One change: who did what to which unit, with the state it left. Rows are only
     added; deleting the project removes its trail with it."""
+    TRAIL = "the workbench's trail is append-only"
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="events")
     unit = models.ForeignKey(Unit, on_delete=models.CASCADE, null=True, blank=True,
                              related_name="events")
@@ -168,15 +162,5 @@ class Event(models.Model):
     detail = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(default=timezone.now, editable=False)
 
-    objects = AppendOnly.as_manager()
-
     class Meta:
         ordering = ["created", "pk"]
-
-    def save(self, *args, **kwargs):
-        if not self._state.adding:
-            raise PermissionError("the workbench's trail is append-only: never changed")
-        super().save(*args, **kwargs)
-
-    def delete(self, *args, **kwargs):
-        raise PermissionError("the workbench's trail is append-only: never deleted")
