@@ -71,6 +71,12 @@ RULES = {
     "annotation-home": (USERS, set()),
     **{f"annotation-{n}": (set(), set()) for n in (
         "study", "work", "capture", "related", "review", "rank", "final", "results", "audit")},
+    # the annotation workbench: its list for every user (an organizer's POST makes a
+    # project); no project exists in the scene (404 for all; roles with real projects
+    # are checked in workbench/test_pages.py and test_review_fixes.py)
+    "workbench-home": (USERS, ORG),
+    **{f"workbench-{n}": (set(), set()) for n in (
+        "project", "unit", "state", "ops", "entries", "curate", "codebook", "export", "trail")},
     # access: profile, password reset, registration, pages, data, organizer access
     "profile": (USERS, USERS), "password_reset": (ALL, ALL), "password_reset_done": (ALL, set()),
     "password_reset_confirm": (ALL, ALL), "password_reset_complete": (ALL, set()),
@@ -182,7 +188,7 @@ def scene(world):
               "j": camp.pk, "item": camp.items.first().pk, "kind": "judgments.csv",
               "team": w["teams"]["Team B"].pk, "page": "rules", "reg": reg.pk,
               "uidb64": "MQ", "token": "set-password",
-              "study": 1, "pub": 1, "fmt": "csv"}
+              "study": 1, "pub": 1, "unit": 1, "fmt": "csv"}
     return {"w": w, "users": {"anon": None, "outsider": outsider, "alice": users["alice"],
                               "bob": users["bob"], "org": w["org"]},
             "values": values, "blind_values": set(blind_values), "ref_text": ref_text,
