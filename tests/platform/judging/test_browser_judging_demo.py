@@ -63,7 +63,7 @@ def _create(org, stack, tmp_path, title, design, items, config):
 
 def _open(page, stack, title):
     page.goto(stack.url + "/judging/")
-    page.click(f"text={title}")
+    page.click(f"a[id^=campaign-] >> text={title}")     # a campaign, not an annotation project
     page.wait_for_selector("#ui, #start")
     if page.locator("#start").count():          # opening the page takes no item
         with page.expect_navigation():
@@ -105,7 +105,7 @@ def test_judges_see_each_task_family_in_human_terms(browser, demo, tmp_path):
     assert judge.locator("a[id^=campaign-]").count() == 7
 
     # opening a campaign shows what waits and takes nothing until "Start judging"
-    judge.click("text=SV-Ident")
+    judge.click("a[id^=campaign-] >> text=SV-Ident")       # not the annotation project
     judge.wait_for_selector("#start")
     assert re.search(r"\d+ items waiting for a judge", judge.inner_text("#start-form"))
     assert judge.inner_text("#start") == "Start judging"
