@@ -71,3 +71,11 @@ def test_linker_suggestions_are_spans_of_the_text(shared_data):
     for s in out:
         assert 0 <= s["begin"] < s["end"] <= len(text) and 0 < s["score"] <= 1
     assert any("NHANES" in text[s["begin"]:s["end"]] for s in out)
+
+
+def test_texts_are_stored_as_the_browser_holds_them(tmp_path):
+    (tmp_path / "1.txt").write_text("a\r\nb\rc\x00d", newline="")
+    assert sources.publication_text(tmp_path, "1") == "a\nb\ncd"
+    p = tmp_path / "s.tsv"
+    p.write_text("sentence\tuuid\nx\x00y\tu1\n")
+    assert sources.read_sentences(p)[0]["text"] == "xy"

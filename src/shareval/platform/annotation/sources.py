@@ -122,7 +122,7 @@ def passages(texts_dir: Path | None, publication: str) -> dict:
                                                                    errors="replace")
     else:
         return {}
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = re.sub(r"\s+", " ", text.replace("\x00", "")).strip()     # PostgreSQL stores no NUL
     out, seen = [], set()
     for m in DATA_WORDS.finditer(flat):
         start = max(0, flat.rfind(". ", 0, max(0, m.start() - PASSAGE // 2)) + 2)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from shareval.platform.workbench.sources import browser_text as clean_text  # noqa: F401
+
 MAX_SELECTION = 500          # Reference.name's length: select the name, not the passage
 AROUND = 300                 # at most this much text on either side of the selection
 # a sentence ends at . ! ? (closing quotes or brackets may follow) before white space
@@ -47,10 +49,6 @@ class Passage:
         return self.before + self.selected + self.after
 
 
-def clean_text(text: str) -> str:
-    """The text as a browser's DOM holds it: HTML parsing turns CR LF and CR into
-    LF and drops NUL, which would shift every offset after them."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 
 def check(text: str, begin, end) -> tuple[int, int]:

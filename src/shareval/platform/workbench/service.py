@@ -446,7 +446,8 @@ def _apply(a: Assignment, user, i: int, op) -> tuple[int | None, dict]:
         if src is not None or family is not None:
             ann.origin, ann.source = (CURATED, src) if src is not None else (FAMILY, family)
             ann.save(update_fields=["origin", "source"])
-        _propagate(a, ann)
+        if src is None:                 # a curator takes each family copy by itself
+            _propagate(a, ann)
         return ann.pk, {"add": _brief(ann)}
     if name == "delete":
         ann = a.annotations.filter(pk=op.get("id") if isinstance(op.get("id"), int) else -1).first()

@@ -115,9 +115,19 @@ def add_entries(project: Project, rows: list[tuple[str, str, str]],
 # ---------------------------------------------------------------------------
 # RCC
 
+def browser_text(text: str) -> str:
+    """The text as the page's DOM holds it (HTML parsing makes CR LF and CR one LF and
+    drops NUL, which PostgreSQL cannot store either), so offsets agree."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+
+
 def publication_text(texts: Path, pid: str) -> str:
     """``<pid>.json`` ({abstract, reduced_content}: abstract, blank line, body),
-    ``<pid>.txt`` or ``<pid>.pdf``."""
+    ``<pid>.txt`` or ``<pid>.pdf``, as :func:`browser_text`."""
+    return browser_text(_raw_text(texts, pid))
+
+
+def _raw_text(texts: Path, pid: str) -> str:
     base = Path(texts)
     j, t, p = base / f"{pid}.json", base / f"{pid}.txt", base / f"{pid}.pdf"
     if j.exists():
@@ -269,7 +279,7 @@ def read_sentences(path: Path) -> list[dict]:
                           f"(or text), found {', '.join(reader.fieldnames or []) or 'none'}")
     rows = []
     for line, r in enumerate(reader, start=2):
-        text = (r.get("sentence") or r.get("text") or "").strip()
+        text = browser_text(r.get("sentence") or r.get("text") or "").strip()
         uid = (r.get("uuid") or "").strip()
         if not text or not uid:
             raise SourceError(f"{path}:{line}: {'uuid' if text else 'sentence'}: missing")
