@@ -78,7 +78,8 @@ def demo(tmp_path, shared_data, demo_detection_model):
     (tmp_path / "home").mkdir()
     shutil.copyfile(demo_detection_model, tmp_path / "home" / demo_detection_model.name)
     s = Stack(tmp_path / "home")
-    s.cli("server", "demo", "--no-serve", "--data", shared_data)
+    # the demo (its annotation projects run the RCC linker) takes minutes on a busy machine
+    s.cli("server", "demo", "--no-serve", "--data", shared_data, timeout=1200)
     s.start()
     yield s, json.loads((tmp_path / "home" / "demo-accounts.json").read_text())
     s.stop()

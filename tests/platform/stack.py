@@ -56,10 +56,10 @@ class Stack:
         with psycopg.connect(PG, autocommit=True) as c:
             c.execute(sql)
 
-    def cli(self, *args, check=True, extra_env=None) -> subprocess.CompletedProcess:
+    def cli(self, *args, check=True, extra_env=None, timeout=300) -> subprocess.CompletedProcess:
         env = dict(self.env, **(extra_env or {}))
         r = subprocess.run(SHAREVAL + [str(a) for a in args], env=env, capture_output=True,
-                           text=True, timeout=300)
+                           text=True, timeout=timeout)
         if check and r.returncode != 0:
             raise AssertionError(f"shareval {' '.join(map(str, args))} -> {r.returncode}\n"
                                  f"{r.stdout}\n{r.stderr}")

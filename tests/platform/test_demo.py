@@ -201,7 +201,8 @@ def test_the_demos_printed_code_submission_command_is_accepted(tmp_path, shared_
     s = Stack(tmp_path / "home", SHAREVAL_CODERUN_DIR=str(work / "ws"),
               SHAREVAL_CODERUN_WORKERS="0")          # accepted is enough: nothing runs
     try:
-        printed = s.cli("server", "demo", "--no-serve", "--data", shared_data).stdout
+        printed = s.cli("server", "demo", "--no-serve", "--data", shared_data,
+                        timeout=1200).stdout
         line = next(x for x in printed.splitlines() if "shareval submit --code" in x)
         argv = shlex.split(line.split("as alice: ", 1)[1])[1:]
         assert len(pack(Path(argv[argv.index("--code") + 1]))) > 5 * 2 ** 20
