@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs (apt) and starts the servers the test suite uses, on 127.0.0.1 only:
 # PostgreSQL 15, Redis, Debian's chromium for the browser tests and bubblewrap
-# (bwrap) for the code-submission sandbox, npm for the workbench's text-annotation component.
+# (bwrap) for the code-submission sandbox, npm for the workbench's text-annotation component,
+# pdflatex to compile the report's tables.
 # Prints the environment variables to export.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
@@ -15,6 +16,11 @@ fc-list 2>/dev/null | grep -qi dejavu || need+=(fonts-dejavu-core)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq >&2
   apt-get install -y -qq "${need[@]}" >&2
+fi
+# pdflatex: the report's LaTeX is compiled in a test (booktabs is in -recommended)
+if ! command -v pdflatex >/dev/null; then
+  [ ${#need[@]} -gt 0 ] || apt-get update -qq >&2
+  apt-get install -y -qq --no-install-recommends texlive-latex-base texlive-latex-recommended >&2
 fi
 PGBIN=/usr/lib/postgresql/15/bin
 PGDATA=${SHAREVAL_CI_PGDATA:-/tmp/shareval-ci-pg}

@@ -225,3 +225,55 @@ def plot_unit_histogram(values: dict[str, float], path: str | Path, title: str =
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"Number of {unit}")
     return _save(fig, ax, path, title)
+
+
+def plot_pr_points(points, title: str = "", xlabel: str = "recall", ylabel: str = "precision"):
+    """Every system as one point (recall, precision), labelled, with iso-F1 lines: the
+    overview's comparison of all teams at once. ``points``: [(label, precision, recall)].
+    Returns the matplotlib Figure."""
+    import numpy as np
+    fig, ax = _axes()
+    fig.set_size_inches(6.5, 5.5)
+    for f in (0.2, 0.4, 0.6, 0.8):
+        r = np.linspace(f / (2 - f) + 1e-9, 1, 200)
+        ax.plot(r, f * r / (2 * r - f), color="0.8", linewidth=0.8, zorder=0)
+        ax.annotate(f"F1={f}", (1.0, f / (2 - f)), fontsize=7, color="0.5",
+                    ha="right", va="bottom")
+    for i, (label, p, r) in enumerate(points):
+        ax.scatter([r], [p], s=36, zorder=3, color=f"C{i % 10}")
+        ax.annotate(label, (r, p), xytext=(4, 4), textcoords="offset points", fontsize=7)
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel(xlabel.replace("_", " "))
+    ax.set_ylabel(ylabel.replace("_", " "))
+    ax.grid(alpha=0.3)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_grouped_bars(groups: list[str], series: dict, title: str = "", ylabel: str = ""):
+    """One group of bars per key (a language), one bar per system, each with its
+    interval as an error bar when known. ``series``: {system: [(value, low, high)]}
+    in the order of ``groups``; a None value draws no bar. Returns the Figure."""
+    import numpy as np
+    fig, ax = _axes()
+    n = max(1, len(series))
+    fig.set_size_inches(max(6.0, 1.2 + len(groups) * (0.3 * n + 0.6)), 4.5)
+    width = 0.8 / n
+    x = np.arange(len(groups))
+    for i, (label, vals) in enumerate(series.items()):
+        v = [np.nan if t[0] is None else t[0] for t in vals]
+        lo = [0 if t[0] is None or t[1] is None else max(0.0, t[0] - t[1]) for t in vals]
+        hi = [0 if t[0] is None or t[2] is None else max(0.0, t[2] - t[0]) for t in vals]
+        ax.bar(x + (i - (n - 1) / 2) * width, v, width, yerr=[lo, hi], capsize=2,
+               label=label, color=f"C{i % 10}", error_kw={"linewidth": 0.8})
+    ax.set_xticks(x, groups)
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(0, max(1.0, ax.get_ylim()[1]))
+    ax.legend(fontsize=7, ncol=max(1, min(4, n // 6 + 1)), loc="upper left",
+              bbox_to_anchor=(1.0, 1.0))
+    ax.grid(alpha=0.3, axis="y")
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig

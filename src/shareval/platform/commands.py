@@ -1,5 +1,5 @@
 """``shareval server ...``: migrate, run, worker, load-bundle, add-user, token,
-send-reminders, demo, rcc-study, e2e-judging, workbench.
+send-reminders, official-tables, report, demo, rcc-study, e2e-judging, workbench.
 
 Django is imported only when a server command runs, so the rest of the CLI
 stays fast.
@@ -67,6 +67,21 @@ def add_server_parser(sub) -> None:
     ot.add_argument("--phase", required=True)
     ot.add_argument("--out", required=True, help="folder for <group>.csv, <group>.tex, "
                                                  "<group>-det.png and .pdf")
+    rp = cmds.add_parser("report", help="every table and figure of an overview paper "
+                                        "(results with intervals, significance across all "
+                                        "teams, breakdowns, agreement, figures) as CSV, "
+                                        "LaTeX, HTML, PNG and PDF")
+    rp.add_argument("competition")
+    rp.add_argument("--phase", default=None, help="one phase (default: every phase)")
+    rp.add_argument("--runs", choices=("primary", "all"), default="primary",
+                    help="each team's primary run (default) or every scored run")
+    rp.add_argument("--out", required=True, help="folder for index.html, report.tex, "
+                                                  "tables/ and figures/")
+    rp.add_argument("--properties", action="append", default=[], metavar="PHASE/DATASET=CSV",
+                    help="store document properties (doc id, then one column each, e.g. "
+                         "vocabulary,year) for a dataset before building; repeatable")
+    rp.add_argument("--samples", type=int, default=10_000,
+                    help="resamples of the bootstrap and randomization tests")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "
                                         "scored baselines; then serve")
     demo.add_argument("--host", default="127.0.0.1")
@@ -199,6 +214,9 @@ def run_server_command(args: argparse.Namespace, console) -> int:
         return 0
     if c == "official-tables":
         return _official_tables(args, console)
+    if c == "report":
+        from shareval.platform.reports.cli import run as report
+        return report(args, console)
     if c == "demo":
         if not args.no_serve:
             check_port(args.host, args.port)

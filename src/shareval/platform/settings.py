@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "shareval.platform.coderuns",
     "shareval.platform.leaderboards",
     "shareval.platform.judging",
+    "shareval.platform.reports",
     "shareval.platform.workbench",
     "shareval.platform.annotation",
     "shareval.platform.bundles",

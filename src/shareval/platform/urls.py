@@ -120,6 +120,7 @@ urlpatterns = [
     path("code/<uuid:s>/rerun/", code_views.rerun, name="code-rerun"),
     path("c/<slug:c>/annotation/", include("shareval.platform.annotation.urls")),
     path("c/<slug:c>/workbench/", include("shareval.platform.workbench.urls")),
+    path("c/<slug:c>/report/", include("shareval.platform.reports.urls")),
     path("s/<uuid:s>/", sub_views.submission, name="submission"),
     path("s/<uuid:s>/plot/<str:name>", sub_views.plot, name="submission-plot"),
     path("s/<uuid:s>/<str:action>/", sub_views.submission_action, name="submission-action"),

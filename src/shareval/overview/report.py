@@ -1,0 +1,497 @@
+"""The tables and figures of one dataset's part of an overview paper, from stored
+results: every run's result dict (metrics, breakdowns) and its per-unit statistics
+(``UnitStats``) — no submission file is read.
+
+The platform (``platform/reports``) gathers the runs; this module is pure.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from ..tasks.base import UnitStats
+from .significance import Matrix, all_pairs, interval
+from .tables import COUNT, INTERVAL, NUMBER, PVALUE, TEXT, Column, Table, number
+
+# breakdowns longer than this are written as CSV only (a per-unit list is no paper table)
+PAPER_KEYS = 60
+# breakdowns that are no per-key results table
+SKIP_BREAKDOWNS = {"pr_curve", "value_counts", "compare"}
+CONFIDENCE = 0.95
+
+
+@dataclass
+class Run:
+    label: str                   # the row's name: the team, or "team: run" for every run
+    team: str
+    run: str
+    primary: bool
+    result: dict
+    unit_stats: UnitStats | None = None
+    note: str = ""               # e.g. "split dataset: private part"
+
+
+@dataclass
+class Figure:
+    slug: str
+    kind: str                    # "pr" | "bars" | "det" | "values"
+    title: str
+    data: dict
+
+
+@dataclass
+class Section:
+    slug: str
+    title: str
+    tables: list[Table] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    matrix: Matrix | None = None
+
+
+def _label_metric(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def scalar_names(runs: list[Run], primary: str) -> list[str]:
+    """The primary metric, then every other numeric metric in first-seen order."""
+    names = [primary] if primary else []
+    for r in runs:
+        for k, v in (r.result.get("metrics") or {}).items():
+            if k not in names and isinstance(v, (int, float)) and not isinstance(v, bool):
+                names.append(k)
+    return names
+
+
+def _undefined_notes(runs: list[Run], names: list[str]) -> list[str]:
+    out = []
+    for k in names:
+        bad = [r.label for r in runs
+               if k in (r.result.get("metrics") or {}) and number(r.result["metrics"][k]) is None]
+        gone = [r.label for r in runs if k not in (r.result.get("metrics") or {})]
+        if bad:
+            out.append(f"{_label_metric(k)} is undefined (NaN or none) for "
+                       f"{', '.join(bad)}: shown as --")
+        if gone and len(gone) < len(runs):
+            out.append(f"{_label_metric(k)} is not in the result of {', '.join(gone)}: "
+                       f"shown as --")
+    return out
+
+
+def _ranks(values: list, lower_is_better: bool) -> list:
+    """Competition ranks (1, 1, 3) as the values are written (4 decimals)."""
+    shown = [None if number(v) is None else round(v, 4) for v in values]
+    ordered = sorted((v for v in shown if v is not None), reverse=not lower_is_better)
+    return [None if v is None else ordered.index(v) + 1 for v in shown]
+
+
+def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is_better: bool,
+                  matrix: Matrix | None, intervals: dict, extra_notes=()) -> Table:
+    names = scalar_names(runs, primary)
+    best = "min" if lower_is_better else "max"
+    letters = group_letters(matrix) if matrix is not None else {}
+    cols = [Column("rank", "Rank", COUNT), Column("team", "Team", TEXT),
+            Column("run", "Run", TEXT)]
+    cols.append(Column(primary, _label_metric(primary), NUMBER, best))
+    cols.append(Column("ci", f"{int(CONFIDENCE * 100)}% CI", INTERVAL))
+    if letters:
+        cols.append(Column("group", "Group", TEXT))
+    cols += [Column(k, _label_metric(k), NUMBER,
+                    None if _is_count(k) else ("min" if _lower(k, lower_is_better, primary)
+                                               else "max"))
+             for k in names[1:]]
+    rows = []
+    for r in runs:
+        m = r.result.get("metrics") or {}
+        row = {"team": r.team, "run": r.run, "ci": intervals.get(r.label),
+               "group": letters.get(r.label, ""), **{k: number(m.get(k)) for k in names}}
+        rows.append(row)
+    order = sorted(range(len(rows)), key=lambda i: (
+        number(rows[i][primary]) is None,
+        (1 if lower_is_better else -1) * (number(rows[i][primary]) or 0), runs[i].label.lower()))
+    rows = [rows[i] for i in order]
+    for row, rank in zip(rows, _ranks([row[primary] for row in rows], lower_is_better)):
+        row["rank"] = rank
+    notes = list(extra_notes) + _undefined_notes(runs, names)
+    no_ci = [r.label for r in runs if r.label not in intervals]
+    if no_ci:
+        notes.append(f"no interval for {', '.join(no_ci)}: "
+                     + ("; ".join(sorted({_why_no_stats(r) for r in runs
+                                          if r.label in no_ci}))))
+    notes.append(f"CI: {int(CONFIDENCE * 100)}% paired-bootstrap percentile interval of "
+                 f"{_label_metric(primary)} over the task's units"
+                 + (" (resampled within languages)" if any(
+                     r.unit_stats is not None and r.unit_stats.strata is not None
+                     for r in runs) else "") + "; bold: the best value of each column")
+    if letters:
+        notes.append("Group: systems sharing a letter do not differ significantly "
+                     "(paired randomization test, Holm-corrected over all pairs, p < 0.05)")
+    return Table(slug, title, cols, rows, notes)
+
+
+def _why_no_stats(r: Run) -> str:
+    return r.note or "no per-unit statistics stored with the score"
+
+
+def _is_count(k: str) -> bool:
+    return k in ("tp", "fp", "fn") or k.endswith(("_tp", "_fp", "_fn")) \
+        or k.startswith(("n_", "num_"))
+
+
+def _lower(k: str, lower_is_better: bool, primary: str) -> bool:
+    """Error rates are better low; the task's direction holds for its primary only."""
+    return bool(re.search(r"(^|_)(p_miss|p_fa|miss|false_alarm|error|loss|cost)($|_)", k))
+
+
+def group_letters(matrix: Matrix) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, g in enumerate(matrix.groups):
+        letter = _letter(i)
+        for s in g:
+            out[s] = out.get(s, "") + letter
+    return out
+
+
+def _letter(i: int) -> str:
+    return "abcdefghijklmnopqrstuvwxyz"[i % 26] + ("" if i < 26 else str(i // 26))
+
+
+def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> list[Table]:
+    names = matrix.systems
+    cols = [Column("system", "", TEXT)] + [Column(f"c{j}", _short(s), PVALUE)
+                                           for j, s in enumerate(names)]
+    rows = []
+    for a in names:
+        row = {"system": a}
+        for j, b in enumerate(names):
+            t = matrix.tests.get((a, b))
+            row[f"c{j}"] = None if a == b or t is None or t.verdict == "cannot decide" \
+                else t.p_holm
+        rows.append(row)
+    undecided = sorted({f"{t.a} vs {t.b}: {t.note}" for (a, b), t in matrix.tests.items()
+                        if t.verdict == "cannot decide" and a < b and t.note})
+    notes = [f"Holm-adjusted p of the paired randomization test ({samples:,} samples) over "
+             f"all {len(names) * (len(names) - 1) // 2} pairs; -- on the diagonal"
+             + (" and where a pair cannot be decided" if undecided else "")]
+    notes += [f"cannot decide {u}" for u in undecided[:10]]
+    if len(undecided) > 10:
+        notes.append(f"and {len(undecided) - 10} more pairs that cannot be decided")
+    notes += matrix.notes
+    mat = Table(f"{slug}-significance", f"{title}: significance of the differences", cols, rows,
+                notes)
+    pcols = [Column("a", "A", TEXT), Column("b", "B", TEXT), Column("units", "Units", COUNT),
+             Column("difference", "A - B", NUMBER), Column("ci", "95% CI", INTERVAL),
+             Column("p_randomization", "p (randomization)", PVALUE),
+             Column("p_bootstrap", "p (bootstrap)", PVALUE),
+             Column("p_holm", "p (Holm)", PVALUE), Column("verdict", "Verdict", TEXT)]
+    prow = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            t = matrix.tests[(a, b)]
+            prow.append({"a": a, "b": b, "units": t.units, "difference": t.difference,
+                         "ci": (t.ci_low, t.ci_high), "p_randomization": t.p_randomization,
+                         "p_bootstrap": t.p_bootstrap, "p_holm": t.p_holm,
+                         "verdict": t.verdict + (f" ({t.note})" if t.note else "")})
+    pairs = Table(f"{slug}-pairs", f"{title}: every pair of systems", pcols, prow,
+                  ["A - B: difference of the primary metric; CI: paired bootstrap percentile "
+                   "interval; differ when p (Holm) < 0.05"])
+    gcols = [Column("group", "Group", TEXT), Column("systems", "Systems (best first)", TEXT)]
+    grows = [{"group": _letter(i), "systems": ", ".join(g)} for i, g in enumerate(matrix.groups)]
+    groups = Table(f"{slug}-groups", f"{title}: groups of systems that do not differ "
+                   f"significantly", gcols, grows,
+                   ["each group is a run of consecutive systems (by score) no two of which "
+                    "differ significantly; a system may be in several groups"])
+    return [mat, pairs, groups]
+
+
+def _short(name: str, width: int = 14) -> str:
+    return name if len(name) <= width else name[:width - 1] + "…"
+
+
+def breakdown_tables(slug: str, title: str, runs: list[Run], primary: str,
+                     lower_is_better: bool, properties: dict | None = None) -> list[Table]:
+    """One long table per breakdown the results carry: rows (key, system), the key's own
+    properties (counts that are the same for every run, the organizer's document
+    properties) and each run's values of the task's metrics; best bold per key."""
+    names: list[str] = []
+    for r in runs:
+        for b in (r.result.get("breakdowns") or {}):
+            if b not in names and b not in SKIP_BREAKDOWNS:
+                names.append(b)
+    out = []
+    for b in names:
+        t = _breakdown(slug, title, b, runs, primary, lower_is_better, properties or {})
+        if t is not None:
+            out.append(t)
+    return out
+
+
+def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
+    keys: list[str] = []
+    for r in runs:
+        for k, v in ((r.result.get("breakdowns") or {}).get(name) or {}).items():
+            if isinstance(v, dict) and k not in keys:
+                keys.append(k)
+    if not keys:
+        return None
+    metrics = set()
+    for r in runs:
+        metrics.update((r.result.get("metrics") or {}).keys())
+    fields: list[str] = []
+    for r in runs:
+        for k in keys:
+            for f in ((r.result.get("breakdowns") or {}).get(name) or {}).get(k) or {}:
+                if f not in fields:
+                    fields.append(f)
+    props, values = [], []
+    for f in fields:
+        by_key = {k: [_freeze(cell[f]) for r in runs
+                      if f in (cell := ((r.result.get("breakdowns") or {}).get(name) or {})
+                               .get(k) or {})] for k in keys}
+        seen = [x for vs in by_key.values() for x in vs]
+        if any(isinstance(x, bool) for x in seen):
+            continue                               # flags (above_mean_fp) are no results
+        if f not in metrics and _is_property(by_key, len(runs)):
+            props.append(f)
+        elif seen and all(x is None or isinstance(x, (int, float)) for x in seen):
+            values.append(f)
+    if "sentences" in props and "positives" in props:
+        props.insert(props.index("positives") + 1, "negatives")
+    extra = sorted({p for k in keys for p in _key_properties(properties, k, runs, name)})
+    best = "min" if lower_is_better else "max"
+    cols = [Column("key", _key_label(name), TEXT)]
+    cols += [Column(f"p:{p}", _label_metric(p), COUNT if p in ("sentences", "positives",
+                    "negatives", "documents", "queries") else TEXT) for p in props]
+    cols += [Column(f"o:{p}", _label_metric(p), TEXT) for p in extra]
+    cols.append(Column("system", "System", TEXT))
+    cols += [Column(f"v:{v}", _label_metric(v), NUMBER,
+                    None if _is_count(v) else (best if v == primary else
+                                               ("min" if _lower(v, lower_is_better, primary)
+                                                else "max")))
+             for v in values]
+    rows, notes = [], []
+    missing = []
+    for k in keys:
+        first = next((((r.result.get("breakdowns") or {}).get(name) or {}).get(k)
+                      for r in runs if k in ((r.result.get("breakdowns") or {}).get(name) or {})),
+                     {})
+        own = _key_properties(properties, k, runs, name)
+        for r in runs:
+            cell = ((r.result.get("breakdowns") or {}).get(name) or {}).get(k)
+            row = {"key": k, "system": r.label}
+            for p in props:
+                row[f"p:{p}"] = (first.get("sentences", 0) - first.get("positives", 0)
+                                 if p == "negatives" else first.get(p))
+            for p in extra:
+                row[f"o:{p}"] = own.get(p)
+            if cell is None:
+                missing.append(f"{r.label} ({k})")
+            for v in values:
+                row[f"v:{v}"] = number((cell or {}).get(v))
+            rows.append(row)
+    if missing:
+        notes.append(f"no value for {_preview(missing)}: the run's result has no such key")
+    nan = [f"{row['system']} ({row['key']})" for row in rows
+           if any(row.get(f"v:{v}") is None for v in values)]
+    if nan and not missing:
+        notes.append(f"a metric undefined for {_preview(nan)} is shown as --")
+    if properties and not extra:
+        notes.append("the document properties given match none of the keys")
+    notes.append("bold: the best value per key")
+    t = Table(f"{slug}-{name.replace('_', '-')}",
+              f"{title}: results {_key_label(name, title=True)}", cols, rows, notes,
+              group_by="key")
+    t.paper = len(keys) <= PAPER_KEYS          # type: ignore[attr-defined]
+    if not t.paper:
+        t.notes.append(f"{len(keys)} keys: written as CSV only")
+    return t
+
+
+def _is_property(by_key: dict, n_runs: int) -> bool:
+    """A field that is the same for every run at each key is the key's own (a count of
+    sentences, a language); with one run, only text and whole numbers are."""
+    if any(len(set(vs)) > 1 for vs in by_key.values()):
+        return False
+    if n_runs > 1:
+        return True
+    return all(not isinstance(x, float) or x.is_integer() for vs in by_key.values() for x in vs)
+
+
+def _key_properties(properties: dict, key: str, runs, name) -> dict:
+    """The organizer's properties of a key: by the key itself, or by its doc_id."""
+    if not properties:
+        return {}
+    if key in properties:
+        return properties[key]
+    for r in runs:
+        cell = ((r.result.get("breakdowns") or {}).get(name) or {}).get(key) or {}
+        d = cell.get("doc_id")
+        if d is not None and str(d) in properties:
+            return properties[str(d)]
+    return {}
+
+
+def _freeze(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _key_label(name: str, title: bool = False) -> str:
+    words = name.removeprefix("per_").replace("_", " ")
+    return f"per {words}" if title else words
+
+
+def _preview(items: list[str], n: int = 5) -> str:
+    return ", ".join(items[:n]) + (f" and {len(items) - n} more" if len(items) > n else "")
+
+
+def intervals_of(runs: list[Run], samples: int, seed: int = 0) -> dict[str, tuple]:
+    return {r.label: interval(r.unit_stats, samples, CONFIDENCE, seed)
+            for r in runs if r.unit_stats is not None}
+
+
+def correlation_table(slug: str, title: str, runs: list[Run], primary: str,
+                      properties: dict, samples: int) -> Table | None:
+    """Spearman's rho of each run's per-document primary metric with each numeric
+    document property the organizer supplied (SV-Ident Table 8's discussion)."""
+    from ..metrics.correlation import spearman_test
+    if not properties:
+        return None
+    props = sorted({p for v in properties.values() for p, x in v.items() if _numeric(x)})
+    cols = [Column("system", "System", TEXT), Column("property", "Property", TEXT),
+            Column("n", "Documents", COUNT), Column("rho", "Spearman rho", NUMBER),
+            Column("p", "p (permutation)", PVALUE)]
+    rows, notes = [], []
+    for r in runs:
+        per_doc = (r.result.get("breakdowns") or {}).get("per_document") or {}
+        for p in props:
+            xs, ys = [], []
+            for key, cell in per_doc.items():
+                doc = str(cell.get("doc_id", key)) if isinstance(cell, dict) else key
+                own = properties.get(key) or properties.get(doc) or {}
+                x, y = own.get(p), number((cell or {}).get(primary))
+                if _numeric(x) and y is not None:
+                    xs.append(float(x))
+                    ys.append(y)
+            rho, pv = spearman_test(xs, ys, samples=samples) if len(xs) >= 3 else (None, None)
+            rows.append({"system": r.label, "property": p, "n": len(xs), "rho": rho, "p": pv})
+    if not rows:
+        return None
+    short = [f"{row['system']} / {row['property']}" for row in rows if number(row["rho"]) is None]
+    if short:
+        notes.append(f"cannot decide for {_preview(short)}: fewer than 3 documents with "
+                     f"both values, or one of them constant")
+    notes.append(f"Spearman's rank correlation of the per-document {_label_metric(primary)} "
+                 f"with the property; two-sided p from a permutation test ({samples:,} "
+                 f"samples; exact for 8 documents or fewer)")
+    return Table(f"{slug}-correlation", f"{title}: correlation with document properties",
+                 cols, rows, notes)
+
+
+def _numeric(x) -> bool:
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, (int, float)):
+        return math.isfinite(x)
+    try:
+        return math.isfinite(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def pr_pair(names: list[str], primary: str) -> tuple[str, str] | None:
+    """The precision and recall metrics that go with the primary F-measure."""
+    for p in (primary.replace("f1", "precision").replace("f0_5", "precision"),
+              *[n for n in names if "precision" in n]):
+        rec = p.replace("precision", "recall")
+        if p in names and rec in names and p != rec:
+            return p, rec
+    return None
+
+
+def figures(slug: str, title: str, runs: list[Run], primary: str, samples: int,
+            seed: int = 0) -> tuple[list[Figure], list[str]]:
+    out, notes = [], []
+    names = scalar_names(runs, primary)
+    pair = pr_pair(names, primary)
+    if pair:
+        pts = [(r.label, number(r.result["metrics"].get(pair[0])),
+                number(r.result["metrics"].get(pair[1]))) for r in runs]
+        shown = [p for p in pts if p[1] is not None and p[2] is not None]
+        if shown:
+            out.append(Figure(f"{slug}-pr", "pr", f"{title}: precision and recall",
+                              {"points": shown, "x": pair[1], "y": pair[0]}))
+        if len(shown) < len(pts):
+            notes.append("left out of the precision-recall plot (undefined): "
+                         + ", ".join(p[0] for p in pts if p not in shown))
+    langs: list[str] = []
+    for r in runs:
+        for k in (r.result.get("breakdowns") or {}).get("per_language") or {}:
+            if k not in langs:
+                langs.append(k)
+    if langs:
+        series = {}
+        for r in runs:
+            per = (r.result.get("breakdowns") or {}).get("per_language") or {}
+            series[r.label] = [(number((per.get(k) or {}).get(primary)),
+                                *_stratum_interval(r.unit_stats, k, samples, seed)) for k in langs]
+        one = [k for k in langs if all(
+            ((r.result.get("breakdowns") or {}).get("per_language") or {}).get(k, {})
+            .get("documents", 2) < 2 for r in runs)]
+        if one:
+            notes.append(f"one document only in {', '.join(one)}: no interval there")
+        out.append(Figure(f"{slug}-languages", "bars", f"{title}: {_label_metric(primary)} "
+                          f"per language", {"groups": langs, "series": series,
+                                            "ylabel": _label_metric(primary)}))
+    curves = [(r.label, r.result["curve"]) for r in runs if isinstance(r.result.get("curve"),
+                                                                         dict)]
+    if curves:
+        out.append(Figure(f"{slug}-det", "det", f"{title}: DET curves", {"curves": curves}))
+    return out, notes
+
+
+def _stratum_interval(us: UnitStats | None, stratum: str, samples: int, seed: int):
+    if us is None or us.strata is None:
+        return (None, None)
+    idx = [i for i, s in enumerate(us.strata) if str(s) == stratum]
+    if len(idx) < 2:
+        return (None, None)
+    sub = UnitStats(us.metric, [us.units[i] for i in idx], us.stats[idx], us.aggregate,
+                    us.weights[idx], None)
+    return interval(sub, samples, CONFIDENCE, seed)
+
+
+def dataset_section(slug: str, title: str, runs: list[Run], primary: str,
+                    lower_is_better: bool, properties: dict | None = None,
+                    samples: int = 10_000, seed: int = 0, notes=()) -> Section:
+    """Every table and figure of one dataset."""
+    sec = Section(slug, title, notes=list(notes))
+    if not runs:
+        sec.notes.append("no scored run to report")
+        return sec
+    if not primary:
+        sec.notes.append("the task has no primary metric: no ranking, intervals or "
+                         "significance")
+    stats = [(r.label, r.unit_stats) for r in runs if r.unit_stats is not None]
+    matrix = None
+    if primary and len(stats) >= 2:
+        matrix = all_pairs(stats, samples=samples, seed=seed, lower_is_better=lower_is_better)
+    elif primary and len(runs) >= 2:
+        sec.notes.append("no significance tests: fewer than two runs have per-unit "
+                         "statistics stored")
+    intervals = intervals_of(runs, samples, seed) if primary else {}
+    if primary:
+        sec.tables.append(results_table(f"{slug}-results", title, runs, primary,
+                                        lower_is_better, matrix, intervals, notes))
+    if matrix is not None:
+        sec.tables += significance_tables(slug, title, matrix, samples)
+        sec.matrix = matrix
+    sec.tables += breakdown_tables(slug, title, runs, primary, lower_is_better, properties)
+    corr = correlation_table(slug, title, runs, primary, properties or {}, samples) \
+        if primary else None
+    if corr is not None:
+        sec.tables.append(corr)
+    figs, fig_notes = figures(slug, title, runs, primary, samples, seed) if primary else ([], [])
+    sec.figures += figs
+    sec.notes += fig_notes
+    return sec

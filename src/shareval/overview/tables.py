@@ -1,0 +1,193 @@
+"""One table of the organizers' report, written three ways: CSV, LaTeX (booktabs,
+the best value of each column in bold) and HTML.
+
+A cell with no value is never a blank or a printed NaN: it is ``--`` and the
+table's notes say why. Values are kept as numbers until written.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import io
+import math
+from dataclasses import dataclass, field
+
+TEXT, NUMBER, COUNT, INTERVAL, PVALUE = "text", "number", "count", "interval", "p"
+MISSING = "--"
+
+
+@dataclass
+class Column:
+    key: str
+    label: str
+    kind: str = NUMBER
+    best: str | None = None      # "max" | "min": that value is bold (within each group)
+    digits: int = 4
+
+
+@dataclass
+class Table:
+    slug: str                    # file name stem: <slug>.csv, <slug>.tex
+    title: str
+    columns: list[Column]
+    rows: list[dict]             # column key -> value (None: missing)
+    notes: list[str] = field(default_factory=list)
+    group_by: str | None = None  # the best value is bold within each run of this column
+    caption: str = ""
+
+
+def number(v) -> float | None:
+    """A finite number, else None (NaN, inf, text, bool are not values)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    return float(v) if math.isfinite(v) else None
+
+
+def _text(col: Column, v) -> str:
+    if col.kind == TEXT:
+        return MISSING if v in (None, "") else str(v)
+    if col.kind == INTERVAL:
+        if not isinstance(v, (tuple, list)) or len(v) != 2 \
+                or number(v[0]) is None or number(v[1]) is None:
+            return MISSING
+        return f"[{v[0]:.{col.digits}f}, {v[1]:.{col.digits}f}]"
+    x = number(v)
+    if x is None:
+        return MISSING
+    if col.kind == COUNT:
+        return str(int(round(x)))
+    if col.kind == PVALUE and x < 10 ** -col.digits:
+        return f"<{10 ** -col.digits:.{col.digits}f}"
+    return f"{x:.{col.digits}f}"
+
+
+def _groups(t: Table) -> list[list[int]]:
+    """Row indices in runs of equal ``group_by`` value (all rows when none)."""
+    if not t.group_by:
+        return [list(range(len(t.rows)))]
+    out: list[list[int]] = []
+    prev = object()
+    for i, r in enumerate(t.rows):
+        if r.get(t.group_by) != prev:
+            out.append([])
+            prev = r.get(t.group_by)
+        out[-1].append(i)
+    return out
+
+
+def best_cells(t: Table) -> set[tuple[int, str]]:
+    """(row index, column key) of the best value per column and group, ties all bold;
+    compared as written (4 decimals), as a reader compares them."""
+    bold = set()
+    for col in t.columns:
+        if col.best not in ("max", "min"):
+            continue
+        for idx in _groups(t):
+            shown = {i: round(x, col.digits) for i in idx
+                     if (x := number(t.rows[i].get(col.key))) is not None}
+            if not shown:
+                continue
+            top = (max if col.best == "max" else min)(shown.values())
+            bold.update((i, col.key) for i, v in shown.items() if v == top)
+    return bold
+
+
+def to_csv(t: Table) -> str:
+    """Full precision numbers (as stored, repr), empty cells for missing values,
+    then the notes as '# ' lines."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([c.label for c in t.columns])
+    for r in t.rows:
+        row = []
+        for c in t.columns:
+            v = r.get(c.key)
+            if c.kind == INTERVAL:
+                row.append("" if _text(c, v) == MISSING else f"{v[0]!r};{v[1]!r}")
+            elif c.kind == TEXT:
+                row.append("" if v is None else _csv_safe(str(v)))
+            else:
+                x = number(v)
+                row.append("" if x is None else (str(int(x)) if c.kind == COUNT else repr(x)))
+        w.writerow(row)
+    for n in t.notes:
+        w.writerow([f"# {n}"])
+    return buf.getvalue()
+
+
+def _csv_safe(s: str) -> str:
+    """A team name cannot become a spreadsheet formula."""
+    return "'" + s if s[:1] in ("=", "+", "-", "@", "\t", "\r") else s
+
+
+LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+
+
+def latex_escape(s: str) -> str:
+    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(s))
+
+
+def to_latex(t: Table) -> str:
+    """A ``table`` float with a booktabs ``tabular``; a rule between groups; notes as
+    a footnote-size paragraph under the table. Needs ``\\usepackage{booktabs}``."""
+    bold = best_cells(t)
+    spec = "".join("l" if c.kind == TEXT else "r" for c in t.columns)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small",
+             rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+             " & ".join(latex_escape(c.label) for c in t.columns) + r" \\", r"\midrule"]
+    groups = _groups(t)
+    for g, idx in enumerate(groups):
+        if g and t.group_by:
+            lines.append(r"\midrule")
+        for i in idx:
+            cells = []
+            for c in t.columns:
+                text = latex_escape(_text(c, t.rows[i].get(c.key)))
+                cells.append(rf"\textbf{{{text}}}" if (i, c.key) in bold else text)
+            lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if t.notes:
+        lines.append(r"\par\smallskip\parbox{\linewidth}{\footnotesize "
+                     + " ".join(latex_escape(n) for n in t.notes) + "}")
+    lines.append(rf"\caption{{{latex_escape(t.caption or t.title)}}}")
+    lines.append(rf"\label{{tab:{latex_escape(t.slug)}}}")
+    lines.append(r"\end{table}")
+    return "\n".join(lines) + "\n"
+
+
+def latex_document(tables: list[Table], title: str) -> str:
+    """Every table in one compilable document (report.tex)."""
+    body = "\n".join(to_latex(t) + r"\clearpage" for t in tables)
+    return "\n".join([r"\documentclass[a4paper]{article}", r"\usepackage[utf8]{inputenc}",
+                      r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}",
+                      r"\usepackage[margin=1.5cm,landscape]{geometry}",
+                      rf"\title{{{latex_escape(title)}}}", r"\date{}", r"\begin{document}",
+                      r"\author{}", r"\maketitle", body, r"\end{document}"]) + "\n"
+
+
+def to_html(t: Table) -> str:
+    """A <table> with the best cells in <strong>, notes in a list below; all text escaped."""
+    bold = best_cells(t)
+    e = html.escape
+    out = [f'<table class="report" id="{e(t.slug)}"><caption>{e(t.title)}</caption><thead><tr>']
+    out += [f'<th class="{"num" if c.kind != TEXT else "text"}">{e(c.label)}</th>'
+            for c in t.columns]
+    out.append("</tr></thead><tbody>")
+    groups = _groups(t)
+    for g, idx in enumerate(groups):
+        for n, i in enumerate(idx):
+            cls = ' class="group-start"' if t.group_by and g and n == 0 else ""
+            out.append(f"<tr{cls}>")
+            for c in t.columns:
+                text = e(_text(c, t.rows[i].get(c.key)))
+                if (i, c.key) in bold:
+                    text = f"<strong>{text}</strong>"
+                out.append(f'<td class="{"num" if c.kind != TEXT else "text"}">{text}</td>')
+            out.append("</tr>")
+    out.append("</tbody></table>")
+    if t.notes:
+        out.append('<ul class="notes">' + "".join(f"<li>{e(n)}</li>" for n in t.notes)
+                   + "</ul>")
+    return "".join(out)
