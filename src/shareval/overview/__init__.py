@@ -1,0 +1,1 @@
+"""The organizers' report: a phase's results as overview papers print them."""
