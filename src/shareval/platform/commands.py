@@ -80,6 +80,10 @@ def add_server_parser(sub) -> None:
     rp.add_argument("--properties", action="append", default=[], metavar="PHASE/DATASET=CSV",
                     help="store document properties (doc id, then one column each, e.g. "
                          "vocabulary,year) for a dataset before building; repeatable")
+    rp.add_argument("--rule", choices=("majority", "overlap", "judges"), default="majority",
+                    help="how RCC research fields and methods rank the teams: agreement "
+                         "with the majority of teams, mean overlap with the others, or the "
+                         "judges' phase-1 rankings (Borda)")
     rp.add_argument("--samples", type=int, default=10_000,
                     help="resamples of the bootstrap and randomization tests")
     demo = cmds.add_parser("demo", help="demo competition from ../shared/data, demo accounts, "

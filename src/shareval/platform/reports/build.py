@@ -164,7 +164,7 @@ def agreement_table(dataset: Dataset, slug: str, title: str) -> Table | None:
 
 
 def build(comp: Competition, phase: str | None = None, runs: str = PRIMARY,
-          samples: int = 10_000, seed: int = 0) -> Report:
+          samples: int = 10_000, seed: int = 0, rule: str = "majority") -> Report:
     phases = list(Phase.objects.filter(competition=comp).order_by("start", "id"))
     if phase:
         phases = [p for p in phases if p.slug == phase]
@@ -177,7 +177,7 @@ def build(comp: Competition, phase: str | None = None, runs: str = PRIMARY,
                 continue
             rep.sections.append(dataset_report(ds, runs, samples, seed))
         rep.sections += combined_sections(ph)
-        rep.sections += fields_methods_sections(ph)
+        rep.sections += fields_methods_sections(ph, rule)
     return rep
 
 
@@ -203,13 +203,13 @@ def combined_sections(phase: Phase) -> list[Section]:
     return out
 
 
-def fields_methods_sections(phase: Phase) -> list[Section]:
+def fields_methods_sections(phase: Phase, rule: str = "majority") -> list[Section]:
     from shareval.overview.report import Figure
     from shareval.platform.reports.rcc_fields import fields_methods
     out = []
-    for fm in fields_methods(phase):
+    for fm in fields_methods(phase, rule):
         slug = f"{phase.slug}-{fm['dataset']}"
-        title = f"{phase.title}: {fm['dataset']} (research {fm.get('kind') or 'values'})"
+        title = f"{phase.title}: {fm['title']} (research {fm.get('kind') or 'values'})"
         sec = Section(slug, title, notes=list(fm.get("notes", [])))
         teams = fm["teams"]
         dists = fm["distributions"]
@@ -234,9 +234,10 @@ def fields_methods_sections(phase: Phase) -> list[Section]:
                                 ocols, orows))
         rcols = [Column("rank", "Rank", COUNT), Column("team", "Team", TEXT),
                  Column("score", "Score", NUMBER, "max", 3)]
-        sec.tables.append(Table(f"{slug}-ranking", f"{title}: ranking ({fm['rule']})", rcols,
-                                list(fm["ranking"]),
-                                [] if fm["ranking"] else ["no ranking: see the notes"]))
+        sec.tables.append(Table(f"{slug}-ranking", f"{title}: ranking by {fm['rule']}",
+                                rcols, list(fm["ranking"]),
+                                [fm["rule_text"]] + ([] if fm["ranking"] else
+                                                     ["no ranking: see the notes above"])))
         if dists:
             sec.figures.append(Figure(f"{slug}-values", "values", title,
                                       {"distributions": dists}))

@@ -42,7 +42,7 @@ def run(args, console) -> int:
         console.print(f"{d}: properties of {n} documents stored", markup=False)
     t0 = time.perf_counter()
     try:
-        rep = build(comp, args.phase, args.runs, samples=args.samples)
+        rep = build(comp, args.phase, args.runs, samples=args.samples, rule=args.rule)
     except LookupError as e:
         console.print(str(e).strip("'\""), markup=False)
         return 1
