@@ -43,9 +43,14 @@ def test_two_complete_annotators_are_read(tmp_path):
     assert (u2["A2"].is_variable, u2["A2"].variables) == (1, [])   # 1 with only 'unk': allowed
 
 
-def test_without_annotator_columns_nothing_changes(tmp_path):
-    path = ref_file(tmp_path, [], [[], []])
-    ref = read_reference(path, Problems())
+@pytest.mark.parametrize("extra", [[], ["note@x"]])
+def test_without_annotator_columns_nothing_changes(tmp_path, extra):
+    """No annotator column: an unrelated column with '@' is ignored like any extra column
+    (a typo beside real annotator columns is a problem, below)."""
+    path = ref_file(tmp_path, extra, [["n"] * len(extra)] * 2)
+    problems = Problems()
+    ref = read_reference(path, problems)
+    assert not problems
     assert ref.annotators == [] and not ref.annotator_types
     assert all(s.annotations == {} for s in ref.sentences.values())
 

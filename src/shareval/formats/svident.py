@@ -128,9 +128,10 @@ def _annotator_columns(path: Path, header: list[str], problems: Problems
     scores and the agreement on variables read them); mention_type@NAME is for all
     annotators or none; two annotators at least (agreement needs a pair)."""
     columns: dict[str, dict[str, str]] = {}
-    for h in header:
-        if "@" not in h:
-            continue
+    tagged = [h for h in header if "@" in h]
+    if not any(h.split("@", 1)[0].strip().lower() in ANNOTATOR_FIELDS for h in tagged):
+        return [], False          # other columns with '@' are ignored, as any extra column
+    for h in tagged:
         base, name = h.split("@", 1)
         if base.strip().lower() not in ANNOTATOR_FIELDS:
             problems.add(path, 1, "header", f"column {h!r}: per-annotator columns are "
