@@ -9,6 +9,13 @@ read too; its language comes from the file name (``en.tsv``, ``de.tsv``).
 The layout is told by the variable column's content, not by its columns:
 the trial test files have no ``context_id``, and ``-yes`` occurs in lower case.
 
+A reference may also carry each annotator's labels before adjudication:
+``is_variable@NAME`` and ``variable@NAME`` (both required for every
+annotator, at least two annotators) and optionally ``mention_type@NAME``
+(then for every annotator). Their cells are checked like the reference's own:
+0/1, ids read in the file's layout, types explicit/implicit/mixed or empty; an
+annotator's 0 with variables or with a type is a problem.
+
 Submissions: detection as JSON ``{uuid: 0|1}`` or TSV ``uuid<TAB>is_variable``;
 disambiguation as JSON ``{uuid: {variable_id: score}}`` (or a ranked list of
 ids) or a TREC run whose query ids are sentence uuids.
@@ -30,6 +37,16 @@ TRIAL_ITEM = re.compile(r"^([^;,]+?)\s*-\s*(yes|no)$", re.IGNORECASE)
 # trial cells of sentences without variables
 TRIAL_MARKERS = {"no", "noskip"}
 TRIAL, SHARED_TASK = "trial", "shared task"
+ANNOTATOR_FIELDS = ("is_variable", "variable", "mention_type")
+MENTION_TYPES = ("explicit", "implicit", "mixed")
+
+
+@dataclass
+class Annotation:
+    """One annotator's labels of one sentence (``is_variable@NAME`` ...)."""
+    is_variable: int
+    variables: list[str]          # as the reference's: 'unk' removed
+    mention_type: str | None
 
 
 @dataclass
@@ -41,6 +58,7 @@ class Sentence:
     variables: list[str]          # disambiguated ids, 'unk' removed
     mention_type: str | None
     line: int
+    annotations: dict[str, Annotation] = field(default_factory=dict)   # by annotator
 
 
 @dataclass
@@ -50,6 +68,8 @@ class SvReference:
     has_mention_type: bool
     warnings: list[str] = field(default_factory=list)
     layout: str = SHARED_TASK
+    annotators: list[str] = field(default_factory=list)   # in header order; [] = none
+    annotator_types: bool = False     # every annotator has a mention_type@NAME column
 
 
 def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
@@ -67,6 +87,7 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
         problems.fatal(path, 1, "header", "missing column lang (or name the file en.tsv / de.tsv)")
         return None
     has_type = any(h.lower() in ("mention_type", "type") for h in header)
+    annotators, annotator_types = _annotator_columns(path, header, problems)
     sentences: dict[str, Sentence] = {}
     for line, row in rows:
         uuid = row["uuid"].strip()
@@ -91,10 +112,89 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
         variables = _trial_variables(row.get("variable", "")) if trial else \
             _variables(row.get("variable", ""))
         mtype = (row.get("mention_type") or "").strip().lower() or None
-        sentences[uuid] = Sentence(uuid, doc, lang, int(flag), variables, mtype, line)
+        sentences[uuid] = Sentence(uuid, doc, lang, int(flag), variables, mtype, line,
+                                   _annotations(path, line, row, annotators, trial, problems))
     if not sentences and not problems:
         problems.add(path, None, "file", "no sentences")
-    return SvReference(str(path), sentences, has_type, layout=layout)
+    return SvReference(str(path), sentences, has_type, layout=layout, annotators=annotators,
+                       annotator_types=annotator_types)
+
+
+def _annotator_columns(path: Path, header: list[str], problems: Problems
+                       ) -> tuple[list[str], bool]:
+    """The annotators named by ``FIELD@NAME`` columns, and whether all have a mention type.
+
+    Every annotator needs is_variable@NAME and variable@NAME (Task 2's per-annotator
+    scores and the agreement on variables read them); mention_type@NAME is for all
+    annotators or none; two annotators at least (agreement needs a pair)."""
+    columns: dict[str, dict[str, str]] = {}
+    tagged = [h for h in header if "@" in h]
+    if not any(h.split("@", 1)[0].strip().lower() in ANNOTATOR_FIELDS for h in tagged):
+        return [], False          # other columns with '@' are ignored, as any extra column
+    for h in tagged:
+        base, name = h.split("@", 1)
+        if base.strip().lower() not in ANNOTATOR_FIELDS:
+            problems.add(path, 1, "header", f"column {h!r}: per-annotator columns are "
+                                            f"{', '.join(f + '@NAME' for f in ANNOTATOR_FIELDS)}")
+            continue
+        if not name.strip():
+            problems.add(path, 1, "header", f"column {h!r}: no annotator name after '@'")
+            continue
+        own = columns.setdefault(name.strip(), {})
+        if base.strip().lower() in own:
+            problems.add(path, 1, "header", f"column {h!r} repeats {own[base.strip().lower()]!r}")
+            continue
+        own[base.strip().lower()] = h
+    if not columns:
+        return [], False
+    complete = [n for n, own in columns.items() if {"is_variable", "variable"} <= set(own)]
+    for name, own in columns.items():
+        for needed in ("is_variable", "variable"):
+            if needed not in own:
+                given = ", ".join(own.values())
+                problems.add(path, 1, "header", f"annotator {name!r}: column {needed}@{name} "
+                                                f"missing ({given} given); every annotator "
+                                                f"needs is_variable@NAME and variable@NAME")
+    typed = [n for n, own in columns.items() if "mention_type" in own]
+    if typed and len(typed) != len(columns):
+        untyped = [n for n in columns if n not in typed]
+        problems.add(path, 1, "header", f"mention_type@NAME for annotator(s) "
+                                        f"{', '.join(typed)} but not {', '.join(untyped)}: "
+                                        f"give it for every annotator or none")
+    if len(columns) < 2:
+        problems.add(path, 1, "header", f"per-annotator columns name one annotator "
+                                        f"({next(iter(columns))!r}); they need two or more")
+    # only complete annotators' cells are read: an incomplete one is one header problem
+    return complete, bool(typed) and len(typed) == len(columns)
+
+
+def _annotations(path: Path, line: int, row: dict, annotators: list[str], trial: bool,
+                 problems: Problems) -> dict[str, Annotation]:
+    out = {}
+    for name in annotators:
+        cells = {k.split("@", 1)[0].strip().lower(): v for k, v in row.items()
+                 if "@" in k and k.split("@", 1)[1].strip() == name}
+        flag = (cells.get("is_variable") or "").strip()
+        if flag not in ("0", "1"):
+            problems.add(path, line, f"is_variable@{name}", f"expected 0 or 1, found {flag!r}")
+            continue
+        cell = cells.get("variable") or ""
+        variables = _trial_variables(cell) if trial else _variables(cell)
+        mtype = (cells.get("mention_type") or "").strip().lower() or None
+        if mtype is not None and mtype not in MENTION_TYPES:
+            problems.add(path, line, f"mention_type@{name}",
+                         f"expected {', '.join(MENTION_TYPES)} or empty, found {mtype!r}")
+            continue
+        if flag == "0" and variables:
+            problems.add(path, line, f"variable@{name}",
+                         f"is_variable@{name} is 0 but the annotator lists variables")
+            continue
+        if flag == "0" and mtype is not None:
+            problems.add(path, line, f"mention_type@{name}",
+                         f"is_variable@{name} is 0 but the annotator gives a mention type")
+            continue
+        out[name] = Annotation(int(flag), variables, mtype)
+    return out
 
 
 def _trial_items(cell: str) -> list[tuple[str, bool]] | None:

@@ -15,6 +15,7 @@ import numpy as np
 from ..formats.errors import InvalidInput, Problem, Problems
 from ..formats.svident import TRIAL, Predictions, SvReference, read_detection, \
     read_disambiguation, read_reference
+from ..metrics.agreement import cohen_kappa, krippendorff_alpha
 from ..metrics.classification import classification_report
 from ..metrics.ranking import evaluate
 from . import register
@@ -53,6 +54,35 @@ TRIAL_IDS = ("trial layout: a submitted id in the trial vocabulary's form, 'v' +
              "label id (v293 for 293, veastwest for eastwest), is that label id, as the trial "
              "baseline maps them; ids in the labels' form count as they are; if a ranking "
              "holds both forms of one id, the higher score counts")
+
+TASK1_PER_TYPE = ("per_mention_type: per type (explicit, implicit, mixed; 'unlabelled' for a "
+                  "positive sentence without one), the task's metrics, averaged as the "
+                  "result, on the positive sentences of that type plus all negative "
+                  "sentences; 'sentences' = the positives of that type")
+ANNOTATOR_COMMON = (
+    "per_annotator_type: 'NAME TYPE' = the sentences NAME marked with that mention type "
+    "(unlabelled: marked without one), scored against NAME's labels; 'agreed TYPE' = the "
+    "agreed sentences every annotator marked with that same type (typed differently: in no "
+    "cell), scored against the reference's labels; cells with no sentence have no metric "
+    "values (null)")
+TASK1_ANNOTATOR_CONVENTIONS = {
+    "per_annotator": "NAME = the task's metrics (averaged as the result) over every sentence "
+                     "against is_variable@NAME; 'agreed' = the sentences where every "
+                     "annotator gave the same is_variable@NAME, against the reference's "
+                     "is_variable; 'sentences' = the positives (NAME's, or those the "
+                     "annotators agreed are 1), 'sentences_scored' = all scored",
+    "per_annotator_type": ANNOTATOR_COMMON + "; as per_mention_type, each cell adds the "
+                          "negatives: NAME's 0s, or the agreed 0s",
+}
+TASK2_ANNOTATOR_CONVENTIONS = {
+    "per_annotator": "NAME = the metrics against variable@NAME ('unk' removed) on the "
+                     "sentences where NAME lists a variable, averaged and empty units treated "
+                     "as the result; 'agreed' = the result's evaluated sentences where every "
+                     "annotator gave the same is_variable@NAME and the same set of "
+                     "variable@NAME, against the reference's variables; 'sentences' = those "
+                     "scored",
+    "per_annotator_type": ANNOTATOR_COMMON,
+}
 
 
 def units_of(ref: SvReference, uuids) -> dict[str, list[str]]:
@@ -123,10 +153,13 @@ class SvIdentDetection(_SvTask):
     def load_submission(self, path, reference=None):
         return self._load_predictions(read_detection, path, reference, require_all=True)
 
-    def _per_unit(self, ref: SvReference, sub: Predictions):
+    def _per_unit(self, ref: SvReference, sub: Predictions, uuids=None, labels=None):
+        """Per-unit values on ``uuids`` (default: every sentence) against ``labels``
+        ({uuid: 0|1}; default: the reference's)."""
         out, zero, langs = {}, 0, {}
-        for name, uuids in units_of(ref, ref.sentences).items():
-            y_true = [ref.sentences[u].is_variable for u in uuids]
+        labels = labels or {u: s.is_variable for u, s in ref.sentences.items()}
+        for name, uuids in units_of(ref, ref.sentences if uuids is None else uuids).items():
+            y_true = [labels[u] for u in uuids]
             y_pred = [sub.values[u] for u in uuids]
             r = classification_report(y_true, y_pred)
             m = r.averages["macro"]
@@ -148,12 +181,65 @@ class SvIdentDetection(_SvTask):
             warnings.append(f"{zero} units have a class with no predictions or no reference "
                             f"items; its precision/recall counted as 0")
         warnings += _mixed_warning(ref)
-        return self.new_result(overall, breakdowns={"per_language": per_lang,
-                                                    "per_document": per_doc},
-                               counts={"sentences": len(ref.sentences),
-                                       "documents": len({r["doc_id"] for r in per_doc.values()}),
-                                       "units": len(per_doc), "languages": len(per_lang)},
-                               warnings=warnings)
+        breakdowns = {"per_language": per_lang, "per_document": per_doc}
+        breakdowns.update(self._breakdowns(ref, sub))
+        result = self.new_result(overall, breakdowns=breakdowns,
+                                 counts={"sentences": len(ref.sentences),
+                                         "documents": len({r["doc_id"]
+                                                           for r in per_doc.values()}),
+                                         "units": len(per_doc), "languages": len(per_lang)},
+                                 warnings=warnings)
+        if ref.has_mention_type:
+            result.conventions["per_mention_type"] = TASK1_PER_TYPE
+        if ref.annotators:
+            result.conventions.update(TASK1_ANNOTATOR_CONVENTIONS)
+        return result
+
+    def _cell(self, ref, sub, positives: list[str], negatives: list[str], labels=None):
+        """The task's metrics (same averaging) on ``positives + negatives`` (kept in
+        reference order) against ``labels``; "sentences" = len(positives)."""
+        keep = set(positives) | set(negatives)
+        uuids = [u for u in ref.sentences if u in keep]
+        if not uuids:
+            return {**{m: float("nan") for m in self.metrics}, "sentences": 0,
+                    "sentences_scored": 0}
+        per_unit, langs, _ = self._per_unit(ref, sub, uuids, labels)
+        overall, _ = hierarchical_average(per_unit, langs, self.metrics)
+        return {**overall, "sentences": len(positives), "sentences_scored": len(uuids)}
+
+    def _breakdowns(self, ref: SvReference, sub: Predictions) -> dict:
+        out = {}
+        sents = ref.sentences
+        if ref.has_mention_type:
+            negatives = [u for u, s in sents.items() if not s.is_variable]
+            by_type = _group({u: s.mention_type for u, s in sents.items() if s.is_variable})
+            out["per_mention_type"] = {
+                t: {k: v for k, v in self._cell(ref, sub, us, negatives).items()
+                    if k != "sentences_scored"}
+                for t, us in by_type.items()}
+        if not ref.annotators:
+            return out
+        per_annotator, per_type = {}, {}
+        for name in ref.annotators:
+            labels = {u: s.annotations[name].is_variable for u, s in sents.items()}
+            positives = [u for u in sents if labels[u]]
+            negatives = [u for u in sents if not labels[u]]
+            per_annotator[name] = self._cell(ref, sub, positives, negatives, labels)
+            if ref.annotator_types:
+                types = _group({u: sents[u].annotations[name].mention_type for u in positives})
+                for t, us in types.items():
+                    per_type[f"{name} {t}"] = self._cell(ref, sub, us, negatives, labels)
+        agreed = agreed_sentences(ref, variables=False)
+        marked = [u for u in agreed if _annotator_label(sents[u])]
+        unmarked = [u for u in agreed if not _annotator_label(sents[u])]
+        per_annotator["agreed"] = self._cell(ref, sub, marked, unmarked)
+        if ref.annotator_types:
+            for t, us in _agreed_types(ref, marked).items():
+                per_type[f"agreed {t}"] = self._cell(ref, sub, us, unmarked)
+        out["per_annotator"] = per_annotator
+        if ref.annotator_types:
+            out["per_annotator_type"] = per_type
+        return out
 
     def unit_stats(self, reference, submission):
         ref = self.reference(reference)
@@ -212,10 +298,13 @@ class SvIdentDisambiguation(_SvTask):
     def load_submission(self, path, reference=None):
         return self._load_predictions(read_disambiguation, path, reference, require_all=False)
 
-    def _per_sentence(self, ref: SvReference, sub: Predictions, ties: str):
+    def _per_sentence(self, ref: SvReference, sub: Predictions, ties: str, annotator=None):
         """Per-sentence values; each sentence's variables stay in the submission's order,
-        which the official tie rule reads."""
-        qrels = {u: {v: 1 for v in s.variables} for u, s in ref.sentences.items() if s.variables}
+        which the official tie rule reads. ``annotator``: against that annotator's
+        variables instead of the reference's."""
+        qrels = {u: {v: 1 for v in vs} for u, vs in
+                 ((u, s.variables if annotator is None else s.annotations[annotator].variables)
+                  for u, s in ref.sentences.items()) if vs}
         rankings = reference_id_rankings(ref, sub)
         run = {u: rankings.get(u, {}) for u in qrels}
         precision, rule = TIE_SETTINGS[ties]
@@ -262,6 +351,9 @@ class SvIdentDisambiguation(_SvTask):
                 o, *_ = self._aggregate(ref, qrels, values, by_type[t])
                 per_type[t] = {**o, "sentences": len(by_type[t])}
             breakdowns["per_mention_type"] = per_type
+        if ref.annotators:
+            breakdowns.update(self._annotator_breakdowns(ref, sub, ties, empty_units, values,
+                                                         uuids))
         warnings = []
         if empty:
             warnings.append(f"{len(empty)} units have no prediction at all and are left out "
@@ -286,7 +378,39 @@ class SvIdentDisambiguation(_SvTask):
         result.conventions.update(ties=ties, ranking=RANKING_RULES[ties],
                                   score_precision=TIE_SETTINGS[ties][0],
                                   empty_units=empty_units)
+        if ref.annotators:
+            result.conventions.update(TASK2_ANNOTATOR_CONVENTIONS)
         return result
+
+    def _cell(self, ref, qrels, values, uuids: list[str]) -> dict:
+        if not uuids:
+            return {**{m: float("nan") for m in self.metrics}, "sentences": 0}
+        o, *_ = self._aggregate(ref, qrels, values, uuids)
+        return {**o, "sentences": len(uuids)}
+
+    def _annotator_breakdowns(self, ref, sub, ties, empty_units, values, evaluated) -> dict:
+        """per_annotator and per_annotator_type; ``values`` and ``evaluated`` are the
+        reference's per-sentence values and evaluated sentences (for "agreed")."""
+        sents = ref.sentences
+        per_annotator, per_type = {}, {}
+        for name in ref.annotators:
+            qrels, own, missing = self._per_sentence(ref, sub, ties, annotator=name)
+            uuids, _ = self._evaluated(ref, qrels, missing, empty_units)
+            per_annotator[name] = self._cell(ref, qrels, own, uuids)
+            if ref.annotator_types:
+                types = _group({u: sents[u].annotations[name].mention_type for u in uuids})
+                for t, us in types.items():
+                    per_type[f"{name} {t}"] = self._cell(ref, qrels, own, us)
+        agreed = set(agreed_sentences(ref, variables=True))
+        uuids = [u for u in evaluated if u in agreed]
+        per_annotator["agreed"] = self._cell(ref, None, values, uuids)
+        if ref.annotator_types:
+            for t, us in _agreed_types(ref, uuids).items():
+                per_type[f"agreed {t}"] = self._cell(ref, None, values, us)
+        out = {"per_annotator": per_annotator}
+        if ref.annotator_types:
+            out["per_annotator_type"] = per_type
+        return out
 
     def unit_stats(self, reference, submission, metric="map@10", ties="official",
                    empty_units="skip"):
@@ -300,6 +424,84 @@ class SvIdentDisambiguation(_SvTask):
         groups = [langs[d] for d in docs]
         return UnitStats(metric, docs, np.array([[per_doc[d][metric]] for d in docs]),
                          weighted_mean, hierarchical_weights(groups), np.asarray(groups))
+
+
+def _group(keys: dict[str, str | None]) -> dict[str, list[str]]:
+    """uuids by key (None = "unlabelled"), keys sorted, uuids in the given order."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for u, k in keys.items():
+        out[k or "unlabelled"].append(u)
+    return {k: out[k] for k in sorted(out)}
+
+
+def agreed_sentences(ref: SvReference, variables: bool) -> list[str]:
+    """uuids (reference order) where every annotator gave the same is_variable and,
+    with ``variables``, the same set of variables ('unk' removed)."""
+    out = []
+    for u, s in ref.sentences.items():
+        anns = [s.annotations[n] for n in ref.annotators]
+        if len({a.is_variable for a in anns}) != 1:
+            continue
+        if variables and len({frozenset(a.variables) for a in anns}) != 1:
+            continue
+        out.append(u)
+    return out
+
+
+def _annotator_label(s) -> int:
+    """The annotators' common is_variable of an agreed sentence."""
+    return next(iter(s.annotations.values())).is_variable
+
+
+def _agreed_types(ref: SvReference, uuids: list[str]) -> dict[str, list[str]]:
+    """Those of ``uuids`` every annotator gave the same mention type, by that type
+    (none given by all: "unlabelled"); sentences typed differently are in no group."""
+    same = {}
+    for u in uuids:
+        types = {ref.sentences[u].annotations[n].mention_type for n in ref.annotators}
+        if len(types) == 1:
+            same[u] = types.pop()
+    return _group(same)
+
+
+def annotator_agreement(ref: SvReference | str) -> dict:
+    """Agreement between the reference's annotators, per language and over "all".
+
+    ``cohen_kappa``: Cohen's kappa of is_variable@NAME over every sentence (the mean
+    over pairs when more than two annotators; undefined pairs left out, NaN if all are);
+    ``alpha_masi`` / ``alpha_jaccard``: Krippendorff's alpha over the variable sets
+    ('unk' removed, an empty set when none) of the sentences any annotator marked
+    is_variable 1; ``sentences``: all sentences; ``sentences_marked``: those in alpha;
+    ``variables_labelled``: (annotator, sentence, variable) labels;
+    ``variables_unique``: distinct ids. {} without per-annotator columns.
+    """
+    if not isinstance(ref, SvReference):
+        ref = load_checked(read_reference, ref)
+    if not ref.annotators:
+        return {}
+    names = ref.annotators
+    groups: dict[str, list] = defaultdict(list)
+    for s in ref.sentences.values():
+        groups[s.lang].append(s)
+    out = {lang: _agreement(groups[lang], names) for lang in sorted(groups)}
+    out["all"] = _agreement(list(ref.sentences.values()), names)
+    return out
+
+
+def _agreement(sentences: list, names: list[str]) -> dict:
+    flags = [[s.annotations[n].is_variable for s in sentences] for n in names]
+    kappas = [cohen_kappa(flags[i], flags[j]) for i in range(len(names))
+              for j in range(i + 1, len(names))]
+    kappas = [k for k in kappas if not np.isnan(k)]
+    marked = [s for s in sentences if any(s.annotations[n].is_variable for n in names)]
+    units = [[frozenset(s.annotations[n].variables) for n in names] for s in marked]
+    labels = [v for s in sentences for n in names for v in s.annotations[n].variables]
+    return {"cohen_kappa": float(np.mean(kappas)) if kappas else float("nan"),
+            "alpha_masi": krippendorff_alpha(units, "masi"),
+            "alpha_jaccard": krippendorff_alpha(units, "jaccard"),
+            "sentences": len(sentences), "sentences_marked": len(marked),
+            "annotators": list(names), "variables_labelled": len(labels),
+            "variables_unique": len(set(labels))}
 
 
 def _check_uuids(ref: SvReference, preds: Predictions, problems: Problems,
