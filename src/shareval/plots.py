@@ -233,15 +233,18 @@ def plot_pr_points(points, title: str = "", xlabel: str = "recall", ylabel: str 
     Returns the matplotlib Figure."""
     import numpy as np
     fig, ax = _axes()
-    fig.set_size_inches(6.5, 5.5)
+    fig.set_size_inches(8, 5.5)
     for f in (0.2, 0.4, 0.6, 0.8):
         r = np.linspace(f / (2 - f) + 1e-9, 1, 200)
         ax.plot(r, f * r / (2 * r - f), color="0.8", linewidth=0.8, zorder=0)
         ax.annotate(f"F1={f}", (1.0, f / (2 - f)), fontsize=7, color="0.5",
                     ha="right", va="bottom")
-    for i, (label, p, r) in enumerate(points):
-        ax.scatter([r], [p], s=36, zorder=3, color=f"C{i % 10}")
-        ax.annotate(label, (r, p), xytext=(4, 4), textcoords="offset points", fontsize=7)
+    markers = "osD^vP*Xh<>p"
+    for i, (label, p, r) in enumerate(points):       # a legend: labels never overlap
+        ax.scatter([r], [p], s=40, zorder=3, color=f"C{i % 10}", marker=markers[i % 12],
+                   label=label, edgecolors="white", linewidths=0.5)
+    if points:
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel(xlabel.replace("_", " "))

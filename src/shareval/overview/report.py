@@ -10,8 +10,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..stats import MIN_UNITS
 from ..tasks.base import UnitStats
-from .significance import Matrix, all_pairs, interval
+from .significance import DIFFER, SAME, Matrix, all_pairs, interval, interval_defined
 from .tables import COUNT, INTERVAL, NUMBER, PVALUE, TEXT, Column, Table, number
 
 # breakdowns longer than this are written as CSV only (a per-unit list is no paper table)
@@ -90,16 +91,16 @@ def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is
                   matrix: Matrix | None, intervals: dict, extra_notes=()) -> Table:
     names = scalar_names(runs, primary)
     best = "min" if lower_is_better else "max"
-    letters = group_letters(matrix) if matrix is not None else {}
+    letters = group_letters(matrix) if decided(matrix) else {}
     cols = [Column("rank", "Rank", COUNT), Column("team", "Team", TEXT),
             Column("run", "Run", TEXT)]
     cols.append(Column(primary, _label_metric(primary), NUMBER, best))
     cols.append(Column("ci", f"{int(CONFIDENCE * 100)}% CI", INTERVAL))
     if letters:
         cols.append(Column("group", "Group", TEXT))
-    cols += [Column(k, _label_metric(k), NUMBER,
-                    None if _is_count(k) else ("min" if _lower(k, lower_is_better, primary)
-                                               else "max"))
+    cols += [Column(k, _label_metric(k), COUNT) if _is_count(k) else
+             Column(k, _label_metric(k), NUMBER,
+                    "min" if _lower(k, lower_is_better, primary) else "max")
              for k in names[1:]]
     rows = []
     for r in runs:
@@ -131,7 +132,13 @@ def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is
 
 
 def _why_no_stats(r: Run) -> str:
-    return r.note or "no per-unit statistics stored with the score"
+    us = r.unit_stats
+    if us is None:
+        return r.note or "no per-unit statistics stored with the score"
+    if len(us.units) < MIN_UNITS:
+        return f"only {len(us.units)} units (fewer than {MIN_UNITS}: a bootstrap interval " \
+               f"would mean nothing)"
+    return "a language (stratum) has one unit only, which never varies"
 
 
 def _is_count(k: str) -> bool:
@@ -142,6 +149,11 @@ def _is_count(k: str) -> bool:
 def _lower(k: str, lower_is_better: bool, primary: str) -> bool:
     """Error rates are better low; the task's direction holds for its primary only."""
     return bool(re.search(r"(^|_)(p_miss|p_fa|miss|false_alarm|error|loss|cost)($|_)", k))
+
+
+def decided(matrix: Matrix | None) -> bool:
+    """Whether any pair could be tested: with none, groups and a p matrix say nothing."""
+    return matrix is not None and any(t.verdict in (DIFFER, SAME) for t in matrix.tests.values())
 
 
 def group_letters(matrix: Matrix) -> dict[str, str]:
@@ -202,7 +214,7 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
                    f"significantly", gcols, grows,
                    ["each group is a run of consecutive systems (by score) no two of which "
                     "differ significantly; a system may be in several groups"])
-    return [mat, pairs, groups]
+    return [mat, pairs, groups] if decided(matrix) else [pairs]
 
 
 def _short(name: str, width: int = 14) -> str:
@@ -256,6 +268,9 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
             props.append(f)
         elif seen and all(x is None or isinstance(x, (int, float)) for x in seen):
             values.append(f)
+    props = [p for p in props if not all(
+        str((((r.result.get("breakdowns") or {}).get(name) or {}).get(k) or {}).get(p, k)) == k
+        for r in runs for k in keys)]           # a doc_id that repeats the key says nothing
     if "sentences" in props and "positives" in props:
         props.insert(props.index("positives") + 1, "negatives")
     extra = sorted({p for k in keys for p in _key_properties(properties, k, runs, name)})
@@ -265,10 +280,10 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
                     "negatives", "documents", "queries") else TEXT) for p in props]
     cols += [Column(f"o:{p}", _label_metric(p), TEXT) for p in extra]
     cols.append(Column("system", "System", TEXT))
-    cols += [Column(f"v:{v}", _label_metric(v), NUMBER,
-                    None if _is_count(v) else (best if v == primary else
-                                               ("min" if _lower(v, lower_is_better, primary)
-                                                else "max")))
+    cols += [Column(f"v:{v}", _label_metric(v), COUNT) if _is_count(v) else
+             Column(f"v:{v}", _label_metric(v), NUMBER,
+                    best if v == primary else
+                    ("min" if _lower(v, lower_is_better, primary) else "max"))
              for v in values]
     rows, notes = [], []
     missing = []
@@ -347,7 +362,7 @@ def _preview(items: list[str], n: int = 5) -> str:
 
 def intervals_of(runs: list[Run], samples: int, seed: int = 0) -> dict[str, tuple]:
     return {r.label: interval(r.unit_stats, samples, CONFIDENCE, seed)
-            for r in runs if r.unit_stats is not None}
+            for r in runs if r.unit_stats is not None and interval_defined(r.unit_stats)}
 
 
 def correlation_table(slug: str, title: str, runs: list[Run], primary: str,
@@ -435,11 +450,12 @@ def figures(slug: str, title: str, runs: list[Run], primary: str, samples: int,
             per = (r.result.get("breakdowns") or {}).get("per_language") or {}
             series[r.label] = [(number((per.get(k) or {}).get(primary)),
                                 *_stratum_interval(r.unit_stats, k, samples, seed)) for k in langs]
-        one = [k for k in langs if all(
-            ((r.result.get("breakdowns") or {}).get("per_language") or {}).get(k, {})
-            .get("documents", 2) < 2 for r in runs)]
-        if one:
-            notes.append(f"one document only in {', '.join(one)}: no interval there")
+        bare = [k for k in langs if any(v[0] is not None and v[1] is None
+                                        for v in (series[r.label][langs.index(k)]
+                                                  for r in runs))]
+        if bare:
+            notes.append(f"per-language bars without an interval in {', '.join(bare)}: fewer "
+                         f"than {MIN_UNITS} units there, or no per-unit statistics")
         out.append(Figure(f"{slug}-languages", "bars", f"{title}: {_label_metric(primary)} "
                           f"per language", {"groups": langs, "series": series,
                                             "ylabel": _label_metric(primary)}))

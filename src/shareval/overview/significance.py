@@ -46,12 +46,13 @@ def value(us: UnitStats) -> float:
 def interval(us: UnitStats, samples: int = 10_000, confidence: float = 0.95,
              seed: int = 0) -> tuple[float, float]:
     """Bootstrap percentile interval of one system's metric, units resampled within
-    their strata (languages for SV-Ident). (NaN, NaN) with fewer than 2 units."""
+    their strata (languages for SV-Ident). (NaN, NaN) when it would mean nothing: fewer
+    than ``MIN_UNITS`` units, or a stratum of one unit (it never varies)."""
     stats = np.asarray(us.stats, dtype=float)
     if stats.ndim == 1:
         stats = stats[:, None]
     w = np.asarray(us.weights, dtype=float)
-    if len(w) < 2:
+    if not interval_defined(us):
         return (float("nan"), float("nan"))
     rng = np.random.default_rng(seed)
     groups = [np.arange(len(w))] if us.strata is None else \
@@ -67,6 +68,15 @@ def interval(us: UnitStats, samples: int = 10_000, confidence: float = 0.95,
     alpha = 1 - confidence
     lo, hi = np.quantile(v, [alpha / 2, 1 - alpha / 2])
     return (float(lo), float(hi))
+
+
+def interval_defined(us: UnitStats, min_units: int = MIN_UNITS) -> bool:
+    if len(us.units) < min_units:
+        return False
+    if us.strata is not None:
+        _, counts = np.unique(np.asarray(us.strata), return_counts=True)
+        return bool(counts.min() >= 2)
+    return True
 
 
 def _pair(a: str, ua: UnitStats, b: str, ub: UnitStats, samples, seed, confidence) -> PairTest:
