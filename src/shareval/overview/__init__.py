@@ -1,0 +1,1 @@
+"""The organizers' report: tables, significance and figures of an overview paper."""
