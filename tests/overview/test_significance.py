@@ -183,6 +183,8 @@ def test_groups_overlap_like_a_compact_letter_display():
     everything = {(a, b) for i, a in enumerate(names) for b in names[i + 1:]}
     assert groups(names, tests(everything, names)) == [[n] for n in names]
     assert groups([], {}) == []
+    # or a function saying which pairs differ
+    assert groups(list("ABC"), lambda a, b: {a, b} == {"A", "C"}) == [["A", "B"], ["B", "C"]]
 
 
 def test_duplicate_names_are_an_error():

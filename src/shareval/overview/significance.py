@@ -277,9 +277,10 @@ def all_pairs(named: list[tuple[str, UnitStats]], samples: int = 10_000, seed: i
     return Matrix(systems, values, tests, groups(systems, tests), notes)
 
 
-def groups(systems: list[str], tests: dict[tuple[str, str], PairTest]) -> list[list[str]]:
+def groups(systems: list[str], tests) -> list[list[str]]:
     """The maximal runs of consecutive systems (in the given rank order) no two of
     which differ; an undecided pair does not differ. Every system is in one at least.
+    ``tests``: the matrix's {(a, b): PairTest}, or a function differ(a, b) -> bool.
 
     >>> t = lambda a, b, v: ((a, b), PairTest(a, b, 10, 0, 0, 0, 0, 0, 0, v))
     >>> groups(["A", "B", "C"], dict([t("A", "B", "no difference"),
@@ -287,6 +288,8 @@ def groups(systems: list[str], tests: dict[tuple[str, str], PairTest]) -> list[l
     [['A', 'B'], ['B', 'C']]
     """
     def differ(a, b):
+        if callable(tests):
+            return bool(tests(a, b))
         t = tests.get((a, b)) or tests.get((b, a))
         return t is not None and t.verdict == DIFFER
 
