@@ -183,8 +183,9 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
         rows.append(row)
     undecided = sorted({f"{t.a} vs {t.b}: {t.note}" for (a, b), t in matrix.tests.items()
                         if t.verdict == "cannot decide" and a < b and t.note})
+    n_pairs = len(names) * (len(names) - 1) // 2
     notes = [f"Holm-adjusted p of the paired randomization test ({samples:,} samples) over "
-             f"all {len(names) * (len(names) - 1) // 2} pairs; -- on the diagonal"
+             f"the {n_pairs - len(undecided)} decidable pairs; -- on the diagonal"
              + (" and where a pair cannot be decided" if undecided else "")]
     notes += [f"cannot decide {u}" for u in undecided[:10]]
     if len(undecided) > 10:
@@ -470,10 +471,10 @@ def _stratum_interval(us: UnitStats | None, stratum: str, samples: int, seed: in
     if us is None or us.strata is None:
         return (None, None)
     idx = [i for i, s in enumerate(us.strata) if str(s) == stratum]
-    if len(idx) < 2:
-        return (None, None)
     sub = UnitStats(us.metric, [us.units[i] for i in idx], us.stats[idx], us.aggregate,
                     us.weights[idx], None)
+    if not interval_defined(sub):
+        return (None, None)
     return interval(sub, samples, CONFIDENCE, seed)
 
 
