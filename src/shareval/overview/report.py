@@ -20,6 +20,9 @@ PAPER_KEYS = 60
 # breakdowns that are no per-key results table
 SKIP_BREAKDOWNS = {"pr_curve", "value_counts", "compare"}
 CONFIDENCE = 0.95
+MATRIX_PAPER = 20      # systems; a larger p matrix is CSV only
+PAPER_PAIRS = 200      # pairs listed in the paper's tables; more are CSV only
+FIGURE_SERIES = 20     # systems drawn in one figure; the best ones by the primary metric
 
 
 @dataclass
@@ -193,11 +196,16 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
     notes += matrix.notes
     mat = Table(f"{slug}-significance", f"{title}: significance of the differences", cols, rows,
                 notes)
+    mat.paper = len(names) <= MATRIX_PAPER
+    if not mat.paper:
+        mat.notes.append(f"{len(names)} systems: the matrix is written as CSV only (the "
+                         f"groups and the list of pairs say the same)")
     pcols = [Column("a", "A", TEXT), Column("b", "B", TEXT), Column("units", "Units", COUNT),
              Column("difference", "A - B", NUMBER), Column("ci", "95% CI", INTERVAL),
              Column("p_randomization", "p (randomization)", PVALUE),
              Column("p_bootstrap", "p (bootstrap)", PVALUE),
-             Column("p_holm", "p (Holm)", PVALUE), Column("verdict", "Verdict", TEXT)]
+             Column("p_holm", "p (Holm)", PVALUE),
+             Column("verdict", "Verdict", TEXT, width="0.25\\linewidth")]
     prow = []
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -209,7 +217,11 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
     pairs = Table(f"{slug}-pairs", f"{title}: every pair of systems", pcols, prow,
                   ["A - B: difference of the primary metric; CI: paired bootstrap percentile "
                    "interval; differ when p (Holm) < 0.05"])
-    gcols = [Column("group", "Group", TEXT), Column("systems", "Systems (best first)", TEXT)]
+    pairs.paper = len(prow) <= PAPER_PAIRS
+    if not pairs.paper:
+        pairs.notes.append(f"{len(prow):,} pairs: written as CSV only")
+    gcols = [Column("group", "Group", TEXT),
+             Column("systems", "Systems (best first)", TEXT, width="0.8\\linewidth")]
     grows = [{"group": _letter(i), "systems": ", ".join(g)} for i, g in enumerate(matrix.groups)]
     groups = Table(f"{slug}-groups", f"{title}: groups of systems that do not differ "
                    f"significantly", gcols, grows,
@@ -318,7 +330,7 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     t = Table(f"{slug}-{name.replace('_', '-')}",
               f"{title}: results {_key_label(name, title=True)}", cols, rows, notes,
               group_by="key")
-    t.paper = len(keys) <= PAPER_KEYS          # type: ignore[attr-defined]
+    t.paper = len(keys) <= PAPER_KEYS
     if not t.paper:
         t.notes.append(f"{len(keys)} keys: written as CSV only")
     return t
@@ -426,9 +438,16 @@ def pr_pair(names: list[str], primary: str) -> tuple[str, str] | None:
 
 
 def figures(slug: str, title: str, runs: list[Run], primary: str, samples: int,
-            seed: int = 0) -> tuple[list[Figure], list[str]]:
+            seed: int = 0, lower_is_better: bool = False) -> tuple[list[Figure], list[str]]:
     out, notes = [], []
     names = scalar_names(runs, primary)
+    if len(runs) > FIGURE_SERIES:
+        key = lambda r: number((r.result.get("metrics") or {}).get(primary))  # noqa: E731
+        best = sorted([r for r in runs if key(r) is not None], key=key,
+                      reverse=not lower_is_better)[:FIGURE_SERIES]
+        notes.append(f"the figures show the {len(best)} best of the {len(runs)} runs by "
+                     f"{_label_metric(primary)}")
+        runs = [r for r in runs if r in best]
     pair = pr_pair(names, primary)
     if pair:
         pts = [(r.label, number(r.result["metrics"].get(pair[0])),
@@ -508,7 +527,8 @@ def dataset_section(slug: str, title: str, runs: list[Run], primary: str,
         if primary else None
     if corr is not None:
         sec.tables.append(corr)
-    figs, fig_notes = figures(slug, title, runs, primary, samples, seed) if primary else ([], [])
+    figs, fig_notes = figures(slug, title, runs, primary, samples, seed, lower_is_better) \
+        if primary else ([], [])
     sec.figures += figs
     sec.notes += fig_notes
     return sec

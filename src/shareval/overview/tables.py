@@ -23,6 +23,7 @@ class Column:
     kind: str = NUMBER
     best: str | None = None      # "max" | "min": that value is bold (within each group)
     digits: int = 4
+    width: str = ""              # LaTeX: a wrapped column of this width ("0.7\\linewidth")
 
 
 @dataclass
@@ -34,6 +35,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     group_by: str | None = None  # the best value is bold within each run of this column
     caption: str = ""
+    paper: bool = True           # False: too long for a paper, written as CSV only
 
 
 def number(v) -> float | None:
@@ -129,31 +131,47 @@ def latex_escape(s: str) -> str:
     return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(s))
 
 
+LONG_ROWS = 40        # more rows: a longtable that breaks across pages
+WIDE_COLUMNS = 10    # more columns: scaled to the line width
+
+
 def to_latex(t: Table) -> str:
-    """A ``table`` float with a booktabs ``tabular``; a rule between groups; notes as
-    a footnote-size paragraph under the table. Needs ``\\usepackage{booktabs}``."""
+    """A ``table`` float with a booktabs ``tabular`` (scaled to the line when it has many
+    columns), or a ``longtable`` when it has many rows; a rule between groups; the notes
+    in small print under it. Needs booktabs, longtable and graphicx."""
     bold = best_cells(t)
-    spec = "".join("l" if c.kind == TEXT else "r" for c in t.columns)
-    lines = [r"\begin{table}[t]", r"\centering", r"\small",
-             rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
-             " & ".join(latex_escape(c.label) for c in t.columns) + r" \\", r"\midrule"]
-    groups = _groups(t)
-    for g, idx in enumerate(groups):
+    spec = "".join(f"p{{{c.width}}}" if c.width else "l" if c.kind == TEXT else "r"
+                   for c in t.columns)
+    head = " & ".join(latex_escape(c.label) for c in t.columns) + r" \\"
+    body = []
+    for g, idx in enumerate(_groups(t)):
         if g and t.group_by:
-            lines.append(r"\midrule")
+            body.append(r"\midrule")
         for i in idx:
             cells = []
             for c in t.columns:
                 text = latex_escape(_text(c, t.rows[i].get(c.key)))
                 cells.append(rf"\textbf{{{text}}}" if (i, c.key) in bold else text)
-            lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}"]
-    if t.notes:
-        lines.append(r"\par\smallskip\parbox{\linewidth}{\footnotesize "
-                     + " ".join(latex_escape(n) for n in t.notes) + "}")
-    lines.append(rf"\caption{{{latex_escape(t.caption or t.title)}}}")
-    lines.append(rf"\label{{tab:{latex_escape(t.slug)}}}")
-    lines.append(r"\end{table}")
+            body.append(" & ".join(cells) + r" \\")
+    notes = " ".join(latex_escape(n) for n in t.notes)
+    caption = rf"\caption{{{latex_escape(t.caption or t.title)}}}"
+    label = rf"\label{{tab:{latex_escape(t.slug)}}}"
+    if len(t.rows) > LONG_ROWS:
+        lines = [r"{\small", rf"\begin{{longtable}}{{{spec}}}", caption + label + r" \\",
+                 r"\toprule", head, r"\midrule", r"\endfirsthead", r"\toprule", head,
+                 r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot", *body,
+                 r"\end{longtable}}"]
+        if notes:
+            lines.append(r"{\footnotesize " + notes + r"\par}")
+        return "\n".join(lines) + "\n"
+    tabular = [rf"\begin{{tabular}}{{{spec}}}", r"\toprule", head, r"\midrule", *body,
+               r"\bottomrule", r"\end{tabular}"]
+    if len(t.columns) > WIDE_COLUMNS:
+        tabular = [r"\resizebox{\linewidth}{!}{%", *tabular, "}"]
+    lines = [r"\begin{table}[htbp]", r"\centering", r"\small", *tabular]
+    if notes:
+        lines.append(r"\par\smallskip\parbox{\linewidth}{\footnotesize " + notes + "}")
+    lines += [caption, label, r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
@@ -161,7 +179,8 @@ def latex_document(tables: list[Table], title: str) -> str:
     """Every table in one compilable document (report.tex)."""
     body = "\n".join(to_latex(t) + r"\clearpage" for t in tables)
     return "\n".join([r"\documentclass[a4paper]{article}", r"\usepackage[utf8]{inputenc}",
-                      r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}",
+                      r"\usepackage[T1]{fontenc}", r"\usepackage{booktabs}", r"\usepackage{longtable}",
+                      r"\usepackage{graphicx}",
                       r"\usepackage[margin=1.5cm,landscape]{geometry}",
                       rf"\title{{{latex_escape(title)}}}", r"\date{}", r"\begin{document}",
                       r"\author{}", r"\maketitle", body, r"\end{document}"]) + "\n"

@@ -63,7 +63,7 @@ def write(report, out: Path) -> dict:
         for t in sec.tables:
             (tmp / "tables" / f"{t.slug}.csv").write_text(to_csv(t))
             links = [f'<a href="tables/{html.escape(t.slug)}.csv">CSV</a>']
-            if getattr(t, "paper", True):
+            if t.paper:
                 (tmp / "tables" / f"{t.slug}.tex").write_text(to_latex(t))
                 links.append(f'<a href="tables/{html.escape(t.slug)}.tex">LaTeX</a>')
                 paper.append(t)
