@@ -249,7 +249,83 @@ def breakdown_tables(slug: str, title: str, runs: list[Run], primary: str,
         t = _breakdown(slug, title, b, runs, primary, lower_is_better, properties or {})
         if t is not None:
             out.append(t)
+    for b in names:
+        out += property_tables(slug, title, b, runs, primary, lower_is_better, properties or {})
     return out
+
+
+def _micro(rows: list[dict], prefix: str) -> dict | None:
+    """Precision, recall and F1 from summed counts (``{prefix}tp``, fp, fn), as a
+    micro-averaged scorer (RCC) computes them over all its units."""
+    keys = [f"{prefix}tp", f"{prefix}fp", f"{prefix}fn"]
+    if not rows or not all(all(isinstance(r.get(k), (int, float)) for k in keys) for r in rows):
+        return None
+    tp, fp, fn = (sum(r[k] for r in rows) for k in keys)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f = 2 * p * rec / (p + rec) if p + rec else 0.0
+    return {f"{prefix}precision": p, f"{prefix}recall": rec, f"{prefix}f1": f,
+            f"{prefix}tp": tp, f"{prefix}fp": fp, f"{prefix}fn": fn}
+
+
+def property_tables(slug, title, name, runs, primary, lower_is_better, properties) -> list:
+    """A breakdown's keys grouped by each text property the organizer gave (an RCC
+    publication's topic): per (value, system), the metrics recomputed over the group's
+    keys: micro precision, recall and F1 from summed tp/fp/fn where the rows carry
+    counts (as RCC scores), else the mean over the keys (as SV-Ident averages documents)."""
+    if not properties:
+        return []
+    cells = {r.label: ((r.result.get("breakdowns") or {}).get(name) or {}) for r in runs}
+    keys = sorted({k for c in cells.values() for k in c})
+    own = {k: _key_properties(properties, k, runs, name) for k in keys}
+    texts = sorted({p for v in own.values() for p, x in v.items()
+                    if isinstance(x, str) and x})
+    out = []
+    for prop in texts:
+        values = sorted({v[prop] for v in own.values() if isinstance(v.get(prop), str)})
+        if not values:
+            continue
+        prefixes = [m[:-2] for m in scalar_names(runs, primary) if m.endswith("f1")]
+        rows, metrics = [], []
+        for value in values:
+            members = [k for k in keys if own[k].get(prop) == value]
+            for r in runs:
+                got = [cells[r.label][k] for k in members if k in cells[r.label]]
+                row = {"value": value, "units": len(got), "system": r.label}
+                micro = {}
+                for pre in prefixes:
+                    micro.update(_micro(got, pre) or {})
+                if micro:
+                    row.update({f"v:{m}": x for m, x in micro.items()})
+                else:
+                    for m in scalar_names(runs, primary):
+                        xs = [number(g.get(m)) for g in got]
+                        xs = [x for x in xs if x is not None]
+                        row[f"v:{m}"] = sum(xs) / len(xs) if xs else None
+                metrics += [k[2:] for k in row if k.startswith("v:") and k[2:] not in metrics]
+                rows.append(row)
+        ungrouped = [k for k in keys if not isinstance(own[k].get(prop), str)]
+        best = "min" if lower_is_better else "max"
+        cols = [Column("value", prop.replace("_", " "), TEXT), Column("units", "Units", COUNT),
+                Column("system", "System", TEXT)]
+        cols += [Column(f"v:{m}", _label_metric(m), COUNT) if _is_count(m) else
+                 Column(f"v:{m}", _label_metric(m), NUMBER,
+                        best if m == primary else ("min" if _lower(m, lower_is_better, primary)
+                                                   else "max")) for m in metrics]
+        notes = ["micro-averaged over the group's units from their tp, fp and fn"
+                 if any(k.startswith("v:") and k.endswith("tp") for k in rows[0]) else
+                 "the mean over the group's units", "bold: the best value per group"]
+        if ungrouped:
+            notes.append(f"{len(ungrouped)} of {len(keys)} units have no {prop} and are in no "
+                         f"group")
+        out.append(Table(f"{slug}-{name.replace('_', '-')}-by-{_slug(prop)}",
+                         f"{title}: results per {prop.replace('_', ' ')} "
+                         f"({_key_label(name)} grouped)", cols, rows, notes, group_by="value"))
+    return out
+
+
+def _slug(s: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-") or "property"
 
 
 def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
