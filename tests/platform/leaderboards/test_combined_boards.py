@@ -19,13 +19,13 @@ COLUMNS = [{"metric": "accuracy", "combine": "mean_rank", "label": "Mean rank"},
            {"metric": "accuracy", "combine": "mean", "label": "Mean accuracy"}]
 
 
-def _bundle(tmp_path):
+def _bundle(tmp_path, split=None):
     root = make_bundle(tmp_path / "bundle", baseline=False)
     doc = yaml.safe_load((root / "bundle.yaml").read_text())
     for ph, gold in ((doc["phases"][0], "gold-dev.tsv"), (doc["phases"][1], "gold-eval.tsv")):
         slug = ph["datasets"][0]["slug"]
         ph["datasets"].append({"slug": f"{slug}-b", "task": "labels", "reference": gold,
-                               "board": {"team_visibility": True}})
+                               "board": {"team_visibility": True}, **(split or {})})
         ph["boards"] = [
             {"slug": "both", "title": "Both packs", "datasets": [slug, f"{slug}-b"],
              "columns": COLUMNS},
@@ -37,12 +37,16 @@ def _bundle(tmp_path):
 
 @pytest.fixture
 def world(db, tmp_path):
+    return _world(tmp_path)
+
+
+def _world(tmp_path, split=None):
     from django.contrib.auth import get_user_model
     User = get_user_model()
     org = User.objects.create_user("org", password="org-pass-123", is_staff=True)
     users = {n: User.objects.create_user(n, password=f"{n}-pass-123")
              for n in ("alice", "bob", "carol", "dave", "erin")}
-    comp, _ = load_bundle(_bundle(tmp_path), org)
+    comp, _ = load_bundle(_bundle(tmp_path, split), org)
     teams = {}
     for name, lead in (("Team A", "alice"), ("Team B", "bob"), ("Team C", "carol"),
                        ("Team D", "dave")):
@@ -183,3 +187,33 @@ def test_the_results_page_shows_the_boards(world, client):
     assert "Team B" in rows[0] and "2.2500" in rows[0] and "0.7500" in rows[0]
     assert "Team D" in rows[3] and "no scored primary run on dev-b" in rows[3]
     assert "–" in rows[3]
+
+
+def test_a_split_dataset_counts_with_the_part_its_board_shows(db, tmp_path):
+    """Before the phase's results are released everyone's board shows the public part
+    of dev-b (and so does the combined board); after it, the private part."""
+    from shareval.platform.submissions.models import Score, Submission
+    w = _world(tmp_path, {"split": {"fraction": 0.5, "seed": 3}})
+    _runs(w, {k: v for k, v in DEV.items() if k[0] != "Team D"})
+    dev = w["comp"].phases.get(slug="dev")
+
+    def part(field):
+        s = Score.objects.get(current=True, submission__team=w["teams"]["Team A"],
+                              submission__dataset=w["ds"]["dev-b"],
+                              submission__kind=Submission.PRIMARY)
+        return getattr(s, field)["metrics"]["accuracy"]
+
+    public, private = part("result"), part("private_result")
+    assert public != private
+    for viewer in (w["users"]["erin"], w["org"], None):
+        b = _board(combined_boards(dev, viewer), "both")
+        a = next(r for r in b["rows"] if r["team"] == "Team A")
+        assert a["per_dataset"]["dev-b"]["accuracy"] == pytest.approx(public)
+        assert a["values"]["mean:accuracy"] == pytest.approx((0.8 + public) / 2)
+        assert "dev-b: the public part of the reference." in b["notes"]
+    dev.released = Phase.TOP
+    dev.save()
+    b = _board(combined_boards(dev, w["users"]["erin"]), "both")
+    a = next(r for r in b["rows"] if r["team"] == "Team A")
+    assert a["values"]["mean:accuracy"] == pytest.approx((0.8 + private) / 2)
+    assert "dev-b: the private part of the reference." in b["notes"]
