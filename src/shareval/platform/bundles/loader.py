@@ -27,6 +27,7 @@ from shareval.platform.competitions import checks
 from shareval.platform.bundles import dataset_section as bundle_runs
 from shareval.platform.bundles import release_section as releases
 from shareval.platform.bundles.access_section import load_access, read_access
+from shareval.platform.bundles.boards_section import read_boards
 from shareval.platform.bundles.groups_section import read_groups, save_groups
 from shareval.platform.competitions.models.access import SettingChange
 from shareval.platform.competitions.checks import SLUG  # noqa: F401  (archive.py reads it from here)
@@ -239,6 +240,8 @@ def read_bundle(root: Path) -> dict:
             from shareval.platform.coderuns.bundle import read_code
             phase["datasets"][-1]["code"] = read_code(r, d, dw)
         phase["groups"] = read_groups(r, ph, w, [d["slug"] for d in phase["datasets"]])
+        phase["combined_boards"] = read_boards(                 # boards_section.py
+            r, ph, w, phase["datasets"], {t["slug"]: t for t in out["tasks"] if t["slug"]})
         out["phases"].append(phase)
     if not out["phases"]:
         r.err(doc, "bundle.phases", "at least one phase is required")
@@ -314,7 +317,8 @@ def load_bundle(root: Path, organizer=None) -> tuple[Competition, list]:
         phase, _ = Phase.objects.update_or_create(
             competition=comp, slug=ph["slug"],
             defaults={k: ph[k] for k in ("title", "start", "end", "blind", "leaderboard_public",
-                                         "release_top_at", "release_detailed_at")})
+                                         "release_top_at", "release_detailed_at",
+                                         "combined_boards")})
         for d in ph["datasets"]:
             rel = ""
             digest = ""

@@ -19,6 +19,7 @@ from shareval.platform.access import eligibility
 from shareval.platform.access import visibility as access
 from shareval.platform.competitions.models import Phase
 from shareval.platform.leaderboards import official
+from shareval.platform.leaderboards.combined import combined_boards
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "tex": "text/x-tex; charset=utf-8",
            "png": "image/png", "pdf": "application/pdf"}
@@ -57,6 +58,8 @@ def page(request, c, p):
             tables.append(official.table(run_set, access.at_least(level, access.DETAILED)))
     return render(request, "shareval/official.html", {
         "comp": phase.competition, "phase": phase, "tables": tables,
+        # boards combining datasets: each as its datasets' boards would show this viewer
+        "combined": combined_boards(phase, request.user),
         "shown": bool(tables) or organizer,
         # breakdowns and curves are computed only for tables released in detail
         "detailed": any(t.breakdowns or t.curves for t in tables) or organizer,

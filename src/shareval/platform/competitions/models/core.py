@@ -127,6 +127,9 @@ class Phase(models.Model):
     released = models.CharField(max_length=10, choices=RELEASE, default=HIDDEN)
     release_top_at = models.DateTimeField(null=True, blank=True)
     release_detailed_at = models.DateTimeField(null=True, blank=True)
+    # boards combining datasets (bundle ``boards:``, bundles/boards_section.py;
+    # built by leaderboards/combined.py): [{slug, title, datasets, columns}]
+    combined_boards = models.JSONField(default=list, blank=True)
 
     class Meta:
         unique_together = [("competition", "slug")]
