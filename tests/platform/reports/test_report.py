@@ -78,18 +78,29 @@ def comp(db, tmp_path, settings):
         "tasks": [{"slug": "t1", "task": "svident-detection"}],
         "phases": [{"slug": "test", "title": "Test", "start": (now - dt.timedelta(days=1))
                     .isoformat(), "end": (now + dt.timedelta(days=9)).isoformat(),
-                    "datasets": [{"slug": "t1-test", "task": "t1", "reference": "ref.tsv"}]}]}))
+                    "datasets": [{"slug": "t1-test", "task": "t1", "reference": "ref.tsv"},
+                                 {"slug": "t1-other", "task": "t1", "reference": "ref.tsv"}],
+                    "boards": [{"slug": "both", "title": "Both sets",
+                                "datasets": ["t1-test", "t1-other"],
+                                "columns": [{"metric": "f1_macro", "combine": "mean",
+                                             "label": "mean F1"},
+                                            {"metric": "f1_macro", "combine": "mean_rank",
+                                             "label": "mean rank"}]}]}]}))
     User = get_user_model()
     org = User.objects.create_user("org", password="org-pass-123", is_staff=True)
     c, _ = load_bundle(root, org)
-    ds = c.phases.get().datasets.get()
+    ds = c.phases.get().datasets.get(slug="t1-test")
+    other = c.phases.get().datasets.get(slug="t1-other")
     for name in list(RUNS) + ["Lonely"]:
         u = User.objects.create_user(name.lower(), password="x-pass-123")
         t = Team.objects.create(competition=c, name=name, lead=u)
         Membership.objects.create(team=t, user=u, status=Membership.APPROVED)
         rule = RUNS.get(name, RUNS["Zeros"])
         service.submit(u, t, ds, Upload("run.tsv", run(rule)), primary=name != "Lonely")
-    assert queue.drain() == 4
+        if name in ("Oracle", "Zeros"):      # Half sends nothing to the other set
+            service.submit(u, t, other, Upload("run.tsv", run(RUNS["Half"] if name == "Zeros"
+                                                              else rule)), primary=True)
+    assert queue.drain() == 6
     return {"comp": c, "ds": ds, "org": org}
 
 
@@ -189,6 +200,20 @@ def test_correlation_with_document_properties(comp, tmp_path):
     assert any("cannot decide" in n for n in tables["test-t1-test-correlation"].notes)
     doc = tables["test-t1-test-per-document"]
     assert next(r for r in doc.rows if r["key"] == "d03")["o:vocabulary"] == 121.0
+
+
+def test_combined_board_of_the_phase(comp):
+    from shareval.platform.reports.build import build
+    rep = build(comp["comp"], samples=200)
+    sec = next(s for s in rep.sections if s.slug == "test-board-both")
+    t = sec.tables[0]
+    rows = {r["team"]: r for r in t.rows}
+    # mean F1 over the two sets, by hand: Oracle (1 + 1) / 2; Zeros (0.4 + 0.7) / 2
+    assert rows["Oracle"]["mean:f1_macro"] == pytest.approx(1.0)
+    assert rows["Zeros"]["mean:f1_macro"] == pytest.approx(0.55)
+    # Half has no primary on the other set: no combined value, and a note says so
+    assert rows["Half"]["mean:f1_macro"] is None
+    assert any(n.startswith("Half:") for n in t.notes)
 
 
 def test_bad_properties_name_line_and_field(comp):
