@@ -345,7 +345,7 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
             for f in ((r.result.get("breakdowns") or {}).get(name) or {}).get(k) or {}:
                 if f not in fields:
                     fields.append(f)
-    props, values = [], []
+    props, values, undefined = [], [], []
     for f in fields:
         by_key = {k: [_freeze(cell[f]) for r in runs
                       if f in (cell := ((r.result.get("breakdowns") or {}).get(name) or {})
@@ -353,6 +353,9 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
         seen = [x for vs in by_key.values() for x in vs]
         if any(isinstance(x, bool) for x in seen):
             continue                               # flags (above_mean_fp) are no results
+        if all(x is None for x in seen):
+            undefined.append(f)
+            continue
         if f not in metrics and _is_property(by_key, len(runs)):
             props.append(f)
         elif seen and all(x is None or isinstance(x, (int, float)) for x in seen):
@@ -365,11 +368,22 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     extra = sorted({p for k in keys for p in _key_properties(properties, k, runs, name)})
     best = "min" if lower_is_better else "max"
     cols = [Column("key", _key_label(name), TEXT)]
-    cols += [Column(f"p:{p}", _label_metric(p), COUNT if p in ("sentences", "positives",
-                    "negatives", "documents", "queries") else TEXT) for p in props]
+    def field_values(f):
+        return [cell[f] for r in runs for k in keys
+                if f in (cell := ((r.result.get("breakdowns") or {}).get(name) or {})
+                         .get(k) or {})]
+
+    def integral(f):
+        vs = field_values(f)
+        return bool(vs) and all(isinstance(x, int) and not isinstance(x, bool)
+                                or isinstance(x, float) and x.is_integer() for x in vs)
+
+    counts = {v for v in values if _is_count(v) or (v not in metrics and integral(v))}
+    cols += [Column(f"p:{p}", _label_metric(p), COUNT if p == "negatives" or integral(p)
+                    else TEXT) for p in props]
     cols += [Column(f"o:{p}", _label_metric(p), TEXT) for p in extra]
     cols.append(Column("system", "System", TEXT))
-    cols += [Column(f"v:{v}", _label_metric(v), COUNT) if _is_count(v) else
+    cols += [Column(f"v:{v}", _label_metric(v), COUNT) if v in counts else
              Column(f"v:{v}", _label_metric(v), NUMBER,
                     best if v == primary else
                     ("min" if _lower(v, lower_is_better, primary) else "max"))
@@ -402,7 +416,10 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
         notes.append(f"a metric undefined for {_preview(nan)} is shown as --")
     if properties and not extra:
         notes.append("the document properties given match none of the keys")
-    notes.append("bold: the best value per key")
+    if undefined:
+        notes.append(f"undefined for every run, left out: {', '.join(map(_label_metric, undefined))}")
+    if any(c.best for c in cols):
+        notes.append("bold: the best value per key")
     t = Table(f"{slug}-{name.replace('_', '-')}",
               f"{title}: results {_key_label(name, title=True)}", cols, rows, notes,
               group_by="key")

@@ -15,6 +15,7 @@ from shareval.overview.properties import read_properties
 from shareval.overview.report import Run, Section, dataset_section
 from shareval.overview.tables import COUNT, NUMBER, TEXT, Column, Table
 from shareval.platform.competitions.models import Competition, Dataset, Phase
+from shareval.platform.leaderboards.official import JUDGED
 from shareval.platform.leaderboards.rows import run_names
 from shareval.platform.submissions.models import Submission
 from shareval.tasks.base import UnitStats
@@ -73,7 +74,7 @@ def _runs(dataset: Dataset, which: str) -> tuple[list[Run], list[str]]:
     notes = []
     task_name = dataset.task.task_name
     counter: dict[str, int] = {}
-    runs = []
+    runs, awaiting = [], set()
     for s in subs:
         sc = s.current_score
         if sc is None:
@@ -94,6 +95,8 @@ def _runs(dataset: Dataset, which: str) -> tuple[list[Run], list[str]]:
             stats = UnitStats.from_dict(sc.unit_stats)
         runs.append(Run(label, s.team.name, run, s.kind == Submission.PRIMARY, result, stats,
                         note))
+        if JUDGED not in sc.reference_digest:
+            awaiting.add(id(runs[-1]))
     labels = [r.label for r in runs]
     for lab in {x for x in labels if labels.count(x) > 1}:     # two primaries of one team
         n = 0
@@ -109,6 +112,10 @@ def _runs(dataset: Dataset, which: str) -> tuple[list[Run], list[str]]:
         if without:
             notes.append(f"submitted runs but no scored primary run: {', '.join(without)} "
                          f"(not ranked; `--runs all` lists every run)")
+    waiting = [r.label for r in runs if task_name == "material-e2e" and id(r) in awaiting]
+    if waiting:
+        notes.append(f"E2E values await the judges' answers on the summaries of "
+                     f"{', '.join(waiting)} (docs/e2e-judging.md); until then they are --")
     disq = Submission.objects.filter(dataset=dataset).exclude(disqualified="").count()
     if disq:
         notes.append(f"{disq} disqualified run{'s' if disq != 1 else ''} left out")
