@@ -123,11 +123,13 @@ def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is
         notes.append(f"no interval for {', '.join(no_ci)}: "
                      + ("; ".join(sorted({_why_no_stats(r) for r in runs
                                           if r.label in no_ci}))))
-    notes.append(f"CI: {int(CONFIDENCE * 100)}% paired-bootstrap percentile interval of "
-                 f"{_label_metric(primary)} over the task's units"
-                 + (" (resampled within languages)" if any(
-                     r.unit_stats is not None and r.unit_stats.strata is not None
-                     for r in runs) else "") + "; bold: the best value of each column")
+    if intervals:
+        notes.append(f"CI: {int(CONFIDENCE * 100)}% bootstrap percentile interval of "
+                     f"{_label_metric(primary)} over the task's units"
+                     + (" (resampled within languages)" if any(
+                         r.unit_stats is not None and r.unit_stats.strata is not None
+                         for r in runs) else ""))
+    notes.append("bold: the best value of each column")
     if letters:
         notes.append("Group: systems sharing a letter do not differ significantly "
                      "(paired randomization test, Holm-corrected over all pairs, p < 0.05)")
@@ -607,7 +609,7 @@ def dataset_section(slug: str, title: str, runs: list[Run], primary: str,
         matrix = all_pairs(stats, samples=samples, seed=seed, lower_is_better=lower_is_better)
     elif primary and len(runs) >= 2:
         sec.notes.append("no significance tests: fewer than two runs have per-unit "
-                         "statistics stored")
+                         "statistics of the primary metric (the results table says why)")
     intervals = intervals_of(runs, samples, seed) if primary else {}
     if primary:
         sec.tables.append(results_table(f"{slug}-results", title, runs, primary,

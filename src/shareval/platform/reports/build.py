@@ -93,6 +93,10 @@ def _runs(dataset: Dataset, which: str) -> tuple[list[Run], list[str]]:
         stats = None
         if sc.unit_stats and not (dataset.split and sc.private_result is not None):
             stats = UnitStats.from_dict(sc.unit_stats)
+            if stats.metric != dataset.task.metric:       # e.g. judged F1 ranks, not entity F1
+                note = (f"its stored per-unit statistics are of {stats.metric}, not of the "
+                        f"primary metric {dataset.task.metric}")
+                stats = None
         runs.append(Run(label, s.team.name, run, s.kind == Submission.PRIMARY, result, stats,
                         note))
         if JUDGED not in sc.reference_digest:
