@@ -272,3 +272,17 @@ def test_page_is_for_organizers_only(comp, client):
     assert client.get("/c/sv/report/all-phases--primary/tables/..%2f..%2fx.csv") \
         .status_code == 404
     assert client.get("/c/sv/report/nophase--primary/").status_code == 404
+
+
+def test_statistics_of_another_metric_give_no_interval(comp):
+    """KBP ranks by judged F1 while its stored per-unit statistics are entity F1: such
+    statistics never lend their interval or test to the primary metric."""
+    from shareval.platform.submissions.models import Score
+    sc = Score.objects.get(submission__team__name="Half")
+    sc.unit_stats = {**sc.unit_stats, "metric": "precision_macro"}
+    sc.save()
+    tables, _ = section(comp)
+    row = next(r for r in tables["test-t1-test-results"].rows if r["team"] == "Half")
+    assert row["ci"] is None
+    assert any("statistics are of precision_macro, not of the primary metric f1_macro" in n
+               for n in tables["test-t1-test-results"].notes)
