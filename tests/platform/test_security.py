@@ -109,13 +109,18 @@ RULES = {
     # official tables: the page says "not released" to everyone but organizers (the
     # scene's eval phase is blind); its files are the organizers' until release
     "official": (ALL, set()), "official-file": (ORG, set()),
+    # the organizers' report: the page and Build (POST) for organizers; no report is
+    # built in the scene, so its files are 404 for all (reports/test_report.py builds one)
+    "report-home": (ORG, ORG), "report": (ORG, ORG), "report-file": (set(), set()),
     # the E2E judging loop's organizer actions (POST only; each: judging/test_judging_e2e.py)
     "campaign-build-e2e": (set(), ORG), "campaign-publish-e2e": (set(), ORG),
 }
 REFUSED = {401, 403, 404, 405}
 OVERRIDES = {"public-file": {"p": "dev", "d": "dev"},       # items.txt is released with dev
              "data-file": {"name": "corpus.txt"},
-             "official-file": {"s": "eval", "fmt": "csv"}}
+             "official-file": {"s": "eval", "fmt": "csv"},
+             "report": {"key": "all-phases--primary"},
+             "report-file": {"key": "all-phases--primary", "path": "index.html"}}
 
 
 def routes():

@@ -100,7 +100,8 @@ def test_a_private_competition_is_404_on_every_route_for_the_uninvited(secret, c
     values = {"c": comp.slug, "p": "dev", "d": "dev", "t": "labels", "name": "items.txt",
               "page": "rules", "reg": 1, "team": 1, "j": 1, "item": 1, "kind": "x",
               "token": "not-a-token",
-                  "study": 1, "pub": 1, "unit": 1, "fmt": "csv", "s": "dev"}
+                  "study": 1, "pub": 1, "unit": 1, "fmt": "csv", "s": "dev",
+          "key": "all-phases--primary", "path": "index.html"}
     seen = 0
     for name, pattern in c_routes():
         url = fill(pattern, values)

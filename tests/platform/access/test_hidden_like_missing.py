@@ -22,7 +22,8 @@ from ..test_security import fill
 HIDDEN, MISSING = "hidden-task", "absent-task"
 VALUES = {"p": "dev", "d": "dev", "t": "labels", "name": "texts.txt", "page": "rules",
           "reg": 1, "team": 1, "j": 1, "item": 1, "kind": "x", "token": "not-a-token",
-          "study": 1, "pub": 1, "unit": 1, "fmt": "csv", "s": "dev"}
+          "study": 1, "pub": 1, "unit": 1, "fmt": "csv", "s": "dev",
+          "key": "all-phases--primary", "path": "index.html"}
 
 
 @pytest.fixture
