@@ -12,7 +12,7 @@ resamples once (the draws ``paired_bootstrap`` makes with the same seed) and
 computes each system's metric on them once, so every pair's interval and p are
 exactly those ``paired_bootstrap`` gives, at the cost of k metric evaluations.
 The randomization test swaps A and B per unit, so it must be run per pair; for
-the library's aggregates (``weighted_mean``, ``micro_f1``) the swapped metrics
+the library's aggregates (``weighted_mean``, ``micro_f1``, ``aqwv``) the swapped metrics
 are computed for all pairs at once from the same swap draws
 ``randomization_test`` makes, giving its p exactly; any other aggregate calls
 ``randomization_test`` pair by pair.
@@ -27,7 +27,7 @@ import numpy as np
 from ..metrics.multiple import holm
 from ..metrics.significance import BATCH_ELEMENTS, paired_bootstrap, randomization_test
 from ..stats import MIN_UNITS, too_few_units
-from ..tasks.base import UnitStats, micro_f1, weighted_mean
+from ..tasks.base import UnitStats, aqwv, micro_f1, weighted_mean
 
 DIFFER, SAME, UNDECIDED = "differ", "no difference", "cannot decide"
 
@@ -147,7 +147,8 @@ def _same_setup(x: UnitStats, y: UnitStats) -> str:
 def _fast_differences(aggregate, a: np.ndarray, b: np.ndarray, w: np.ndarray):
     """For the library's aggregates: a function of a swap batch (batch, n) -> the
     swapped differences metric(A*) - metric(B*), (batch, pairs); a, b: (n, s, pairs).
-    None for any other aggregate."""
+    None for any other aggregate, and for ``aqwv`` when A and B disagree on which
+    queries have relevant documents (a swap would then change the denominators)."""
     if aggregate is weighted_mean:
         # metric(A*) - metric(B*) = sum_i w_i (1 - 2 swap_i) (a_i - b_i) / sum(w)
         d = (w[:, None] * (a[:, 0, :] - b[:, 0, :])) / w.sum()
@@ -166,6 +167,13 @@ def _fast_differences(aggregate, a: np.ndarray, b: np.ndarray, w: np.ndarray):
             moved = (swap.astype(float) @ delta).reshape(len(swap), *ta.shape)
             return f1(ta[None] + moved) - f1(tb[None] - moved)
         return diffs
+    if aggregate is aqwv and np.array_equal(a[:, 1, :], b[:, 1, :]):
+        # the queries with relevant documents (column 1) are the same in A and B (one
+        # reference), so both means keep their denominators under a swap: linear, as above
+        rel = w @ a[:, 1, :]                              # (pairs,)
+        d = -(w[:, None] * (a[:, 0, :] - b[:, 0, :])) / rel \
+            - (w[:, None] * (a[:, 2, :] - b[:, 2, :])) / w.sum()
+        return lambda swap: (1.0 - 2.0 * swap) @ d
     return None
 
 

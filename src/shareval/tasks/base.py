@@ -213,6 +213,22 @@ def micro_f1(stats: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.where(den > 0, 2 * tp / np.where(den > 0, den, 1), 0.0)
 
 
+def aqwv(stats: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Aggregate for MATERIAL's primary AQWV (plan Eq. 3) from per-query
+    (P_miss * r, r, beta * P_FA), r = 1 for a query with relevant documents, else 0:
+
+        1 - mean of P_miss over the queries with r = 1 - mean of beta * P_FA over all,
+
+    both means weighted (renormalised as in ``weighted_mean``). NaN for a sample
+    without a query with relevant documents: the metric is undefined there.
+    """
+    w = weights / weights.sum(axis=-1, keepdims=True)
+    miss, rel, fa = (np.sum(stats[..., i] * w, axis=-1) for i in range(3))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_miss = np.where(rel > 0, miss / np.where(rel > 0, rel, 1.0), np.nan)
+    return 1.0 - p_miss - fa
+
+
 def hierarchical_weights(groups: list[str]) -> np.ndarray:
     """Weights giving each group equal total weight, units equal within a group."""
     groups_arr = np.asarray(groups, dtype=object)
@@ -225,4 +241,4 @@ def hierarchical_weights(groups: list[str]) -> np.ndarray:
 
 
 # the aggregates of UnitStats, by the name its JSON form gives
-AGGREGATES = {"weighted_mean": weighted_mean, "micro_f1": micro_f1}
+AGGREGATES = {"weighted_mean": weighted_mean, "micro_f1": micro_f1, "aqwv": aqwv}

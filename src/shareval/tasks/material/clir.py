@@ -6,10 +6,11 @@ from collections import defaultdict
 
 import numpy as np
 
+from ...formats.errors import InvalidInput, Problem
 from ...formats.material import Pack
 from ...metrics import detection as det
 from .. import register
-from ..base import Option
+from ..base import Option, UnitStats, aqwv
 from .base import _MaterialTask, restrict
 
 
@@ -92,13 +93,55 @@ class MaterialClir(_MaterialTask):
         result.counts.update(open_queries=int(opened.size), closed_queries=int(closed.size))
         return result
 
-    def _clir(self, pack, sub, rel: np.ndarray, beta: float):
+    def unit_stats(self, reference, submission, beta=None) -> UnitStats:
+        """Per closed query (the official AQWV's units; open queries never count, plan
+        6.4): (P_miss * r, r, beta * P_FA), r = 1 when the query has relevant documents,
+        aggregated by ``tasks.base.aqwv`` into the primary AQWV (plan Eq. 3). Resampled
+        within two strata, the queries with and without relevant documents (when both
+        occur), so that every resample has as many queries with relevant documents as
+        the set, and its AQWV is defined."""
+        if type(self)._score is not MaterialClir._score:
+            # a task scored otherwise (material-e2e: its AQWV is judged) has no such units
+            return super().unit_stats(reference, submission)
+        opts = self.checked_options({"beta": beta})
+        pack, sub = self.load(reference, submission)
+        beta = self.beta(pack, opts["beta"])
+        closed = np.array([k for k, i in enumerate(sub.ids)
+                           if pack.queries[i].status != "open"], dtype=int)
+        queries = str(pack.root / "queries.tsv")
+        if not closed.size:
+            raise InvalidInput([Problem(queries, None, "status",
+                                        "every query is open: the official AQWV (closed "
+                                        "queries only) is undefined, so there are no units "
+                                        "to compare")])
+        sub = restrict(sub, closed)
+        p_miss, p_fa, _, n_rel, _, _ = self._query_values(
+            sub, self.relevance(pack, sub.ids), beta)
+        has_rel = n_rel > 0
+        if not has_rel.any():
+            raise InvalidInput([Problem(queries, None, "queries",
+                                        "no closed query has a relevant document: the "
+                                        "primary AQWV is undefined (NaN), so there is "
+                                        "nothing to compare")])
+        stats = np.column_stack([p_miss * has_rel, has_rel.astype(float), beta * p_fa])
+        strata = np.where(has_rel, "with relevant", "without relevant") \
+            if not has_rel.all() else None
+        return UnitStats("aqwv", list(sub.ids), stats, aqwv, np.ones(len(sub.ids)), strata)
+
+    @staticmethod
+    def _query_values(sub, rel: np.ndarray, beta: float):
+        """Per query: P_miss, P_FA, QV (plan Eq. 1), N_relevant, hits, false alarms."""
         nq, nd = rel.shape
         n_rel = rel.sum(axis=1)
-        n_total = np.full(nq, nd)
         hits = np.count_nonzero(rel & sub.decision, axis=1)
         fas = np.count_nonzero(~rel & sub.decision, axis=1)
-        p_miss, p_fa, qv = det.query_values(n_rel, n_total, hits, fas, beta)
+        p_miss, p_fa, qv = det.query_values(n_rel, np.full(nq, nd), hits, fas, beta)
+        return p_miss, p_fa, qv, n_rel, hits, fas
+
+    def _clir(self, pack, sub, rel: np.ndarray, beta: float):
+        nq, nd = rel.shape
+        n_total = np.full(nq, nd)
+        p_miss, p_fa, qv, n_rel, hits, fas = self._query_values(sub, rel, beta)
         has_rel = n_rel > 0
         v = det.variants_from_query_values(p_miss, p_fa, has_rel, beta)
         metrics = {"aqwv": v["primary"], "aqwv_all": v["all"],
