@@ -126,7 +126,8 @@ def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is
     if intervals:
         notes.append(f"CI: {int(CONFIDENCE * 100)}% bootstrap percentile interval of "
                      f"{_label_metric(primary)} over the task's units"
-                     + (" (resampled within languages)" if any(
+                     + (" (resampled within strata: SV-Ident's languages, MATERIAL's "
+                        "queries with and without relevant documents)" if any(
                          r.unit_stats is not None and r.unit_stats.strata is not None
                          for r in runs) else ""))
     notes.append("bold: the best value of each column")
@@ -143,7 +144,8 @@ def _why_no_stats(r: Run) -> str:
     if len(us.units) < MIN_UNITS:
         return f"only {len(us.units)} units (fewer than {MIN_UNITS}: a bootstrap interval " \
                f"would mean nothing)"
-    return "a language (stratum) has one unit only, which never varies"
+    return ("a stratum (a language; for MATERIAL, the queries with or without relevant "
+            "documents) has one unit only, which never varies")
 
 
 def _is_count(k: str) -> bool:

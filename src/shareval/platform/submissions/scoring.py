@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import inspect
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +78,7 @@ def _score(sub: Submission, extra: dict) -> Outcome:
     task.checked_options(options)              # before the files are read
     ref, run = task.load(_reference(sub), str(sub.path))    # read once: scored, then units
     scored = task.score(ref, run, **options)
-    stats = _unit_stats(task, ref, run)
+    stats = _unit_stats(task, ref, run, options, metric)
     if task.figure:                  # the task's own figure, drawn from its result
         name = hashlib.sha1(task.scorer_version.encode()).hexdigest()[:10] + ".png"
         save_figure(scored, Path(settings.RESULTS_DIR) / str(sub.pk) / name)
@@ -108,11 +109,29 @@ def det_points(figure, max_points: int = 400) -> dict | None:
             "actual": [float(v) for v in det.get("actual", (float("nan"),) * 2)]}
 
 
-def _unit_stats(task, ref, run) -> dict | None:
-    """The per-unit statistics of the files just scored (as ``shareval compare`` takes
-    them: the task's default options), or None for a task without them."""
+def unit_stats_options(task, options: dict, metric: str) -> dict:
+    """The dataset's scoring options ``task.unit_stats`` takes, and the board's primary
+    metric when it takes one: the statistics are then those of the number the board
+    shows (a beta, a tie rule, MAP@5 rather than the task's default)."""
+    params = inspect.signature(task.unit_stats).parameters
+    kw = {k: v for k, v in options.items() if k in params and k != "metric"}
+    if "metric" in params and metric:
+        kw["metric"] = metric
+    return kw
+
+
+def _unit_stats(task, ref, run, options: dict | None = None, metric: str = "") -> dict | None:
+    """The per-unit statistics of the files just scored, with the dataset's options and
+    of its primary metric where the task can; else of the task's default metric (the
+    report then gives no interval, saying why), or None for a task without them."""
+    kw = unit_stats_options(task, options or {}, metric)
+    if "metric" in kw:
+        try:
+            return json_safe(task.unit_stats(ref, run, **kw).to_dict())
+        except (NotImplementedError, InvalidInput, ValueError, KeyError):
+            kw.pop("metric")             # a metric the task has no units for
     try:
-        return json_safe(task.unit_stats(ref, run).to_dict())
+        return json_safe(task.unit_stats(ref, run, **kw).to_dict())
     except (NotImplementedError, InvalidInput):
         return None
 
@@ -196,7 +215,8 @@ def compare_with_best(sub: Submission, primary, stats: dict | None = None) -> di
         current=True, scorer_version=ct.registry_task.scorer_version,
         reference_digest=sub.dataset.reference_digest).values_list("unit_stats", flat=True).first()
     try:
-        if stats is not None and stored is not None:
+        if stats is not None and stored is not None \
+                and stored.get("metric") == stats.get("metric"):
             r = compare_unit_stats(ct.task_name, UnitStats.from_dict(stats),
                                    UnitStats.from_dict(stored), str(sub.path), str(prev.path),
                                    samples=2000, seed=0)
