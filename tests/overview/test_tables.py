@@ -76,7 +76,13 @@ def test_latex_document_compiles(tmp_path):
     wide = Table("t-wide", "Wide", [Column("s", "", TEXT)] + [
         Column(f"c{j}", f"Team number {j}", PVALUE) for j in range(20)],
         [{"s": f"Team number {i}", **{f"c{j}": 0.01 * j for j in range(20)}} for i in range(20)])
-    doc = latex_document([table(), second, long, wide], "Competition: phase & test_1")
+    odd = table()                       # what team names and document ids may hold
+    odd.slug = "t-odd"
+    odd.rows[0]["key"] = "[0.1]"
+    odd.rows[1]["team"] = "中文 Ωmega ≥ ∞ Łódź \\input{/etc/passwd} \\write18{ls}"
+    doc = latex_document([table(), second, long, wide, odd], "Competition: phase & test_1")
+    assert "?? $\\Omega$mega $\\geq$ $\\infty$ Łódź \\textbackslash{}input" in doc
+    assert "{[}0.1{]}" in doc and "written as ?" in doc
     assert r"\begin{longtable}" in doc and r"\resizebox{\linewidth}" in doc
     (tmp_path / "r.tex").write_text(doc)
     for _ in range(2):              # labels and longtable widths settle on the second run

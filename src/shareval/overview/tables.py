@@ -124,11 +124,49 @@ def _csv_safe(s: str) -> str:
 
 LATEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}"}
+                  "^": r"\textasciicircum{}", "<": r"\textless{}", ">": r"\textgreater{}",
+                  # "\\ [0.1]" would read a row's first cell as the rule's spacing
+                  "[": "{[}", "]": "{]}",
+                  "≥": r"$\geq$", "≤": r"$\leq$", "≠": r"$\neq$", "∞": r"$\infty$",
+                  "→": r"$\rightarrow$", "−": "-"}
+# what pdflatex (utf8 inputenc, T1 fonts) sets: ASCII, Latin-1 and Latin Extended-A but
+# for a few letters, and common punctuation (found by compiling every character)
+_LATIN_GAPS = {0x126, 0x127, 0x138, 0x13F, 0x140, 0x149, 0x166, 0x167}
+_PUNCTUATION = {0x2013, 0x2014, 0x2018, 0x2019, 0x201C, 0x201D, 0x2020, 0x2021, 0x2022,
+                0x2026, 0x2030, 0x20AC, 0x2122}
+_GREEK = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+          "kappa", "lambda", "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi",
+          "chi", "psi", "omega", "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma",
+          "Upsilon", "Phi", "Psi", "Omega"}
+UNSET = "?"
+
+
+def _latex_char(ch: str) -> str:
+    if ch in LATEX_SPECIALS:
+        return LATEX_SPECIALS[ch]
+    o = ord(ch)
+    if o < 0x80:
+        return ch if ch.isprintable() else " "
+    if 0xA0 <= o <= 0x17E and o not in _LATIN_GAPS or o in _PUNCTUATION:
+        return ch
+    import unicodedata
+    name = unicodedata.name(ch, "")
+    if name.startswith("GREEK ") and " LETTER " in name:
+        word = name.rsplit(" ", 1)[-1].lower()
+        word = word.capitalize() if "CAPITAL" in name else word
+        if word in _GREEK:
+            return rf"$\{word}$"
+    return UNSET
 
 
 def latex_escape(s: str) -> str:
-    return "".join(LATEX_SPECIALS.get(ch, ch) for ch in str(s))
+    """Text set as written: LaTeX's special characters escaped, a character pdflatex
+    cannot set (CJK, most symbols) written as '?' (the CSV and HTML keep it)."""
+    return "".join(_latex_char(ch) for ch in str(s))
+
+
+def latex_unset(s: str) -> bool:
+    return any(_latex_char(ch) == UNSET and ch != UNSET for ch in str(s))
 
 
 LONG_ROWS = 40        # more rows: a longtable that breaks across pages
@@ -153,7 +191,11 @@ def to_latex(t: Table) -> str:
                 text = latex_escape(_text(c, t.rows[i].get(c.key)))
                 cells.append(rf"\textbf{{{text}}}" if (i, c.key) in bold else text)
             body.append(" & ".join(cells) + r" \\")
-    notes = " ".join(latex_escape(n) for n in t.notes)
+    texts = [c.label for c in t.columns] + [str(v) for r in t.rows for v in r.values()
+                                             if isinstance(v, str)] + [t.title, t.caption]
+    extra = ["Characters pdflatex cannot set are written as ?; the CSV and HTML keep "
+             "them."] if any(latex_unset(x) for x in texts) else []
+    notes = " ".join(latex_escape(n) for n in t.notes + extra)
     caption = rf"\caption{{{latex_escape(t.caption or t.title)}}}"
     label = rf"\label{{tab:{latex_escape(t.slug)}}}"
     if len(t.rows) > LONG_ROWS:
