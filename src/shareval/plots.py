@@ -227,14 +227,16 @@ def plot_unit_histogram(values: dict[str, float], path: str | Path, title: str =
     return _save(fig, ax, path, title)
 
 
-def plot_pr_points(points, title: str = "", xlabel: str = "recall", ylabel: str = "precision"):
+def plot_pr_points(points, title: str = "", xlabel: str = "recall", ylabel: str = "precision",
+                   iso_f1: bool = True):
     """Every system as one point (recall, precision), labelled, with iso-F1 lines: the
     overview's comparison of all teams at once. ``points``: [(label, precision, recall)].
-    Returns the matplotlib Figure."""
+    ``iso_f1``: grey lines of equal F1 (not for macro averages: a macro F1 is no
+    harmonic mean of macro precision and recall). Returns the matplotlib Figure."""
     import numpy as np
     fig, ax = _axes()
     fig.set_size_inches(8, 5.5)
-    for f in (0.2, 0.4, 0.6, 0.8):
+    for f in (0.2, 0.4, 0.6, 0.8) if iso_f1 else ():
         r = np.linspace(f / (2 - f) + 1e-9, 1, 200)
         ax.plot(r, f * r / (2 * r - f), color="0.8", linewidth=0.8, zorder=0)
         ax.annotate(f"F1={f}", (1.0, f / (2 - f)), fontsize=7, color="0.5",
@@ -267,8 +269,9 @@ def plot_grouped_bars(groups: list[str], series: dict, title: str = "", ylabel: 
     x = np.arange(len(groups))
     for i, (label, vals) in enumerate(series.items()):
         v = [np.nan if t[0] is None else t[0] for t in vals]
-        lo = [0 if t[0] is None or t[1] is None else max(0.0, t[0] - t[1]) for t in vals]
-        hi = [0 if t[0] is None or t[2] is None else max(0.0, t[2] - t[0]) for t in vals]
+        # no interval: no error bar at all (NaN), never a zero-length one
+        lo = [np.nan if t[0] is None or t[1] is None else max(0.0, t[0] - t[1]) for t in vals]
+        hi = [np.nan if t[0] is None or t[2] is None else max(0.0, t[2] - t[0]) for t in vals]
         ax.bar(x + (i - (n - 1) / 2) * width, v, width, yerr=[lo, hi], capsize=2,
                label=label, color=f"C{i % 10}", error_kw={"linewidth": 0.8})
     ax.set_xticks(x, groups)

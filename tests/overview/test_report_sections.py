@@ -53,7 +53,7 @@ def test_results_table_without_stats_says_why_and_ranks_ties_alike():
     t = results_table("x", "X", runs, "f1", False, None, {})
     assert [r["rank"] for r in t.rows] == [1, 1, 3]       # 0.5000 and 0.5000 as written
     assert any("no interval for A, B, C" in n for n in t.notes)
-    assert any("recall is undefined" in n for n in t.notes)
+    assert any("Recall is undefined" in n for n in t.notes)
     assert all(r["recall"] is None for r in t.rows)
 
 
@@ -69,4 +69,8 @@ def test_section_with_one_unit_per_language_gives_no_interval():
     assert any("only 2 units" in n for n in res.notes)
     # no pair decidable: no p matrix, no groups, only the list of pairs saying why
     assert [t.slug for t in sec.tables[:2]] == ["x-results", "x-pairs"]
-    assert "cannot decide" in sec.tables[1].rows[0]["verdict"]
+    pair = sec.tables[1].rows[0]
+    assert pair["verdict"] == "cannot decide"
+    # no interval and no p where no test means anything; the reason is in the notes
+    assert pair["ci"] is None and pair["p_bootstrap"] is None and pair["p_holm"] is None
+    assert any("only 2 paired units" in n for n in sec.tables[1].notes)

@@ -9,6 +9,8 @@ from pathlib import Path
 from ..formats.errors import InvalidInput, Problem
 
 MAX_BYTES = 5_000_000
+MAX_PROPERTIES = 50          # columns: every one makes table columns, correlations, groups
+MAX_DOCUMENTS = 100_000
 
 
 def read_properties(path: str | Path, text: str | None = None) -> dict[str, dict]:
@@ -33,6 +35,12 @@ def read_properties(path: str | Path, text: str | None = None) -> dict[str, dict
         raise InvalidInput([Problem(name, 1, "header", "needs a header: the document id "
                                                        "column, then at least one property")])
     header = [h.strip() for h in rows[0]]
+    if len(header) - 1 > MAX_PROPERTIES:
+        raise InvalidInput([Problem(name, 1, "header", f"{len(header) - 1} properties; at "
+                                                       f"most {MAX_PROPERTIES}")])
+    if len(rows) - 1 > MAX_DOCUMENTS:
+        raise InvalidInput([Problem(name, None, "rows", f"{len(rows) - 1:,} rows; at most "
+                                                        f"{MAX_DOCUMENTS:,} documents")])
     for j, h in enumerate(header):
         if not h:
             problems.append(Problem(name, 1, f"column {j + 1}", "empty column name"))
@@ -47,6 +55,11 @@ def read_properties(path: str | Path, text: str | None = None) -> dict[str, dict
                                                     f"{len(header)}"))
             continue
         doc = row[0].strip()
+        bad = next((j for j, c in enumerate(row)
+                    if any(ord(ch) < 32 and ch != "\t" or ord(ch) == 127 for ch in c)), None)
+        if bad is not None:
+            problems.append(Problem(name, i, header[bad], "a control character (such as NUL)"))
+            continue
         if not doc:
             problems.append(Problem(name, i, header[0], "empty document id"))
             continue
@@ -54,6 +67,8 @@ def read_properties(path: str | Path, text: str | None = None) -> dict[str, dict
             problems.append(Problem(name, i, header[0], f"document {doc!r} given twice"))
             continue
         out[doc] = {h: _value(v) for h, v in zip(header[1:], row[1:])}
+    if not out and not problems:
+        problems.append(Problem(name, 2, header[0], "no document: the file has a header only"))
     if problems:
         raise InvalidInput(problems)
     return out
@@ -64,6 +79,7 @@ def _value(v: str):
     if not v:
         return None
     try:
-        return float(v)
+        x = float(v)
     except ValueError:
         return v
+    return int(x) if x.is_integer() and "." not in v and "e" not in v.lower() else x

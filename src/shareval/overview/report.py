@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..stats import MIN_UNITS
 from ..tasks.base import UnitStats
-from .significance import DIFFER, SAME, Matrix, all_pairs, interval, interval_defined
+from .significance import DIFFER, SAME, UNDECIDED, Matrix, all_pairs, interval, interval_defined
 from .tables import COUNT, INTERVAL, NUMBER, PVALUE, TEXT, Column, Table, number
 
 # breakdowns longer than this are written as CSV only (a per-unit list is no paper table)
@@ -54,8 +54,18 @@ class Section:
     matrix: Matrix | None = None
 
 
+LABEL_WORDS = {"f1": "F1", "f0": "F0", "aqwv": "AQWV", "mqwv": "MQWV", "adwv": "ADWV",
+               "qv": "QWV", "auc": "AUC", "roc": "ROC", "map": "MAP", "ndcg": "nDCG",
+               "p": "P", "r": "R", "fa": "FA", "tp": "TP", "fp": "FP", "fn": "FN",
+               "mrr": "MRR", "clir": "CLIR", "e2e": "E2E", "lang": "language", "n": "number of"}
+
+
 def _label_metric(name: str) -> str:
-    return name.replace("_", " ")
+    """A result's key as a table heads it: f1_macro -> F1 macro, p_miss -> P miss."""
+    words = [LABEL_WORDS.get(w.split("@")[0], w.split("@")[0])
+             + ("@" + w.split("@", 1)[1] if "@" in w else "") for w in str(name).split("_")]
+    text = " ".join(w for w in words if w)
+    return text[:1].upper() + text[1:]
 
 
 def scalar_names(runs: list[Run], primary: str) -> list[str]:
@@ -131,6 +141,9 @@ def results_table(slug: str, title: str, runs: list[Run], primary: str, lower_is
                          r.unit_stats is not None and r.unit_stats.strata is not None
                          for r in runs) else ""))
     notes.append("bold: the best value of each column")
+    if matrix is not None and not letters:
+        notes.append("no Group column: no pair of systems could be tested (see the list of "
+                     "pairs)")
     if letters:
         notes.append("Group: systems sharing a letter do not differ significantly "
                      "(paired randomization test, Holm-corrected over all pairs, p < 0.05)")
@@ -188,15 +201,11 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
             row[f"c{j}"] = None if a == b or t is None or t.verdict == "cannot decide" \
                 else t.p_holm
         rows.append(row)
-    undecided = sorted({f"{t.a} vs {t.b}: {t.note}" for (a, b), t in matrix.tests.items()
-                        if t.verdict == "cannot decide" and a < b and t.note})
+    undecided = [t for (a, b), t in matrix.tests.items() if a < b and t.verdict == UNDECIDED]
     n_pairs = len(names) * (len(names) - 1) // 2
     notes = [f"Holm-adjusted p of the paired randomization test ({samples:,} samples) over "
              f"the {n_pairs - len(undecided)} decidable pairs; -- on the diagonal"
              + (" and where a pair cannot be decided" if undecided else "")]
-    notes += [f"cannot decide {u}" for u in undecided[:10]]
-    if len(undecided) > 10:
-        notes.append(f"and {len(undecided) - 10} more pairs that cannot be decided")
     notes += matrix.notes
     mat = Table(f"{slug}-significance", f"{title}: significance of the differences", cols, rows,
                 notes)
@@ -214,13 +223,19 @@ def significance_tables(slug: str, title: str, matrix: Matrix, samples: int) -> 
     for i, a in enumerate(names):
         for b in names[i + 1:]:
             t = matrix.tests[(a, b)]
+            undecided_pair = t.verdict not in (DIFFER, SAME)
             prow.append({"a": a, "b": b, "units": t.units, "difference": t.difference,
-                         "ci": (t.ci_low, t.ci_high), "p_randomization": t.p_randomization,
-                         "p_bootstrap": t.p_bootstrap, "p_holm": t.p_holm,
-                         "verdict": t.verdict + (f" ({t.note})" if t.note else "")})
+                         # no interval or p where no test means anything (few units)
+                         "ci": None if undecided_pair else (t.ci_low, t.ci_high),
+                         **{k: None if undecided_pair else getattr(t, k)
+                            for k in ("p_randomization", "p_bootstrap", "p_holm")},
+                         "verdict": t.verdict})
+    reasons = sorted({t.note for (a, b), t in matrix.tests.items()
+                      if a < b and t.verdict not in (DIFFER, SAME) and t.note})
     pairs = Table(f"{slug}-pairs", f"{title}: every pair of systems", pcols, prow,
                   ["A - B: difference of the primary metric; CI: paired bootstrap percentile "
-                   "interval; differ when p (Holm) < 0.05"])
+                   "interval; differ when p (Holm) < 0.05"]
+                  + [f"cannot decide: {r}" for r in reasons])
     pairs.paper = len(prow) <= PAPER_PAIRS
     if not pairs.paper:
         pairs.notes.append(f"{len(prow):,} pairs: written as CSV only")
@@ -418,8 +433,17 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
            if any(row.get(f"v:{v}") is None for v in values)]
     if nan and not missing:
         notes.append(f"a metric undefined for {_preview(nan)} is shown as --")
-    if properties and not extra:
-        notes.append("the document properties given match none of the keys")
+    if properties and name in ("per_document", "per_publication"):
+        matched = {k for k in keys if _key_properties(properties, k, runs, name)}
+        ids = {str(c.get("doc_id", k)) for r in runs for k, c in
+               (((r.result.get("breakdowns") or {}).get(name) or {}).items())
+               if isinstance(c, dict)} | set(keys)
+        unknown = sorted(d for d in properties if d not in ids)
+        if not matched:
+            notes.append("the document properties given match none of these keys")
+        if unknown:
+            notes.append(f"document properties given for ids that are not here: "
+                         f"{_preview(unknown)}")
     if undefined:
         notes.append(f"undefined for every run, left out: {', '.join(map(_label_metric, undefined))}")
     if any(c.best for c in cols):
@@ -463,7 +487,7 @@ def _freeze(v):
 
 def _key_label(name: str, title: bool = False) -> str:
     words = name.removeprefix("per_").replace("_", " ")
-    return f"per {words}" if title else words
+    return f"per {words}" if title else words[:1].upper() + words[1:]
 
 
 def _preview(items: list[str], n: int = 5) -> str:
@@ -509,8 +533,12 @@ def correlation_table(slug: str, title: str, runs: list[Run], primary: str,
     notes.append(f"Spearman's rank correlation of the per-document {_label_metric(primary)} "
                  f"with the property; two-sided p from a permutation test ({samples:,} "
                  f"samples; exact for 8 documents or fewer)")
-    return Table(f"{slug}-correlation", f"{title}: correlation with document properties",
-                 cols, rows, notes)
+    t = Table(f"{slug}-correlation", f"{title}: correlation with document properties",
+              cols, rows, notes)
+    t.paper = len(rows) <= PAPER_KEYS
+    if not t.paper:
+        t.notes.append(f"{len(rows)} rows: written as CSV only")
+    return t
 
 
 def _numeric(x) -> bool:
@@ -552,7 +580,10 @@ def figures(slug: str, title: str, runs: list[Run], primary: str, samples: int,
         shown = [p for p in pts if p[1] is not None and p[2] is not None]
         if shown:
             out.append(Figure(f"{slug}-pr", "pr", f"{title}: precision and recall",
-                              {"points": shown, "x": pair[1], "y": pair[0]}))
+                              {"points": shown, "x": _label_metric(pair[1]),
+                               "y": _label_metric(pair[0]),
+                               # a macro F1 is no harmonic mean of macro P and R
+                               "iso_f1": "macro" not in pair[0]}))
         if len(shown) < len(pts):
             notes.append("left out of the precision-recall plot (undefined): "
                          + ", ".join(p[0] for p in pts if p not in shown))

@@ -99,7 +99,7 @@ def to_csv(t: Table) -> str:
     then the notes as '# ' lines."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow([c.label for c in t.columns])
+    w.writerow([_csv_safe(c.label) for c in t.columns])
     for r in t.rows:
         row = []
         for c in t.columns:
@@ -115,6 +115,13 @@ def to_csv(t: Table) -> str:
     for n in t.notes:
         w.writerow([f"# {n}"])
     return buf.getvalue()
+
+
+def _sentence(note: str) -> str:
+    """A note as a sentence, so that notes run on in a paragraph read apart."""
+    note = note.strip()
+    note = note[:1].upper() + note[1:]
+    return note if note.endswith((".", "?", "!", ")")) else note + "."
 
 
 def _csv_safe(s: str) -> str:
@@ -195,7 +202,7 @@ def to_latex(t: Table) -> str:
                                              if isinstance(v, str)] + [t.title, t.caption]
     extra = ["Characters pdflatex cannot set are written as ?; the CSV and HTML keep "
              "them."] if any(latex_unset(x) for x in texts) else []
-    notes = " ".join(latex_escape(n) for n in t.notes + extra)
+    notes = " ".join(latex_escape(_sentence(n)) for n in t.notes + extra)
     caption = rf"\caption{{{latex_escape(t.caption or t.title)}}}"
     label = rf"\label{{tab:{latex_escape(t.slug)}}}"
     if len(t.rows) > LONG_ROWS:

@@ -224,6 +224,13 @@ def test_bad_properties_name_line_and_field(comp):
     text = str(e.value)
     assert "p.csv:3" in text and "given twice" in text and "p.csv:4" in text
     assert stored_properties(comp["ds"]) == {}           # nothing stored
+    # a header only is no document: refused, and what was stored stays
+    assert store_properties(comp["ds"], "ok.csv", b"doc_id,year\nd00,2005\n") == 1
+    with pytest.raises(InvalidInput, match="header only"):
+        store_properties(comp["ds"], "empty.csv", b"doc_id,year\n")
+    with pytest.raises(InvalidInput, match="control character"):
+        store_properties(comp["ds"], "nul.csv", b"doc_id,year\nd\x0001,1\n")
+    assert stored_properties(comp["ds"]) == {"d00": {"year": 2005}}      # an int, not 2005.0
 
 
 def test_every_run_and_command_line_and_latex(comp, tmp_path):
@@ -242,12 +249,21 @@ def test_every_run_and_command_line_and_latex(comp, tmp_path):
     assert (out / "index.html").is_file() and (out / "report.zip").is_file()
     rows = list(csv.reader(io.StringIO((out / "tables" / "test-t1-test-results.csv")
                                        .read_text())))
-    assert rows[0][:4] == ["Rank", "Team", "Run", "f1 macro"]
+    assert rows[0][:4] == ["Rank", "Team", "Run", "F1 macro"]
     assert rows[1][1] == "Oracle" and float(rows[1][3]) == 1.0
     assert (out / "figures" / "test-t1-test-pr.pdf").stat().st_size > 1000
     assert (out / "figures" / "test-t1-test-languages.png").stat().st_size > 1000
     html = (out / "index.html").read_text()
     assert "SV-Ident &amp; co" in html and "nan" not in html.lower().replace("nonce", "")
+    # a second build replaces the report; a folder holding anything else is refused whole
+    assert report_cli(Args, Console(file=buf, width=200)) == 0
+    (tmp_path / "paper").mkdir()
+    (tmp_path / "paper" / "paper.tex").write_text("my draft")
+    Args.out = str(tmp_path / "paper")
+    assert report_cli(Args, Console(file=buf, width=200)) == 2
+    assert (tmp_path / "paper" / "paper.tex").read_text() == "my draft"
+    assert "is not a report folder" in buf.getvalue()
+    Args.out = str(out)
     if shutil.which("pdflatex") is None:
         pytest.skip("pdflatex is not installed (.ci/services.sh installs texlive)")
     p = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",
@@ -272,6 +288,8 @@ def test_page_is_for_organizers_only(comp, client):
     assert client.get("/c/sv/report/all-phases--primary/tables/..%2f..%2fx.csv") \
         .status_code == 404
     assert client.get("/c/sv/report/nophase--primary/").status_code == 404
+    assert client.get("/c/sv/report/all-phases--primary/tables/" + "a" * 300 + ".csv") \
+        .status_code == 404                   # a name too long for the file system
 
 
 def test_statistics_of_another_metric_give_no_interval(comp):

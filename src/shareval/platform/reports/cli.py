@@ -10,11 +10,16 @@ from shareval.formats.errors import InvalidInput
 def run(args, console) -> int:
     from shareval.platform.competitions.models import Competition, Dataset
     from shareval.platform.reports.build import build, store_properties
-    from shareval.platform.reports.output import write
+    from shareval.platform.reports.output import NotAReportFolder, check_out, write
     comp = Competition.objects.filter(slug=args.competition).first()
     if comp is None:
         console.print(f"no competition {args.competition!r}")
         return 1
+    try:
+        check_out(Path(args.out))                 # before anything is stored or built
+    except NotAReportFolder as e:
+        console.print(f"--out: {e}", markup=False)
+        return 2
     if args.samples < 100:
         console.print("--samples: at least 100")
         return 2

@@ -16,6 +16,20 @@ from shareval.overview.report import Figure
 from shareval.overview.tables import latex_document, to_csv, to_html, to_latex
 
 BODY = "body.html"               # the page's fragment (figures as figures/<slug>.png)
+MARKER = ".shareval-report"      # a folder holding it is a report: a build may replace it
+
+
+class NotAReportFolder(Exception):
+    """--out names a folder that holds other files: replacing it would lose them."""
+
+
+def check_out(out: Path) -> None:
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir())
+                                              and not (out / MARKER).is_file())):
+        raise NotAReportFolder(
+            f"{out} exists and is not a report folder (it has no {MARKER}): a build "
+            f"replaces its folder whole, so give a new or empty folder")
 
 
 def report_dir(comp_slug: str, phase: str | None, runs: str) -> Path:
@@ -27,7 +41,7 @@ def draw(fig: Figure):
     from shareval import plots
     d = fig.data
     if fig.kind == "pr":
-        return plots.plot_pr_points(d["points"], fig.title, d["x"], d["y"])
+        return plots.plot_pr_points(d["points"], fig.title, d["x"], d["y"], d.get("iso_f1", True))
     if fig.kind == "bars":
         return plots.plot_grouped_bars(d["groups"], d["series"], fig.title, d["ylabel"])
     if fig.kind == "det":
@@ -42,10 +56,13 @@ def draw(fig: Figure):
 def write(report, out: Path) -> dict:
     """Everything into ``out`` (replaced whole, so no file of an older build stays);
     returns counts."""
+    import uuid
+
     import matplotlib.pyplot as plt
     out = Path(out)
-    tmp = out.with_name(out.name + ".building")
-    shutil.rmtree(tmp, ignore_errors=True)
+    check_out(out)
+    # a name of its own: two builds at once never delete each other's files
+    tmp = out.with_name(f".{out.name}.{uuid.uuid4().hex[:12]}.building")
     (tmp / "tables").mkdir(parents=True)
     (tmp / "figures").mkdir()
     paper, n_fig = [], 0
@@ -93,8 +110,8 @@ def write(report, out: Path) -> dict:
         + "</title><style>" + CSS + "</style><h1>" + html.escape(report.title) + "</h1>"
         + fragment)
     _zip(tmp)
-    old = out.with_name(out.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
+    (tmp / MARKER).write_text("a shareval report; a new build replaces this folder\n")
+    old = out.with_name(f".{out.name}.{uuid.uuid4().hex[:12]}.old")
     if out.exists():
         out.replace(old)
     tmp.replace(out)
@@ -107,7 +124,7 @@ def _zip(folder: Path) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         for p in sorted(folder.rglob("*")):
-            if p.is_file() and p.name not in (BODY, "report.zip"):
+            if p.is_file() and p.name not in (BODY, "report.zip", MARKER):
                 z.write(p, p.relative_to(folder).as_posix())
     (folder / "report.zip").write_bytes(buf.getvalue())
 

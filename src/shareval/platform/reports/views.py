@@ -16,7 +16,7 @@ from shareval.platform.access import eligibility
 from shareval.platform.competitions.models import Dataset, Phase
 
 from . import build as report_build
-from .output import BODY, report_dir, write
+from .output import BODY, NotAReportFolder, report_dir, write
 
 KEY = re.compile(r"^(?P<phase>[-a-zA-Z0-9_]+?)--(?P<runs>primary|all)$")
 FILE = re.compile(r"^(tables/[-a-zA-Z0-9_.]+\.(csv|tex)|figures/[-a-zA-Z0-9_.]+\.(png|pdf)"
@@ -65,7 +65,7 @@ def page(request, c, key):
         try:
             rep = report_build.build(comp, phase, runs)
             n = write(rep, folder)
-        except LookupError as e:
+        except (LookupError, NotAReportFolder) as e:
             messages.error(request, str(e))
         else:
             messages.success(request, f"report built: {n['sections']} sections, "
@@ -98,8 +98,10 @@ def _properties(request, comp, key):
         except UnicodeDecodeError:
             messages.error(request, f"properties not stored: {f.name} is not UTF-8")
         else:
-            messages.success(request, f"properties of {n} documents stored for {d}; build "
-                                      f"the report again to use them")
+            messages.success(request, f"properties of {n} document{'s' if n != 1 else ''} "
+                                      f"stored for {d}; build the report again to use them "
+                                      f"(a document id that matches none of the dataset's "
+                                      f"is named in the report's notes)")
     return redirect("report", c=comp.slug, key=key)
 
 
@@ -111,7 +113,11 @@ def file(request, c, key, path):
     if not FILE.match(path) or ".." in path:
         raise Http404("no such file")
     p = report_dir(comp.slug, phase, runs) / path
-    if not p.is_file():
+    try:
+        found = p.is_file()
+    except OSError:                        # a name too long for the file system
+        found = False
+    if not found:
         raise Http404("no such file")
     ext = p.suffix.lstrip(".")
     resp = FileResponse(open(p, "rb"), content_type=TYPES[ext],
