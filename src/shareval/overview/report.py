@@ -60,6 +60,11 @@ LABEL_WORDS = {"f1": "F1", "f0": "F0", "aqwv": "AQWV", "mqwv": "MQWV", "adwv": "
                "mrr": "MRR", "clir": "CLIR", "e2e": "E2E", "lang": "language", "n": "number of"}
 
 
+def breakdown(run: Run, name: str) -> dict:
+    """One breakdown of a run's stored result ({} when it has none)."""
+    return (run.result.get("breakdowns") or {}).get(name) or {}
+
+
 def _label_metric(name: str) -> str:
     """A result's key as a table heads it: f1_macro -> F1 macro, p_miss -> P miss."""
     words = [LABEL_WORDS.get(w.split("@")[0], w.split("@")[0])
@@ -294,7 +299,7 @@ def property_tables(slug, title, name, runs, primary, lower_is_better, propertie
     counts (as RCC scores), else the mean over the keys (as SV-Ident averages documents)."""
     if not properties:
         return []
-    cells = {r.label: ((r.result.get("breakdowns") or {}).get(name) or {}) for r in runs}
+    cells = {r.label: breakdown(r, name) for r in runs}
     keys = sorted({k for c in cells.values() for k in c})
     own = {k: _key_properties(properties, k, runs, name) for k in keys}
     texts = sorted({p for v in own.values() for p, x in v.items()
@@ -350,7 +355,7 @@ def _slug(s: str) -> str:
 def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     keys: list[str] = []
     for r in runs:
-        for k, v in ((r.result.get("breakdowns") or {}).get(name) or {}).items():
+        for k, v in breakdown(r, name).items():
             if isinstance(v, dict) and k not in keys:
                 keys.append(k)
     if not keys:
@@ -361,13 +366,13 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     fields: list[str] = []
     for r in runs:
         for k in keys:
-            for f in ((r.result.get("breakdowns") or {}).get(name) or {}).get(k) or {}:
+            for f in breakdown(r, name).get(k) or {}:
                 if f not in fields:
                     fields.append(f)
     props, values, undefined = [], [], []
     for f in fields:
         by_key = {k: [_freeze(cell[f]) for r in runs
-                      if f in (cell := ((r.result.get("breakdowns") or {}).get(name) or {})
+                      if f in (cell := breakdown(r, name)
                                .get(k) or {})] for k in keys}
         seen = [x for vs in by_key.values() for x in vs]
         if any(isinstance(x, bool) for x in seen):
@@ -380,7 +385,7 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
         elif seen and all(x is None or isinstance(x, (int, float)) for x in seen):
             values.append(f)
     props = [p for p in props if not all(
-        str((((r.result.get("breakdowns") or {}).get(name) or {}).get(k) or {}).get(p, k)) == k
+        str((breakdown(r, name).get(k) or {}).get(p, k)) == k
         for r in runs for k in keys)]           # a doc_id that repeats the key says nothing
     if "sentences" in props and "positives" in props:
         props.insert(props.index("positives") + 1, "negatives")
@@ -389,7 +394,7 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     cols = [Column("key", _key_label(name), TEXT)]
     def field_values(f):
         return [cell[f] for r in runs for k in keys
-                if f in (cell := ((r.result.get("breakdowns") or {}).get(name) or {})
+                if f in (cell := breakdown(r, name)
                          .get(k) or {})]
 
     def integral(f):
@@ -410,12 +415,12 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     rows, notes = [], []
     missing = []
     for k in keys:
-        first = next((((r.result.get("breakdowns") or {}).get(name) or {}).get(k)
-                      for r in runs if k in ((r.result.get("breakdowns") or {}).get(name) or {})),
+        first = next((breakdown(r, name).get(k)
+                      for r in runs if k in breakdown(r, name)),
                      {})
         own = _key_properties(properties, k, runs, name)
         for r in runs:
-            cell = ((r.result.get("breakdowns") or {}).get(name) or {}).get(k)
+            cell = breakdown(r, name).get(k)
             row = {"key": k, "system": r.label}
             for p in props:
                 row[f"p:{p}"] = (first.get("sentences", 0) - first.get("positives", 0)
@@ -436,7 +441,7 @@ def _breakdown(slug, title, name, runs, primary, lower_is_better, properties):
     if properties and name in ("per_document", "per_publication"):
         matched = {k for k in keys if _key_properties(properties, k, runs, name)}
         ids = {str(c.get("doc_id", k)) for r in runs for k, c in
-               (((r.result.get("breakdowns") or {}).get(name) or {}).items())
+               (breakdown(r, name).items())
                if isinstance(c, dict)} | set(keys)
         unknown = sorted(d for d in properties if d not in ids)
         if not matched:
@@ -474,7 +479,7 @@ def _key_properties(properties: dict, key: str, runs, name) -> dict:
     if key in properties:
         return properties[key]
     for r in runs:
-        cell = ((r.result.get("breakdowns") or {}).get(name) or {}).get(key) or {}
+        cell = breakdown(r, name).get(key) or {}
         d = cell.get("doc_id")
         if d is not None and str(d) in properties:
             return properties[str(d)]
@@ -512,7 +517,7 @@ def correlation_table(slug: str, title: str, runs: list[Run], primary: str,
             Column("p", "p (permutation)", PVALUE)]
     rows, notes = [], []
     for r in runs:
-        per_doc = (r.result.get("breakdowns") or {}).get("per_document") or {}
+        per_doc = breakdown(r, "per_document")
         for p in props:
             xs, ys = [], []
             for key, cell in per_doc.items():
@@ -589,13 +594,13 @@ def figures(slug: str, title: str, runs: list[Run], primary: str, samples: int,
                          + ", ".join(p[0] for p in pts if p not in shown))
     langs: list[str] = []
     for r in runs:
-        for k in (r.result.get("breakdowns") or {}).get("per_language") or {}:
+        for k in breakdown(r, "per_language"):
             if k not in langs:
                 langs.append(k)
     if langs:
         series = {}
         for r in runs:
-            per = (r.result.get("breakdowns") or {}).get("per_language") or {}
+            per = breakdown(r, "per_language")
             series[r.label] = [(number((per.get(k) or {}).get(primary)),
                                 *_stratum_interval(r.unit_stats, k, samples, seed)) for k in langs]
         bare = [k for k in langs if any(v[0] is not None and v[1] is None
