@@ -51,12 +51,16 @@ def store_properties(dataset: Dataset, name: str, data: bytes) -> int:
     d.mkdir(parents=True, exist_ok=True)
     tmp = d / f".{dataset.phase.slug}--{dataset.slug}.csv.tmp"
     tmp.write_text(text)
-    tmp.replace(d / f"{dataset.phase.slug}--{dataset.slug}.csv")
+    tmp.replace(properties_file(dataset))
     return len(props)
 
 
+def properties_file(dataset: Dataset) -> Path:
+    return properties_dir(dataset.phase.competition) / f"{dataset.phase.slug}--{dataset.slug}.csv"
+
+
 def stored_properties(dataset: Dataset) -> dict:
-    p = properties_dir(dataset.phase.competition) / f"{dataset.phase.slug}--{dataset.slug}.csv"
+    p = properties_file(dataset)
     if not p.is_file():
         return {}
     try:

@@ -76,7 +76,7 @@ def page(request, c, key):
     datasets = list(Dataset.objects.filter(phase__competition=comp)
                     .select_related("phase").order_by("phase__start", "id"))
     for d in datasets:
-        d.has_properties = bool(report_build.stored_properties(d))
+        d.has_properties = report_build.properties_file(d).is_file()   # stored: checked
     return render(request, "reports/report.html", {
         "comp": comp, "key": key, "phase": phase or "all-phases", "runs": runs, "body": body,
         "phases": phases, "datasets": datasets})
