@@ -214,3 +214,10 @@ def test_the_demos_printed_code_submission_command_is_accepted(tmp_path, shared_
     finally:
         s.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_demo_passwords_can_follow_password_on_a_command_line():
+    from shareval.platform.demo import new_password
+    words = [new_password() for _ in range(2000)]
+    assert all(len(w) == 12 and w.isalnum() and w.isascii() for w in words)
+    assert len(set(words)) == len(words)

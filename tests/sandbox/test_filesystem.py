@@ -185,3 +185,18 @@ for t in ts:
 def test_tasks_past_the_pids_limit_end_the_run_as_processes(sandboxed):
     rep, _ = sandboxed(THREADS, {"processes": 16})       # 4 x 16 + 64 = 128 tasks
     assert rep.result.state == "processes", rep.result
+
+
+FORK_BOMB = "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass\n"
+
+
+@pytest.mark.skipif(not HAS_CGROUP, reason=NO_CGROUP_WHY)
+def test_a_fork_bomb_stops_at_processes_when_the_namespace_cannot_be_read(sandboxed,
+                                                                           monkeypatch):
+    # where the worker has no right over the sandbox user's processes, /proc shows
+    # it nothing of the run: the cgroup's count still stops it at the limit
+    from shareval.sandbox import run
+    monkeypatch.setattr(run, "_members", lambda ns: [])
+    rep, _ = sandboxed(FORK_BOMB, {"processes": 16, "wall_seconds": 20})
+    assert rep.result.state == "processes", rep.result
+    assert rep.result.wall_seconds < 15, rep.result

@@ -45,7 +45,8 @@ def add_server_parser(sub) -> None:
     im.add_argument("path")
     au = cmds.add_parser("add-user", help="create a user (or reset its password)")
     au.add_argument("username")
-    au.add_argument("--password", required=True)
+    au.add_argument("--password", required=True,
+                    help="write it as --password=VALUE when it starts with a dash")
     au.add_argument("--email", help="the address mail goes to (password reset, notices); "
                                     "counted as verified")
     au.add_argument("--organizer", action="store_true", help="staff: may load bundles and "

@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import re
 import secrets
+import string
 from collections import Counter
 from pathlib import Path
 
@@ -51,6 +52,13 @@ REFERENCE_SYSTEM = ("shareval's SV-Ident detection (`shareval run svident`) with
 ACCOUNTS = [("organizer", True, None), ("alice", False, "Team Alpha"), ("bob", False, "Team Beta"),
             ("carol", False, "Team Gamma"), ("judge", False, None), ("annotator", False, None)]
 DEMO_TEAMS = ("Team Alpha", "Team Beta")        # carol's Team Gamma is in material-demo only
+
+
+def new_password(length: int = 12) -> str:
+    """Letters and digits only: a password starting with '-' could not follow
+    ``--password`` on a command line."""
+    alphabet = string.ascii_letters + string.digits
+    return "".join(secrets.choice(alphabet) for _ in range(length))
 
 
 def find_data_or_none(data: str | None) -> Path | None:
@@ -318,7 +326,7 @@ def run_demo_server(args, console) -> int:
     accounts_file = home / "demo-accounts.json"
     accounts = json.loads(accounts_file.read_text()) if accounts_file.exists() else {}
     if set(accounts) != {name for name, _, _ in ACCOUNTS}:      # new, or an older demo's
-        accounts = {name: accounts.get(name) or secrets.token_urlsafe(9)
+        accounts = {name: accounts.get(name) or new_password()
                     for name, _, _ in ACCOUNTS}
         accounts_file.write_text(json.dumps(accounts))
         accounts_file.chmod(0o600)

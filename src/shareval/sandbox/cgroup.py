@@ -132,6 +132,12 @@ class RunCgroup:
         name = "memory.events" if self.v2 else "memory.oom_control"
         return self._stat(self.memory, name).get("oom_kill", 0)
 
+    def processes(self) -> int:
+        """Processes in the run's cgroup (bwrap's outer process included); read
+        from the cgroup, so no right over the sandbox user's processes is needed."""
+        folder = self.pids or self.memory
+        return len(self._read(folder, "cgroup.procs").split())
+
     def pids_refused(self) -> int:
         """How many forks the pids limit refused."""
         return self._stat(self.pids, "pids.events").get("max", 0)

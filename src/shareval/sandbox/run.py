@@ -331,6 +331,12 @@ class _Watch(threading.Thread):
                 if len(pids) >= lim.processes:
                     self.kill("processes")
                     return
+            if self.cg is not None and (self.cg.processes() - 1 >= lim.processes
+                                        or self.cg.pids_refused()):
+                # the namespace may be unreadable (another user's processes) or
+                # capped by the pids cgroup below the count the loop above waits for
+                self.kill("processes")
+                return
                 if self.peak_mb > lim.memory_mb or (self.cg and self.cg.oom_kills()):
                     self.kill("memory")
                     return
