@@ -331,13 +331,17 @@ class _Watch(threading.Thread):
                 if len(pids) >= lim.processes:
                     self.kill("processes")
                     return
-            if self.cg is not None and (self.cg.processes() - 1 >= lim.processes
-                                        or self.cg.pids_refused()):
+                if self.peak_mb > lim.memory_mb:
+                    self.kill("memory")
+                    return
+            if self.cg is not None:
                 # the namespace may be unreadable (another user's processes) or
-                # capped by the pids cgroup below the count the loop above waits for
-                self.kill("processes")
-                return
-                if self.peak_mb > lim.memory_mb or (self.cg and self.cg.oom_kills()):
+                # capped by the pids cgroup below the count the check above waits for
+                if self.cg.processes() - 1 >= lim.processes or self.cg.pids_refused():
+                    self.kill("processes")
+                    return
+                self.peak_mb = max(self.peak_mb, self.cg.held_bytes() / 2 ** 20)
+                if self.peak_mb > lim.memory_mb or self.cg.oom_kills():
                     self.kill("memory")
                     return
             if self.output is not None and _over_output(self.output, lim, self.unlinked(pids)):
