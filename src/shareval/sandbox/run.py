@@ -316,6 +316,13 @@ class _Watch(threading.Thread):
         self.ns = _pid_ns(child) if child else None
         lim = self.limits
         while not self.done.wait(POLL):
+            # the cgroup's count first: one file read, where scanning /proc under a
+            # fork bomb can take longer than the wall-time limit, and the namespace
+            # may be unreadable (another user's processes)
+            if self.cg is not None and (self.cg.processes() - 1 >= lim.processes
+                                        or self.cg.pids_refused()):
+                self.kill("processes")
+                return
             if time.monotonic() - self.start_time > lim.wall_seconds:
                 self.kill("time")
                 return
@@ -335,11 +342,6 @@ class _Watch(threading.Thread):
                     self.kill("memory")
                     return
             if self.cg is not None:
-                # the namespace may be unreadable (another user's processes) or
-                # capped by the pids cgroup below the count the check above waits for
-                if self.cg.processes() - 1 >= lim.processes or self.cg.pids_refused():
-                    self.kill("processes")
-                    return
                 self.peak_mb = max(self.peak_mb, self.cg.held_bytes() / 2 ** 20)
                 if self.peak_mb > lim.memory_mb or self.cg.oom_kills():
                     self.kill("memory")
