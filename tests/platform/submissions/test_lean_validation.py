@@ -178,3 +178,16 @@ def TREC_problems(run):
     except InvalidInput as e:
         return e.lines()
     return []
+
+
+def test_child_reports_its_own_peak_not_the_parents(tmp_path):
+    """ru_maxrss survives execve: a child started by a large server reported the
+    server's size. The child reports its own high-water mark (VmHWM)."""
+    held = bytearray(400 * 2 ** 20)
+    held[::4096] = b"\1" * len(held[::4096])          # resident, not only reserved
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 0.5 t\n")
+    v = isolate.validate("trec", str(run), None, isolate.Limits(), name="run.txt")
+    assert not v.problems and not v.crash
+    assert 0 < v.max_rss_kb < 300 * 1024
+    del held

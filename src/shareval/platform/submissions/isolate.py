@@ -207,6 +207,18 @@ def validate_job(job: dict, limit) -> dict:
         return {"limit": "memory"}
 
 
+def _peak_rss_kb() -> int:
+    """This process's peak resident memory (VmHWM). Not ru_maxrss: execve keeps it, so
+    the child reported at least what the server held when it started the child."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def main() -> int:
     import resource
     import traceback
@@ -219,7 +231,7 @@ def main() -> int:
         out = {"limit": "memory"}
     except Exception:                                          # noqa: BLE001
         out = {"crash": traceback.format_exc()[-4000:]}
-    out["max_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out["max_rss_kb"] = _peak_rss_kb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps(out, default=str))
     return 0
 
