@@ -187,6 +187,14 @@ def format_files(root: Path, mb: float, docs: int, seed: int = 0) -> dict:
             "tiny_run": tiny_run}
 
 
+CHILD_PEAK = """
+import sys
+from shareval.platform.submissions import isolate
+task, path, ref, name = sys.argv[1:]
+v = isolate.validate(task, path, ref, isolate.Limits(memory_mb=16000), name=name)
+print(v.max_rss_kb, "ok" if not (v.problems or v.limit or v.crash) else "refused")
+"""
+
 WORDS = ["income", "health", "education", "labour", "household", "migration", "voting",
          "trust", "religion", "housing", "pension", "media", "climate", "employment"]
 
@@ -364,12 +372,14 @@ def main() -> int:
         ref_of = {"runs": "qrels.txt", "clir": "pack", "rcc": "rcc_ref.json", "sv": "sv_ref.tsv"}
 
         def child_peak(path, ds) -> tuple[float, str]:
-            """The validating child's own peak (its ru_maxrss), run as the server runs it."""
-            from shareval.platform.submissions import isolate
-            v = isolate.validate(task_of[ds], str(path), str(home / "bundle" / ref_of[ds]),
-                                 isolate.Limits(memory_mb=16000), name=path.name)
-            return v.max_rss_kb / 1024, "ok" if not (v.problems or v.limit or v.crash) else \
-                "refused"
+            """The validating child's own peak, run as the server runs it (isolate.validate)
+            from a small helper process: a child's ru_maxrss starts at its parent's (execve
+            keeps it), and this process holds every generated input."""
+            r = subprocess.run([sys.executable, "-c", CHILD_PEAK, task_of[ds], str(path),
+                                str(home / "bundle" / ref_of[ds]), path.name],
+                               env=env, capture_output=True, text=True, timeout=900)
+            kb, verdict = r.stdout.split()
+            return int(kb) / 1024, verdict
 
         def memory_row(fmt, path, tiny, ds, polled=None):
             base_mb, _ = child_peak(tiny, ds)
