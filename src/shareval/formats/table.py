@@ -32,9 +32,9 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
         return None
     delim = delimiter or delimiter_for(path)
     if delim == "\t":
-        reader = csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+        reader = csv.reader(_lines(text), delimiter="\t", quoting=csv.QUOTE_NONE)
     else:
-        reader = csv.reader(io.StringIO(text), delimiter=delim)
+        reader = csv.reader(_lines(text), delimiter=delim)
     try:
         header = next(reader)
     except StopIteration:
@@ -66,6 +66,19 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
     except csv.Error as e:
         problems.add(path, reader.line_num, "line", str(e))
     return header, rows
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` as ``io.StringIO(text)`` gives them (ended by "\n" only, kept),
+    one at a time: a StringIO holds a copy of the whole text at 4 bytes a character."""
+    start, n = 0, len(text)
+    while start < n:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end + 1]
+        start = end + 1
 
 
 def _canonical(header: list[str], aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:

@@ -81,3 +81,10 @@ def test_svident_detection_holds_less_than_the_file(tmp_path, monkeypatch):
     with pytest.raises(InvalidInput) as e:
         det.validate(str(f))
     assert e.value.lines() == [f"{f}:40001: uuid: duplicate (first at line 4)"]
+
+
+@pytest.mark.parametrize("text", ["", "a", "a\n", "a\nb", "a\r\nb\rc\x0bd\u2028e\n\n", "\n\n",
+                                  'x,"y\nz",w\n1,2,3'])
+def test_table_lines_as_stringio(text):
+    import io
+    assert list(table._lines(text)) == list(io.StringIO(text))
