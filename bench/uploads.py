@@ -1,6 +1,7 @@
 """Hostile and large uploads against a real server on 127.0.0.1 (issue 20.4).
 
     python bench/uploads.py [--run-mb 199] [--bombs 1] [--bomb-members 3] [--member-mb 500]
+                            [--format-mb 50] [--formats-only]
 
 One run measures, against ``shareval server run --no-worker`` (SQLite; the
 upload path alone, nothing is scored) started in a fresh data folder:
@@ -15,7 +16,15 @@ upload path alone, nothing is scored) started in a fresh data folder:
    answer, peak RSS of every server process);
 3. three such uploads at once while one client GETs a trivial endpoint
    (``/api/competitions/``) in a loop: p50/p95/max latency of that endpoint
-   while the uploads are in flight, against the same loop on an idle server.
+   while the uploads are in flight, against the same loop on an idle server;
+4. memory per byte (issue 41), for each task's format: a valid file of about
+   ``--format-mb`` MB (TREC run, RCC citations JSON, SV-Ident detection TSV,
+   MATERIAL CLIR .tgz) and a one-record file of the same format are uploaded;
+   the table gives the file's size, the peak RSS of the validating child
+   (polled, and as the child reports it) and of the server, the ratio of the
+   child's peak to the file's size, and the ratio of what the file adds (the
+   peak above the one-record file's, which holds the interpreter, the imports
+   and the reference) to its size. The large TREC run of step 2 gets a row too.
 
 Loopback only; every loop is bounded in count and time. Run it with
 ``PYTHONPATH=<a checkout>/src`` to measure another version of the code.
@@ -54,10 +63,11 @@ def free_port() -> int:
 # ---------------------------------------------------------------------------
 # Inputs
 
-def material_pack(root: Path) -> Path:
+def material_pack(root: Path, docs: int = 6) -> Path:
     root.mkdir(parents=True)
     (root / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
-    (root / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\ttext\n" for d in DOCS))
+    every = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, docs + 1)]
+    (root / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\ttext\n" for d in every))
     (root / "queries.tsv").write_text("query_id\tquery\ttype\n" + "".join(
         f"query{q}\tword{q}:Lifestyle\tlexical\n" for q in range(1, 4)))
     for sub in ("clir", "domainid", "langid"):
@@ -94,7 +104,8 @@ def trec_files(root: Path, run_mb: int, seed: int = 0) -> tuple[Path, Path]:
     """A qrels and a valid run of about ``run_mb`` MB (1000 documents per query)."""
     rng = random.Random(seed)
     line = len("q0000 Q0 d0000000 1000 0.123456 bench\n")
-    queries = max(1, run_mb * 2 ** 20 // (line * 1000))
+    queries = max(1, int(run_mb * 2 ** 20 // (line * 1000)))
+    root.mkdir(parents=True, exist_ok=True)
     qrels, run = root / "qrels.txt", root / "run.txt"
     with open(qrels, "w") as f:
         for q in range(queries):
@@ -108,22 +119,108 @@ def trec_files(root: Path, run_mb: int, seed: int = 0) -> tuple[Path, Path]:
     return qrels, run
 
 
-def bundle(root: Path, qrels: Path) -> Path:
+def _uuid(rng) -> str:
+    h = f"{rng.getrandbits(128):032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def format_files(root: Path, mb: float, docs: int, seed: int = 0) -> dict:
+    """References (for the bundle) and, per format, a valid submission of about ``mb``
+    MB and a one-record one: {"refs": {...}, "files": {fmt: (big, tiny, task slug)}}."""
+    import json
+    rng = random.Random(seed)
+    root.mkdir(parents=True)
+    target = int(mb * 2 ** 20)
+    # RCC citations: indented JSON (as json.dump(indent=2) writes it), ids as integers
+    pubs = max(1, target // 900)
+    ref = [{"publication_id": p, "data_set_id": rng.randrange(1, 2000)} for p in range(pubs)]
+    (root / "rcc_ref.json").write_text(json.dumps(ref))
+
+    def citation(i):
+        return {"publication_id": i % pubs, "data_set_id": i // pubs + 1,
+                "score": round(rng.random(), 4),
+                "mention_list": [f"Survey of {rng.choice(WORDS)} {rng.choice(WORDS)}",
+                                 f"{rng.choice(WORDS).title()} Panel Study"]}
+    with open(root / "rcc.json", "w") as f:
+        f.write("[\n")
+        i = 0
+        while f.tell() < target:
+            f.write((",\n" if i else "") + json.dumps(citation(i), indent=2))
+            i += 1
+        f.write("\n]\n")
+    (root / "rcc_tiny.json").write_text(json.dumps([citation(0)], indent=2))
+    # SV-Ident detection TSV (uuid<TAB>0|1) and its reference, one sentence per line
+    n = max(1, target // 39)
+    uuids = [_uuid(rng) for _ in range(n)]
+    with open(root / "sv_ref.tsv", "w") as f:
+        f.write("sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang\n")
+        for i, u in enumerate(uuids):
+            v = i % 3 == 0
+            f.write(f"The {rng.choice(WORDS)} of respondents in wave {i % 7}.\t{int(v)}\t"
+                    f"{f'v{i % 500}' if v else ''}\t{'rd1' if v else ''}\tdoc{i // 20}\t{u}\ten\n")
+    with open(root / "sv.tsv", "w") as f:
+        f.write("".join(f"{u}\t{rng.randint(0, 1)}\n" for u in uuids))
+    (root / "sv_tiny.tsv").write_text(f"{uuids[0]}\t1\n")
+    # MATERIAL CLIR: a .tgz of one DocID<TAB>Y|N<TAB>confidence file per query
+    mat = root / "mat"
+    mat.mkdir()
+    doc_ids = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, docs + 1)]
+    for q in range(1, 4):
+        (mat / f"query{q}.tsv").write_text("".join(
+            f"{d}\t{'Y' if rng.random() < .01 else 'N'}\t{rng.random():.5f}\n" for d in doc_ids))
+    with tarfile.open(root / "mat.tgz", "w:gz") as tar:
+        for q in range(1, 4):
+            tar.add(mat / f"query{q}.tsv", f"query{q}.tsv")
+    shutil.rmtree(mat)
+    with tarfile.open(root / "mat_tiny.tgz", "w:gz") as tar:
+        for q in range(1, 4):
+            data = f"{doc_ids[0]}\tN\t0.5\n".encode()
+            info = tarfile.TarInfo(f"query{q}.tsv")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    tiny_run = root / "trec_tiny.txt"
+    tiny_run.write_text("q0000 Q0 d0000001 1 1.0 bench\n")
+    return {"refs": {"rcc": root / "rcc_ref.json", "sv": root / "sv_ref.tsv"},
+            "files": {"SV-Ident detection TSV": (root / "sv.tsv", root / "sv_tiny.tsv", "sv"),
+                      "RCC citations JSON": (root / "rcc.json", root / "rcc_tiny.json", "rcc"),
+                      "MATERIAL CLIR .tgz": (root / "mat.tgz", root / "mat_tiny.tgz", "clir")},
+            "tiny_run": tiny_run}
+
+
+CHILD_PEAK = """
+import sys
+from shareval.platform.submissions import isolate
+task, path, ref, name = sys.argv[1:]
+v = isolate.validate(task, path, ref, isolate.Limits(memory_mb=16000), name=name)
+print(v.max_rss_kb, "ok" if not (v.problems or v.limit or v.crash) else "refused")
+"""
+
+WORDS = ["income", "health", "education", "labour", "household", "migration", "voting",
+         "trust", "religion", "housing", "pension", "media", "climate", "employment"]
+
+
+def bundle(root: Path, qrels: Path, formats: dict | None = None, docs: int = 6) -> Path:
     import yaml
     root.mkdir(parents=True)
-    material_pack(root / "pack")
+    material_pack(root / "pack", docs)
     shutil.copy(qrels, root / "qrels.txt")
     now = dt.datetime.now(dt.timezone.utc)
+    tasks = [{"slug": "runs", "task": "trec"}, {"slug": "clir", "task": "material-clir"}]
+    sets = [("runs", "qrels.txt"), ("clir", "pack")]
+    if formats:
+        shutil.copy(formats["refs"]["rcc"], root / "rcc_ref.json")
+        shutil.copy(formats["refs"]["sv"], root / "sv_ref.tsv")
+        tasks += [{"slug": "rcc", "task": "rcc-citations"},
+                  {"slug": "sv", "task": "svident-detection"}]
+        sets += [("rcc", "rcc_ref.json"), ("sv", "sv_ref.tsv")]
     (root / "bundle.yaml").write_text(yaml.safe_dump({
-        "slug": "bench", "title": "Uploads",
-        "tasks": [{"slug": "runs", "task": "trec"}, {"slug": "clir", "task": "material-clir"}],
+        "slug": "bench", "title": "Uploads", "tasks": tasks,
         "phases": [{"slug": "dev", "title": "Dev",
                     "start": (now - dt.timedelta(days=1)).isoformat(),
                     "end": (now + dt.timedelta(days=30)).isoformat(), "datasets": [
-                        {"slug": "runs", "task": "runs", "reference": "qrels.txt",
-                         "quotas": [{"limit": 1000, "window": "week"}]},
-                        {"slug": "clir", "task": "clir", "reference": "pack",
-                         "quotas": [{"limit": 1000, "window": "week"}]}]}]}))
+                        {"slug": slug, "task": slug, "reference": ref,
+                         "quotas": [{"limit": 1000, "window": "week"}]}
+                        for slug, ref in sets]}]}))
     return root
 
 
@@ -215,6 +312,9 @@ def main() -> int:
     ap.add_argument("--at-once", type=int, default=3)
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
     ap.add_argument("--bombs-only", action="store_true", help="step 1 only")
+    ap.add_argument("--format-mb", type=float, default=50,
+                    help="size of each format's file in step 4 (MATERIAL: unpacked)")
+    ap.add_argument("--formats-only", action="store_true", help="step 4 only")
     a = ap.parse_args()
     from shareval.client import submit
     home = Path(tempfile.mkdtemp(prefix="shareval-bench-uploads-"))
@@ -222,11 +322,16 @@ def main() -> int:
     env.update(SHAREVAL_HOME=str(home / "home"), SHAREVAL_LOG="WARNING",
                SHAREVAL_SECRET_KEY="bench-uploads")
     t0 = time.perf_counter()
-    qrels, run = trec_files(home, 1 if a.bombs_only else a.run_mb)
+    qrels, run = trec_files(home, 1 if a.bombs_only or a.formats_only else a.run_mb)
     bomb = tar_bomb(home / "bomb.tgz", a.bomb_members, a.member_mb)
+    docs = max(1, int(a.format_mb * 2 ** 20 / (3 * 36)))
+    formats = format_files(home / "formats", a.format_mb, docs)
+    formats["files"] = {"TREC run": (trec_files(home / "fmt_trec", a.format_mb)[1],
+                                     formats["tiny_run"], "runs"), **formats["files"]}
     print(f"inputs in {time.perf_counter() - t0:.0f} s: run {run.stat().st_size / 2**20:.0f} MB, "
           f"tar bomb {bomb.stat().st_size / 2**20:.1f} MB packed, "
-          f"{a.bomb_members} x {a.member_mb} MB unpacked")
+          f"{a.bomb_members} x {a.member_mb} MB unpacked; formats: " + ", ".join(
+              f"{k} {v[0].stat().st_size / 2**20:.1f} MB" for k, v in formats["files"].items()))
 
     def cli(*args):
         r = subprocess.run(SHAREVAL + list(args), env=env, capture_output=True, text=True,
@@ -235,7 +340,8 @@ def main() -> int:
             raise SystemExit(f"shareval {' '.join(args)}: {r.stdout}{r.stderr}")
         return r.stdout.strip()
     cli("server", "add-user", "org", "--password", "org-pass-123", "--organizer")
-    cli("server", "load-bundle", str(bundle(home / "bundle", qrels)), "--organizer", "org")
+    cli("server", "load-bundle", str(bundle(home / "bundle", qrels, formats, docs)),
+        "--organizer", "org")
     cli("server", "add-user", "alice", "--password", "alice-pass-123", "--competition",
         "bench", "--team", "Team A")
     token = cli("server", "token", "alice")
@@ -258,6 +364,60 @@ def main() -> int:
             t = time.perf_counter()
             code, body = submit(base, token, path, "bench", "dev", task, dataset=ds)
             return code, time.perf_counter() - t, body
+
+        mem = []                # (format, file MB, child peak, tiny's child peak, server peak)
+
+        task_of = {"runs": "trec", "clir": "material-clir", "rcc": "rcc-citations",
+                   "sv": "svident-detection"}
+        ref_of = {"runs": "qrels.txt", "clir": "pack", "rcc": "rcc_ref.json", "sv": "sv_ref.tsv"}
+
+        def child_peak(path, ds) -> tuple[float, str]:
+            """The validating child's own peak, run as the server runs it (isolate.validate)
+            from a small helper process: a child's ru_maxrss starts at its parent's (execve
+            keeps it), and this process holds every generated input."""
+            r = subprocess.run([sys.executable, "-c", CHILD_PEAK, task_of[ds], str(path),
+                                str(home / "bundle" / ref_of[ds]), path.name],
+                               env=env, capture_output=True, text=True, timeout=900)
+            kb, verdict = r.stdout.split()
+            return int(kb) / 1024, verdict
+
+        def memory_row(fmt, path, tiny, ds, polled=None):
+            base_mb, _ = child_peak(tiny, ds)
+            child, verdict = child_peak(path, ds)
+            if polled is None:
+                with Peaks(server.pid) as pk:
+                    code, took, body = up(path, ds, ds)
+                if code >= 300:
+                    print(f"{fmt}: answer {code} {body.get('error', '')} "
+                          f"{(body.get('problems') or [''])[0][:200]}")
+                polled = pk, code, took
+            pk, code, took = polled
+            size = path.stat().st_size / 2 ** 20
+            if path.suffix == ".tgz":
+                with tarfile.open(path) as tar:
+                    fmt += f" ({sum(m.size for m in tar) / 2**20:.0f} MB unpacked)"
+            mem.append((fmt, size, child, pk.child_mb(), base_mb, pk.server_mb(),
+                        pk.server_growth_mb(), f"{code}/{verdict}", took))
+
+        def memory_table():
+            print(f"\n{'format':<40}{'file MB':>8}{'answer':>11}{'upload s':>9}{'child MB':>9}"
+                  f"{'polled':>7}{'1-rec MB':>9}{'server MB (+)':>15}{'child/file':>11}"
+                  f"{'added/file':>11}")
+            for fmt, size, child, polled, base_mb, srv, growth, code, took in mem:
+                print(f"{fmt:<40}{size:>8.1f}{code:>11}{took:>9.1f}{child:>9.0f}{polled:>7.0f}"
+                      f"{base_mb:>9.0f}{f'{srv:.0f} (+{growth:.0f})':>15}{child / size:>10.2f}x"
+                      f"{(child - base_mb) / size:>10.2f}x")
+            print("child MB: the validating child's peak RSS (its ru_maxrss, validated as the "
+                  "server does); polled: the child's peak seen from /proc during the upload; "
+                  "1-rec: the child's peak for a one-record file of the format (interpreter, "
+                  "imports, reference); added/file = (child - 1-rec) / file")
+
+        # 4. memory per byte, per format (first: nothing else has grown the server yet)
+        for fmt, (path, tiny, ds) in formats["files"].items():
+            memory_row(fmt, path, tiny, ds)
+        memory_table()
+        if a.formats_only:
+            return 0
 
         # 1. the tar bomb
         with Peaks(server.pid) as pk, cf.ThreadPoolExecutor(a.bombs) as ex:
@@ -288,6 +448,7 @@ def main() -> int:
         rows.append(("upload, large run: server peak RSS (growth)",
                      f"{pk.server_mb():.0f} MB (+{pk.server_growth_mb():.0f})"))
         rows.append(("upload, large run: largest child peak RSS", f"{pk.child_mb():.0f} MB"))
+        memory_row("TREC run (step 2)", run, formats["tiny_run"], "runs", (pk, code, took))
 
         # 3. a trivial endpoint, idle and while uploads are processed
         stop = threading.Event()
@@ -314,6 +475,7 @@ def main() -> int:
         print(f"\n{'measure':<62}value")
         for k, v in rows:
             print(f"{k:<62}{v}")
+        memory_table()
         return 0
     finally:
         server.terminate()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from array import array
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -30,8 +31,9 @@ class _Cursor:
     def __init__(self, text: str):
         self.text = text
         self.pos = 0
-        # Offsets of line starts, for offset -> line lookups.
-        self._newlines = [m.start() for m in re.finditer("\n", text)]
+        # Offsets of the newlines, for offset -> line lookups: 8 bytes each in an array
+        # (a list of ints took ~40, twice the size of an indented JSON file)
+        self._newlines = array("q", (m.start() for m in re.finditer("\n", text)))
 
     def skip_ws(self) -> None:
         self.pos = _WS.match(self.text, self.pos).end()

@@ -27,7 +27,7 @@ from .jsonfile import iter_records
 CITATIONS_LAYOUT = "data_set_citations records {publication_id, data_set_id, score, mention_list}"
 
 
-@dataclass
+@dataclass(slots=True)             # one per record: no __dict__ each (uploads' memory)
 class Citation:
     publication_id: str
     data_set_id: str
@@ -137,13 +137,15 @@ def read_citations(path: str | Path, problems: Problems, submission: bool) -> Ci
         if pubs_path.exists():
             publications = read_publications(pubs_path, problems)
     out: list[Citation] = []
+    one = {}.setdefault        # one string per distinct id: publications and datasets repeat
     for rec in _records(path, problems, CITATIONS_LAYOUT, "data_set_id"):
         common = _common(path, rec, problems, None, need_score=submission)
         ds = _data_set_id(path, rec, problems)
         mentions = _mention_list(path, rec, problems, submission)
         if common is None or ds is None or mentions is None:
             continue
-        out.append(Citation(common[0], ds, common[1], mentions, rec.line, rec.index))
+        out.append(Citation(one(common[0], common[0]), one(ds, ds), common[1], mentions,
+                            rec.line, rec.index))
     if problems:
         return None
     return Citations(str(path), out, publications)
@@ -184,7 +186,7 @@ def read_publications(path: Path, problems: Problems) -> list[str] | None:
     return None if problems.has_fatal else ids
 
 
-@dataclass
+@dataclass(slots=True)
 class Mention:
     publication_id: str
     mention: str

@@ -41,7 +41,7 @@ ANNOTATOR_FIELDS = ("is_variable", "variable", "mention_type")
 MENTION_TYPES = ("explicit", "implicit", "mixed")
 
 
-@dataclass
+@dataclass(slots=True)             # one per sentence and annotator: no __dict__ each
 class Annotation:
     """One annotator's labels of one sentence (``is_variable@NAME`` ...)."""
     is_variable: int
@@ -49,7 +49,7 @@ class Annotation:
     mention_type: str | None
 
 
-@dataclass
+@dataclass(slots=True)             # one per reference sentence: no __dict__ each
 class Sentence:
     uuid: str
     doc_id: str
@@ -89,6 +89,7 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
     has_type = any(h.lower() in ("mention_type", "type") for h in header)
     annotators, annotator_types = _annotator_columns(path, header, problems)
     sentences: dict[str, Sentence] = {}
+    one = {}.setdefault
     for line, row in rows:
         uuid = row["uuid"].strip()
         if not uuid:
@@ -112,6 +113,7 @@ def read_reference(path: str | Path, problems: Problems) -> SvReference | None:
         variables = _trial_variables(row.get("variable", "")) if trial else \
             _variables(row.get("variable", ""))
         mtype = (row.get("mention_type") or "").strip().lower() or None
+        doc, lang = one(doc, doc), one(lang, lang)      # repeated on most lines
         sentences[uuid] = Sentence(uuid, doc, lang, int(flag), variables, mtype, line,
                                    _annotations(path, line, row, annotators, trial, problems))
     if not sentences and not problems:

@@ -11,7 +11,7 @@ import io
 from pathlib import Path
 from typing import Iterator
 
-from .errors import Problems, read_text
+from .errors import Problems, locate_not_utf8, read_text
 
 
 def delimiter_for(path: str | Path) -> str:
@@ -32,9 +32,9 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
         return None
     delim = delimiter or delimiter_for(path)
     if delim == "\t":
-        reader = csv.reader(io.StringIO(text), delimiter="\t", quoting=csv.QUOTE_NONE)
+        reader = csv.reader(_lines(text), delimiter="\t", quoting=csv.QUOTE_NONE)
     else:
-        reader = csv.reader(io.StringIO(text), delimiter=delim)
+        reader = csv.reader(_lines(text), delimiter=delim)
     try:
         header = next(reader)
     except StopIteration:
@@ -68,6 +68,19 @@ def read_table(path: str | Path, problems: Problems, required: tuple[str, ...],
     return header, rows
 
 
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` as ``io.StringIO(text)`` gives them (ended by "\n" only, kept),
+    one at a time: a StringIO holds a copy of the whole text at 4 bytes a character."""
+    start, n = 0, len(text)
+    while start < n:
+        end = text.find("\n", start)
+        if end < 0:
+            yield text[start:]
+            return
+        yield text[start:end + 1]
+        start = end + 1
+
+
 def _canonical(header: list[str], aliases: dict[str, tuple[str, ...]]) -> dict[str, str]:
     out = {}
     lower = {h.lower(): h for h in header}
@@ -81,11 +94,48 @@ def _canonical(header: list[str], aliases: dict[str, tuple[str, ...]]) -> dict[s
     return out
 
 
+BLOCK_BYTES = 1 << 22
+
+
 def iter_lines(path: str | Path, problems: Problems) -> Iterator[tuple[int, str]]:
-    """Non-blank lines of a UTF-8 file with their numbers."""
-    text = read_text(path, problems)
-    if text is None:
+    """Non-blank lines of a UTF-8 file with their numbers (as ``str.splitlines`` numbers
+    them). Read in blocks ending after a newline, so the file is never held whole; the
+    encoding is checked over the whole file first, so a file that is not UTF-8 gives
+    its one fatal problem (as ``read_text``) before any line."""
+    try:
+        for block in _blocks(path):
+            block.decode("utf-8")
+    except UnicodeDecodeError:
+        locate_not_utf8(problems, path)
         return
-    for i, line in enumerate(text.splitlines(), 1):
-        if line.strip():
-            yield i, line
+    except OSError:
+        read_text(path, problems)              # the same problem as a whole read gives
+        return
+    number = 0
+    for i, block in enumerate(_blocks(path)):
+        text = block.decode("utf-8")
+        del block
+        if i == 0:
+            text = text.removeprefix("\ufeff")
+        # a block ends after a b"\n": no line break (\r\n included) spans two blocks
+        for line in text.splitlines():
+            number += 1
+            if line.strip():
+                yield number, line
+
+
+def _blocks(path: str | Path) -> Iterator[bytes]:
+    """The file's bytes in blocks of about BLOCK_BYTES, each but the last ending in b"\n"."""
+    parts: list[bytes] = []
+    with open(path, "rb") as f:
+        while data := f.read(BLOCK_BYTES):
+            cut = data.rfind(b"\n") + 1
+            if not cut:
+                parts.append(data)
+                continue
+            parts.append(data[:cut])
+            yield b"".join(parts)
+            parts = [data[cut:]]
+    tail = b"".join(parts)
+    if tail:
+        yield tail
