@@ -16,7 +16,7 @@ reference's lines), ``validate`` at most 1.5x, peak RSS at most 4 GiB.
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import shutil
 import statistics
 import subprocess
@@ -64,15 +64,20 @@ def generate(root: Path, n_q: int, n_d: int, seed: int) -> tuple[Path, Path]:
 
 
 def run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds and peak RSS (GB) of a child process."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    t = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    elapsed = time.perf_counter() - t
-    if proc.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    peak = max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1e6
-    return elapsed, peak, proc.stdout
+    """Wall seconds and peak RSS (GB) of this child process alone (wait4's rusage)."""
+    with tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err)
+        out = proc.stdout.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - t
+        proc.stdout.close()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            err.seek(0)
+            sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n"
+                     f"{err.read().decode(errors='replace')[-2000:]}")
+    return elapsed, usage.ru_maxrss / 1e6, out.decode()
 
 
 def main() -> None:
