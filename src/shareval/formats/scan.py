@@ -115,18 +115,23 @@ def _scan(buf, columns, keys, slots, data, offsets, allowed, decision, ticks, se
     i = 0
     line = 0
     while i < n:
-        # DocID: bytes up to the tab (tab, LF and CR are all <= 13)
+        # DocID: bytes up to the tab (tab, LF and CR are all <= 13). The previous
+        # file's document at this line is tried first: when its bytes and then a
+        # tab are there, the id is known without first scanning for the tab.
         start = i
-        while i < n and buf[i] > 13:
-            i += 1
-        if i >= n or buf[i] != 9:
-            return 1
         d = -1
         if line < order.size:
             guess = order[line]
-            if guess >= 0 and _same(buf, start, i, data, offsets, guess):
-                d = guess
+            if guess >= 0:
+                end = start + offsets[guess + 1] - offsets[guess]
+                if end < n and buf[end] == 9 and _same(buf, start, end, data, offsets, guess):
+                    d = guess
+                    i = end
         if d < 0:
+            while i < n and buf[i] > 13:
+                i += 1
+            if i >= n or buf[i] != 9:
+                return 1
             d = _lookup(buf, start, i, keys, slots, data, offsets)
             if d < 0:
                 return 1
