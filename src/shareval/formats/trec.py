@@ -5,7 +5,7 @@ and lines whose first non-blank character is ``#`` are skipped in both files;
 columns after a run's sixth are ignored (with a warning; trec_eval ignores
 them silently); a qrels line with more than four columns is an error.
 
-Small files (< 256 KB) are read line by line in Python (no pyarrow import, so scoring a
+Small files (< 2 MB) are read line by line in Python (no pyarrow import, so scoring a
 small run takes a fraction of a second). Large well-formed files (one space or
 one tab between columns, no comments) are read by pyarrow's multi-threaded CSV
 reader and their ids dictionary-encoded right after, so only integer codes are
@@ -20,12 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics.ranking import Encoded
+from ..metrics.ranking import Encoded, distinct_codes
 from .errors import Problems, locate_not_utf8
 from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable  # noqa: F401 (public here)
 
-# below this size a file is parsed in Python: importing pyarrow costs more than it saves
-SMALL_FILE_BYTES = 1 << 18
+# below this size a file is parsed in Python: importing pyarrow (0.15 s) costs more than
+# it saves. The line reader takes about 4 us a line, pyarrow about 2 (ids encoded,
+# duplicates checked), so the break-even is near 80,000 lines: 2 MB of 25-byte lines
+# (numeric ids), 1 MB of 70-byte ones (UUIDs); measured in docs/dev/i41-ranking.md
+SMALL_FILE_BYTES = 1 << 21
 
 
 def read_qrels(path, problems: Problems) -> TrecTable | None:
@@ -164,13 +167,15 @@ def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     qa, qb, qids = _unify_lists(qrels.q_dict, run.q_dict)
     da, db, docs = _unify_lists(qrels.d_dict, run.d_dict)
 
-    def tiebreak():
-        # rank of each id in ascending byte order (= trec_eval's strcmp; UTF-8
-        # preserves code point order, so Python's str order is the same)
-        rank = np.empty(len(docs), dtype=np.int64)
-        rank[np.array(sorted(range(len(docs)), key=docs.__getitem__), dtype=np.int64)] = \
-            np.arange(len(docs), dtype=np.int64)
-        return rank
+    def tiebreak(codes: np.ndarray) -> np.ndarray:
+        # rank among the given documents in ascending byte order (= trec_eval's strcmp;
+        # UTF-8 preserves code point order, so Python's str order is the same)
+        unique, inverse = distinct_codes(codes)
+        ids = [docs[c] for c in unique.tolist()]
+        rank = np.empty(unique.size, dtype=np.int64)
+        rank[np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)] = \
+            np.arange(unique.size, dtype=np.int64)
+        return rank[inverse]
 
     enc = Encoded(len(qids), len(docs), qb[run.q_codes], db[run.d_codes], run.value,
                   qa[qrels.q_codes], da[qrels.d_codes], qrels.value, tiebreak)
