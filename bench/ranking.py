@@ -2,7 +2,8 @@
 TREC files to numbers, on input shapes real runs have.
 
     python bench/ranking.py [--sizes 50,20000] [--shapes msmarco,clueweb,...] [--docs 100]
-                            [--repeat 5] [--src src] [--trec-eval-src DIR|GITDIR]
+                            [--repeat 5] [--src src] [--baseline-src OTHER_SRC]
+                            [--trec-eval-src DIR|GITDIR]
 
 Shapes (``--shapes``, default all; each is one row per size):
 
@@ -246,7 +247,8 @@ def compare(ours: dict, theirs: dict) -> float:
     return worst
 
 
-def bench_one(folder: Path, shape: str, n_q: int, args, env: dict, trec_eval) -> dict:
+def bench_one(folder: Path, shape: str, n_q: int, args, env: dict, trec_eval,
+              baseline_env: dict | None = None) -> dict:
     qrels_path, run_path = generate(folder, shape, n_q, args.docs, args.seed)
     n_run = sum(1 for _ in open(run_path, "rb"))          # also warms the OS cache
     sum(1 for _ in open(qrels_path, "rb"))
@@ -258,6 +260,11 @@ def bench_one(folder: Path, shape: str, n_q: int, args, env: dict, trec_eval) ->
     pytrec_cmd = [sys.executable, "-c", PYTREC_SCRIPT, str(qrels_path), str(run_path),
                   "-" if pipe else str(theirs_out), json.dumps(MEASURES)]
     tools = {"shareval": shareval_cmd, "pytrec_eval": pytrec_cmd}
+    envs = {"shareval": env, "pytrec_eval": env}
+    if baseline_env is not None:         # another shareval (e.g. before a change)
+        tools["baseline"], envs["baseline"] = list(shareval_cmd), baseline_env
+        if not pipe:
+            tools["baseline"][tools["baseline"].index("-o") + 1] = str(folder / "baseline.json")
     if trec_eval is not None:
         tools["trec_eval"] = [str(trec_eval), "-q", "-c"] + [
             a for m in TREC_EVAL_MEASURES for a in ("-m", m)] + [str(qrels_path), str(run_path)]
@@ -268,7 +275,8 @@ def bench_one(folder: Path, shape: str, n_q: int, args, env: dict, trec_eval) ->
     for _ in range(repeat):                                # alternating tools
         for name, cmd in tools.items():
             # trec_eval's output goes to a pipe when shareval's does (it is read here)
-            s, rss, out = run_process(cmd, env, folder / "rss", pipe or name == "trec_eval")
+            s, rss, out = run_process(cmd, envs.get(name, env), folder / "rss",
+                                      pipe or name == "trec_eval")
             times[name].append(s)
             peak[name] = max(peak[name], rss)
             outputs[name] = out
@@ -294,10 +302,14 @@ def main() -> None:
                          "million run lines)")
     ap.add_argument("--src", default=str(ROOT / "src"),
                     help="shareval source folder to put first on PYTHONPATH (default: ./src)")
+    ap.add_argument("--baseline-src", default=None,
+                    help="another shareval source folder, timed in the same runs (a column)")
     ap.add_argument("--trec-eval-src", default=None,
                     help="trec_eval source folder or git dir (default: the mirror's, if any)")
     args = ap.parse_args()
     env = dict(os.environ, PYTHONPATH=os.path.abspath(args.src))
+    baseline_env = (dict(os.environ, PYTHONPATH=os.path.abspath(args.baseline_src))
+                    if args.baseline_src else None)
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     for s in shapes:
         if s not in SHAPES:
@@ -308,16 +320,21 @@ def main() -> None:
         for n_q in (int(s) for s in args.sizes.split(",")):
             for shape in shapes:
                 with tempfile.TemporaryDirectory(prefix="shareval-bench-") as tmp:
-                    row = bench_one(Path(tmp), shape, n_q, args, env, trec_eval)
+                    row = bench_one(Path(tmp), shape, n_q, args, env, trec_eval, baseline_env)
                 rows.append(row)
                 print(f"{shape} {n_q:,}: " + ", ".join(
                     f"{t} {s:.2f}s" for t, s in row["seconds"].items()), file=sys.stderr)
     print(f"measures: {', '.join(MEASURES)}; docs per query: {args.docs}; src: {args.src}; "
-          f"median of {args.repeat} alternating runs; trec_eval: {te_note}")
+          f"median of {args.repeat} alternating runs; trec_eval: {te_note}"
+          + (f"; baseline: {args.baseline_src}" if args.baseline_src else ""))
     print()
+    base_head = ("| baseline s | baseline / pytrec_eval | baseline peak GB "
+                 if args.baseline_src else "")
     print("| shape | queries | run lines | shareval s | pytrec_eval s | / pytrec_eval "
-          "| trec_eval -q s | / trec_eval | shareval peak GB | identical (1e-9) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| trec_eval -q s | / trec_eval | shareval peak GB " + base_head
+          + "| identical (1e-9) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|" * 3 if args.baseline_src
+                                                           else "") + "---|")
     for r in rows:
         sec = r["seconds"]
         same = "yes" if r["max_diff"] <= 1e-9 else f"NO ({r['max_diff']:.2e})"
@@ -325,7 +342,10 @@ def main() -> None:
               if "trec_eval" in sec else "- | -")
         print(f"| {r['shape']} | {r['queries']:,} | {r['run_lines']:,} | {sec['shareval']:.3f} "
               f"| {sec['pytrec_eval']:.3f} | {sec['shareval'] / sec['pytrec_eval']:.2f} | {te} "
-              f"| {r['peak']['shareval']:.2f} | {same} |")
+              f"| {r['peak']['shareval']:.2f} | " + (
+                  f"{sec['baseline']:.3f} | {sec['baseline'] / sec['pytrec_eval']:.2f} "
+                  f"| {r['peak']['baseline']:.2f} | " if "baseline" in sec else "")
+              + f"{same} |")
     print()
     for r in rows:
         sec = r["seconds"]

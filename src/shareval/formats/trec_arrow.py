@@ -154,7 +154,7 @@ def _short_id_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
             else:
                 out[rows] |= shifted
         at += m
-    unique, inverse = np.unique(keys, return_inverse=True)
+    unique, codes = _factorize(keys)
     del keys
     padded = unique.astype(">u8").view(np.uint8).reshape(-1, SHORT_ID_BYTES)
     lens = SHORT_ID_BYTES - (padded[:, ::-1] != 0).argmax(axis=1)
@@ -163,7 +163,21 @@ def _short_id_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
     np.cumsum(lens, out=dict_offsets[1:])
     dictionary = pa.Array.from_buffers(pa.string(), int(unique.size), [
         None, pa.py_buffer(dict_offsets), pa.py_buffer(np.ascontiguousarray(text).tobytes())])
-    return inverse.reshape(-1).astype(np.int32), dictionary
+    return codes, dictionary
+
+
+def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sorted distinct keys, int32 index of each key among them). ``np.unique`` with
+    ``return_inverse`` sorts stably (timsort); any sort will do here, and quicksort's
+    argsort is 1.5x faster (measured on 2M keys)."""
+    order = np.argsort(keys)
+    ranked = keys[order]
+    new = np.empty(ranked.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+    codes = np.empty(keys.size, dtype=np.int32)
+    codes[order] = np.cumsum(new, dtype=np.int32) - 1
+    return ranked[new], codes
 
 
 def _codes(col: pa.ChunkedArray, short_ids: bool = False

@@ -210,15 +210,21 @@ def judgments_of(e: Encoded, rows: np.ndarray | None, missing: int = 0) -> np.nd
     skey, srel = qkey[order], e.qrels_rel[order]
     del qkey, order
     last = skey.size - 1
+    # most retrieved documents are judged for no query: a mark per document leaves
+    # only the others to the binary search (a qrels is small next to its runs)
+    judged = np.zeros(int(e.n_docs), dtype=bool)
+    judged[e.qrels_doc] = True
     for start in range(0, n_rows, JOIN_BLOCK):
         block = slice(start, start + JOIN_BLOCK)
         sel = block if rows is None else rows[block]
-        key = e.run_q[sel].astype(np.int64)
+        docs = e.run_doc[sel]
+        hit = np.flatnonzero(judged[docs])
+        key = e.run_q[sel][hit].astype(np.int64)
         key *= n_docs
-        key += e.run_doc[sel]
+        key += docs[hit]
         pos = np.searchsorted(skey, key)
         np.minimum(pos, last, out=pos)
-        out[block] = np.where(skey[pos] == key, srel[pos], missing)
+        out[start + hit] = np.where(skey[pos] == key, srel[pos], missing)
     return out
 
 
