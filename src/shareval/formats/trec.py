@@ -90,18 +90,26 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                     continue
                 if len(parts) > width:
                     extra.append(lineno)
+                # conversions inline (no helper call a line): this loop is most of the
+                # time of scoring a small file
                 if kind == "qrels":
-                    v = _int(parts[3])
-                    if v is None:
+                    try:
+                        v = int(parts[3])
+                    except ValueError:
                         problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
                         ok = False
                         continue
                 else:
-                    if _int(parts[3]) is None:
+                    try:
+                        int(parts[3])
+                    except ValueError:
                         problems.add(path, lineno, "rank", f"not an integer: {parts[3]!r}")
                         ok = False
-                    v = _float(parts[4])
-                    if v is None:
+                    try:
+                        v = float(parts[4])
+                    except ValueError:
+                        v = math.nan
+                    if v - v != 0:                  # nan or +-inf
                         problems.add(path, lineno, "score", f"not a finite number: {parts[4]!r}")
                         ok = False
                         continue
@@ -109,15 +117,14 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 q, d = parts[0], parts[2]
                 qc = q_index.setdefault(q, len(q_index))
                 dc = d_index.setdefault(d, len(d_index))
-                key = (qc, dc)
-                if key in first_line:
+                first = first_line.setdefault((qc, dc), lineno)
+                if first != lineno:
                     what = "judgment" if kind == "qrels" else "document"
                     problems.add(path, lineno, "doc_id",
                                  f"duplicate {what} {d!r} for query {q!r} "
-                                 f"(first at line {first_line[key]})")
+                                 f"(first at line {first})")
                     ok = False
                     continue
-                first_line[key] = lineno
                 q_codes.append(qc)
                 d_codes.append(dc)
                 values.append(v)
@@ -137,21 +144,6 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
     return TrecTable(str(path), kind, np.asarray(q_codes, dtype=np.int64), list(q_index),
                      np.asarray(d_codes, dtype=np.int64), list(d_index),
                      np.asarray(values, dtype=dtype), list(tags), notes)
-
-
-def _int(s: str) -> int | None:
-    try:
-        return int(s)
-    except ValueError:
-        return None
-
-
-def _float(s: str) -> float | None:
-    try:
-        v = float(s)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
 
 
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
