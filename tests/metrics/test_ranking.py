@@ -145,13 +145,13 @@ def test_equals_pytrec_eval_with_close_float_scores(data):
 @given(st.lists(st.tuples(st.integers(0, 4), st.sampled_from([0.0, 1.0, 2.0]), st.integers(0, 30)),
                 max_size=60, unique_by=lambda r: (r[0], r[2])), st.booleans())
 def test_rank_order_equals_brute_force(rows, presort):
-    from shareval.metrics.ranking import rank_order
+    from shareval.metrics.ranking import by_position, rank_order
     if presort:   # grouped and score-sorted, ties in arbitrary order: the fast path
         rows = sorted(rows, key=lambda r: (r[0], -r[1]))
     q = np.array([r[0] for r in rows], dtype=np.int64)
     s = np.array([r[1] for r in rows], dtype=np.float32)
     d = np.array([r[2] for r in rows], dtype=np.int64)
-    order = rank_order(q, s, d, lambda: np.arange(31))
+    order = rank_order(q, s, d, by_position(np.arange(31)))
     got = [rows[i] for i in (range(len(rows)) if order is None else order)]
     # within each query: score desc, then doc desc; queries contiguous
     expected = {qq: sorted([r for r in rows if r[0] == qq], key=lambda r: (-r[1], -r[2]))

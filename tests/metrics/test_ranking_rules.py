@@ -147,7 +147,7 @@ def test_judgments_of_gives_each_row_its_judgment_and_missing_where_unjudged():
 def _rank(q, score, doc):
     q, doc = np.array(q, dtype=np.int64), np.array(doc, dtype=np.int64)
     return q, doc, ranking.rank_order(q, np.array(score, dtype=np.float32), doc,
-                                      lambda: np.arange(10, dtype=np.int64))
+                                      ranking.by_position(np.arange(10, dtype=np.int64)))
 
 
 def test_rank_order_leaves_a_ranked_run_alone_and_moves_only_tied_rows():

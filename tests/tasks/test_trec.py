@@ -363,25 +363,24 @@ def test_large_run_read_beside_the_qrels_reports_the_qrels_problems_first(tmp_pa
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet="ab9Zé", min_size=1, max_size=4), min_size=1, max_size=40),
+@given(st.lists(st.text(alphabet="ab9Zé", min_size=1, max_size=6), min_size=1, max_size=40),
        st.integers(1, 4))
-def test_fixed_width_document_codes_decode_to_the_ids(words, chunks):
-    """Ids of one width take the sorting path (byte-order dictionary), others the hash
-    path; either way the dictionary indexed by the codes gives back every id, and equal
-    ids share a code."""
+def test_short_document_ids_decode_to_the_ids(words, chunks):
+    """Ids of at most 8 bytes, of any widths, take the sorting path (byte-order
+    dictionary), longer ones the hash path; either way the dictionary indexed by the
+    codes gives back every id, and equal ids share a code."""
     import numpy as np
     import pyarrow as pa
     from shareval.formats import trec_arrow
-    for ids in (words, [w.ljust(4, "x")[:4] for w in words]):
+    for ids in (words, [w.ljust(4, "x")[:4] for w in words], [w * 2 for w in words]):
         size = -(-len(ids) // chunks)
         col = pa.chunked_array([pa.array(ids[k:k + size], pa.string())
                                 for k in range(0, len(ids), size)], pa.string())
-        codes, dictionary = trec_arrow._codes(col, fixed_width=True)
+        codes, dictionary, in_byte_order = trec_arrow._codes(col, short_ids=True)
         assert dictionary.take(pa.array(codes)).to_pylist() == ids
         assert len(set(dictionary.to_pylist())) == len(dictionary) == len(set(ids))
-        fixed = trec_arrow._fixed_width_codes(col)
-        widths = {len(i.encode()) for i in ids}
-        assert (fixed is not None) == (len(widths) == 1 and max(widths) <= 8)
-        if fixed is not None:                 # byte order, as trec_eval's strcmp
+        short = trec_arrow._short_id_codes(col)
+        assert (short is not None) == (max(len(i.encode()) for i in ids) <= 8) == in_byte_order
+        if short is not None:                 # byte order, as trec_eval's strcmp
             assert dictionary.to_pylist() == sorted(set(ids), key=str.encode)
-            assert np.array_equal(codes, fixed[0])
+            assert np.array_equal(codes, short[0])

@@ -5,7 +5,7 @@ and lines whose first non-blank character is ``#`` are skipped in both files;
 columns after a run's sixth are ignored (with a warning; trec_eval ignores
 them silently); a qrels line with more than four columns is an error.
 
-Small files (< 256 KB) are read line by line in Python (no pyarrow import, so scoring a
+Small files (< 2 MB) are read line by line in Python (no pyarrow import, so scoring a
 small run takes a fraction of a second). Large well-formed files (one space or
 one tab between columns, no comments) are read by pyarrow's multi-threaded CSV
 reader and their ids dictionary-encoded right after, so only integer codes are
@@ -20,12 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from ..metrics.ranking import Encoded
+from ..metrics.ranking import Encoded, distinct_codes
 from .errors import Problems, locate_not_utf8
 from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable  # noqa: F401 (public here)
 
-# below this size a file is parsed in Python: importing pyarrow costs more than it saves
-SMALL_FILE_BYTES = 1 << 18
+# below this size a file is parsed in Python: importing pyarrow (0.15 s) costs more than
+# it saves. The line reader takes about 4 us a line, pyarrow about 2 (ids encoded,
+# duplicates checked), so the break-even is near 80,000 lines: 2 MB of 25-byte lines
+# (numeric ids), 1 MB of 70-byte ones (UUIDs); measured in docs/dev/i41-ranking.md
+SMALL_FILE_BYTES = 1 << 21
 
 
 def read_qrels(path, problems: Problems) -> TrecTable | None:
@@ -87,18 +90,26 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                     continue
                 if len(parts) > width:
                     extra.append(lineno)
+                # conversions inline (no helper call a line): this loop is most of the
+                # time of scoring a small file
                 if kind == "qrels":
-                    v = _int(parts[3])
-                    if v is None:
+                    try:
+                        v = int(parts[3])
+                    except ValueError:
                         problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
                         ok = False
                         continue
                 else:
-                    if _int(parts[3]) is None:
+                    try:
+                        int(parts[3])
+                    except ValueError:
                         problems.add(path, lineno, "rank", f"not an integer: {parts[3]!r}")
                         ok = False
-                    v = _float(parts[4])
-                    if v is None:
+                    try:
+                        v = float(parts[4])
+                    except ValueError:
+                        v = math.nan
+                    if v - v != 0:                  # nan or +-inf
                         problems.add(path, lineno, "score", f"not a finite number: {parts[4]!r}")
                         ok = False
                         continue
@@ -106,15 +117,14 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 q, d = parts[0], parts[2]
                 qc = q_index.setdefault(q, len(q_index))
                 dc = d_index.setdefault(d, len(d_index))
-                key = (qc, dc)
-                if key in first_line:
+                first = first_line.setdefault((qc, dc), lineno)
+                if first != lineno:
                     what = "judgment" if kind == "qrels" else "document"
                     problems.add(path, lineno, "doc_id",
                                  f"duplicate {what} {d!r} for query {q!r} "
-                                 f"(first at line {first_line[key]})")
+                                 f"(first at line {first})")
                     ok = False
                     continue
-                first_line[key] = lineno
                 q_codes.append(qc)
                 d_codes.append(dc)
                 values.append(v)
@@ -136,21 +146,6 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                      np.asarray(values, dtype=dtype), list(tags), notes)
 
 
-def _int(s: str) -> int | None:
-    try:
-        return int(s)
-    except ValueError:
-        return None
-
-
-def _float(s: str) -> float | None:
-    try:
-        v = float(s)
-    except ValueError:
-        return None
-    return v if math.isfinite(v) else None
-
-
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     """Integer-encode a qrels and a run together; returns (encoding, query ids).
 
@@ -164,13 +159,15 @@ def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     qa, qb, qids = _unify_lists(qrels.q_dict, run.q_dict)
     da, db, docs = _unify_lists(qrels.d_dict, run.d_dict)
 
-    def tiebreak():
-        # rank of each id in ascending byte order (= trec_eval's strcmp; UTF-8
-        # preserves code point order, so Python's str order is the same)
-        rank = np.empty(len(docs), dtype=np.int64)
-        rank[np.array(sorted(range(len(docs)), key=docs.__getitem__), dtype=np.int64)] = \
-            np.arange(len(docs), dtype=np.int64)
-        return rank
+    def tiebreak(codes: np.ndarray) -> np.ndarray:
+        # rank among the given documents in ascending byte order (= trec_eval's strcmp;
+        # UTF-8 preserves code point order, so Python's str order is the same)
+        unique, inverse = distinct_codes(codes)
+        ids = [docs[c] for c in unique.tolist()]
+        rank = np.empty(unique.size, dtype=np.int64)
+        rank[np.array(sorted(range(len(ids)), key=ids.__getitem__), dtype=np.int64)] = \
+            np.arange(unique.size, dtype=np.int64)
+        return rank[inverse]
 
     enc = Encoded(len(qids), len(docs), qb[run.q_codes], db[run.d_codes], run.value,
                   qa[qrels.q_codes], da[qrels.d_codes], qrels.value, tiebreak)

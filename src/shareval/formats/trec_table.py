@@ -28,6 +28,12 @@ class TrecTable:
     value: np.ndarray              # relevance (int64) or score (float64)
     tags: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)    # accepted oddities, for warnings
+    # the dictionary the reader left in byte order (a code is then its id's rank);
+    # kept as the object, so a table whose d_dict was replaced (a split) is not trusted
+    sorted_d_dict: object = field(default=None, repr=False)
+
+    def docs_in_byte_order(self) -> bool:
+        return self.sorted_d_dict is not None and self.sorted_d_dict is self.d_dict
 
     def __len__(self) -> int:
         return len(self.value)
