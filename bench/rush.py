@@ -408,6 +408,7 @@ def main() -> int:
     ap.add_argument("--sentences", type=int, default=4000, help="SV-Ident sentences")
     ap.add_argument("--publications", type=int, default=5000, help="RCC publications")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--threads", type=int, help="the server's threads (default: its own)")
     ap.add_argument("--kill-at", type=float, default=0.5, help="fraction of the window")
     ap.add_argument("--restart-after", type=float, default=5.0)
     ap.add_argument("--no-kill", action="store_true")
@@ -463,6 +464,7 @@ def main() -> int:
     procs, workers = [], []
     mon = Monitor(db)
     server = subprocess.Popen(SHAREVAL + ["server", "run", "--port", str(port)]
+                              + (["--threads", str(a.threads)] if a.threads else [])
                               + (["--no-worker"] if a.mode == "celery" else []),
                               env=env, stdout=open(home / "server.log", "ab"),
                               stderr=subprocess.STDOUT)
