@@ -73,7 +73,7 @@ def trec_inputs(root: Path, mb: float, pool: int, seed: int) -> tuple[Path, list
     and ``pool`` runs of about ``mb`` MB: 1000 documents per query, ids of varying
     width, six-decimal scores."""
     rng = random.Random(seed)
-    line = len("q000 Q0 doc1234567 1000 12.345678 team-run\n")
+    line = len("301 Q0 doc1234567 100 12.345678 run0\n")      # a typical line
     queries = max(1, int(mb * 2 ** 20 / (line * 1000)))
     judged = {}
     with open(root / "qrels.txt", "w") as f:
