@@ -56,6 +56,8 @@ def serve(host: str, port: int, threads: int = 8, worker: bool = True) -> None:
         start_inprocess_worker()
         from shareval.platform.coderuns.queue import start_inprocess_workers
         start_inprocess_workers()
-    waitress_server(application, host=host, port=port, threads=threads, ident="shareval",
+    # uploads waiting for validation hold threads of their own (uploadgate.py)
+    waitress_server(application, host=host, port=port,
+                    threads=threads + settings.UPLOAD_THREADS, ident="shareval",
                     max_request_body_size=settings.MAX_UPLOAD_BYTES + MARGIN,
                     **proxy_options()).run()

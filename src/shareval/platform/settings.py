@@ -91,6 +91,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "shareval.platform.bodylimit.BodyLimitMiddleware",    # before anything reads the body
+    "shareval.platform.uploadgate.UploadGate",            # uploads leave pages their threads
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -183,6 +184,9 @@ VALIDATION_MEMORY_MB = int(os.environ.get("SHAREVAL_VALIDATION_MEMORY_MB", "3072
 VALIDATION_CPU_SECONDS = int(os.environ.get("SHAREVAL_VALIDATION_CPU_SECONDS", "300"))
 VALIDATION_WALL_SECONDS = float(os.environ.get("SHAREVAL_VALIDATION_WALL_SECONDS", "600"))
 VALIDATION_SLOTS = int(os.environ.get("SHAREVAL_VALIDATION_SLOTS", "2"))
+# Server threads for uploads beyond `server run --threads` (which serve pages);
+# more uploads at once are answered 503 (uploadgate.py).
+UPLOAD_THREADS = int(os.environ.get("SHAREVAL_UPLOAD_THREADS", "24"))
 MAX_UNPACKED_MB = int(os.environ.get("SHAREVAL_MAX_UNPACKED_MB", "1024"))
 # Rejected uploads do not count against a quota, but at most this many per team
 # and hour are validated; further uploads are refused (429) until the hour passes.

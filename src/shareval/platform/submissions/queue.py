@@ -39,7 +39,44 @@ _wake = threading.Event()
 _wake_small = threading.Event()
 _worker_thread: threading.Thread | None = None
 _small_thread: threading.Thread | None = None
-WORKER_ID = f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _namespace() -> str | None:
+    """This machine's boot and process namespace, or None where /proc does not tell:
+    two worker ids with the same prefix see each other's process ids."""
+    try:
+        boot = open("/proc/sys/kernel/random/boot_id").read().strip()
+        return f"{socket.gethostname()}/{boot[:8]}-{os.stat('/proc/self/ns/pid').st_ino}"
+    except OSError:
+        return None
+
+
+_HERE = _namespace()
+
+
+def worker_id() -> str:
+    """Who runs a job: the machine (and namespace) and the process, computed when
+    claiming, since a prefork pool's children share their parent's modules."""
+    return f"{_HERE or socket.gethostname()}:{os.getpid()}"
+
+
+WORKER_ID = worker_id()
+
+
+def worker_gone(worker: str) -> bool:
+    """True if ``worker`` ran in this machine's process namespace and its process has
+    ended (killed, out of memory): its job need not wait for the lease to run out. A
+    process that cannot be checked, or a reused pid, counts as alive: the lease decides."""
+    host, _, pid = worker.rpartition(":")
+    if _HERE is None or host != _HERE or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
 
 
 # ---------------------------------------------------------------------------
@@ -130,7 +167,7 @@ def _take(pk: int, claimable: Q, now, lost: tuple | None = None) -> Job | None:
     lease end) records that it is taken over from a worker that stopped responding."""
     with transaction.atomic():
         n = Job.objects.filter(claimable, pk=pk).update(
-            status=Job.RUNNING, token=secrets.token_hex(8), worker=WORKER_ID, heartbeat=now,
+            status=Job.RUNNING, token=secrets.token_hex(8), worker=worker_id(), heartbeat=now,
             attempts=F("attempts") + 1,
             lease_until=now + dt.timedelta(seconds=settings.LEASE_SECONDS))
         if n != 1:
@@ -139,7 +176,7 @@ def _take(pk: int, claimable: Q, now, lost: tuple | None = None) -> Job | None:
                                          "submission__dataset__phase").get(pk=pk)
         if lost is not None:
             _record(job.submission, Submission.QUEUED, REQUEUED,
-                    log=f"lease of {lost[0]} expired at {lost[1]}; taken over by {WORKER_ID}")
+                    log=f"lease of {lost[0]} expired at {lost[1]}; taken over by {worker_id()}")
         return job
 
 
@@ -174,7 +211,7 @@ def run_job(job_id: int | None = None, small_only: bool = False) -> bool:
               "worker lost or timed out on every attempt")
         return True
     _record(sub, Submission.RUNNING, f"scoring started (attempt {job.attempts})",
-            log=f"worker {WORKER_ID}")
+            log=f"worker {worker_id()}")
     hb = _Heartbeat(job)
     hb.start()
     try:
@@ -249,18 +286,26 @@ def _fail(job: Job, message: str, trace: str) -> None:
 
 
 def sweep() -> int:
-    """Re-queue jobs whose worker stopped renewing the lease; returns how many."""
+    """Re-queue jobs whose worker stopped renewing the lease, or whose worker's
+    process on this machine has ended (at once, not a lease later); returns how many."""
     now = timezone.now()
-    expired = list(Job.objects.filter(status=Job.RUNNING, lease_until__lt=now)
+    mine = Q(worker__startswith=f"{_HERE}:") if _HERE else Q(pk__in=[])
+    expired = list(Job.objects.filter(Q(lease_until__lt=now) | mine, status=Job.RUNNING)
                    .select_related("submission"))
     n = 0
     for job in expired:
+        gone = not (job.lease_until and job.lease_until < now)
+        if gone and not worker_gone(job.worker):
+            continue
+        # the token fences it: a job claimed again meanwhile is not touched
+        fence = Q() if gone else Q(lease_until__lt=now)
         with transaction.atomic():
-            if Job.objects.filter(pk=job.pk, token=job.token, status=Job.RUNNING,
-                                  lease_until__lt=now).update(status=Job.QUEUED, token="") != 1:
+            if Job.objects.filter(fence, pk=job.pk, token=job.token, status=Job.RUNNING) \
+                    .update(status=Job.QUEUED, token="") != 1:
                 continue
             _record(job.submission, Submission.QUEUED, REQUEUED,
-                    log=f"lease of {job.worker} expired at {job.lease_until}")
+                    log=f"process of {job.worker} ended" if gone else
+                    f"lease of {job.worker} expired at {job.lease_until}")
         dispatch(job.pk)
         n += 1
     return n
