@@ -61,12 +61,30 @@ class Unsent(OSError):
     """The server closed the connection while the body was being sent, without an answer."""
 
 
+BUSY_TRIES = 4          # a server taking all the uploads it can (503) is asked again
+BUSY_WAIT_MAX = 60.0    # seconds between two tries at most, whatever Retry-After says
+
+
 def upload(server: str, path: str, token: str, body: bytes, content_type: str,
-           timeout: float = 600) -> tuple[int, dict]:
+           timeout: float = 600, tries: int = BUSY_TRIES, sleep=time.sleep) -> tuple[int, dict]:
+    """:func:`upload_once`, sent again after the server's Retry-After while it answers
+    503 (busy with other uploads, as in the hour before a deadline)."""
+    for attempt in range(tries):
+        code, answer, retry_after = upload_once(server, path, token, body, content_type,
+                                                timeout)
+        if code != 503 or retry_after is None or attempt == tries - 1:
+            return code, answer
+        sleep(min(retry_after, BUSY_WAIT_MAX))
+    return code, answer
+
+
+def upload_once(server: str, path: str, token: str, body: bytes, content_type: str,
+                timeout: float = 600) -> tuple[int, dict, float | None]:
     """POST an upload announced with ``Expect: 100-continue``: a server that refuses
     it from its headers (413, larger than it accepts) answers before the body is
     sent, so the refusal arrives instead of a broken pipe. A server that says
-    nothing within CONTINUE_WAIT seconds gets the body anyway."""
+    nothing within CONTINUE_WAIT seconds gets the body anyway. Returns the status,
+    the JSON answer and the Retry-After seconds (None without one)."""
     url = urllib.parse.urlsplit(server.rstrip("/") + path)
     conn = (http.client.HTTPSConnection if url.scheme == "https" else
             http.client.HTTPConnection)(url.hostname, url.port, timeout=timeout)
@@ -108,14 +126,16 @@ class _Buffered:
         return self.reader
 
 
-def _answer(reader) -> tuple[int, dict]:
+def _answer(reader) -> tuple[int, dict, float | None]:
     r = http.client.HTTPResponse(_Buffered(reader), method="POST")
     r.begin()                                   # skips an interim "100 Continue"
     raw = r.read()
+    retry = r.getheader("Retry-After", "")
+    retry_after = float(retry) if retry.strip().isdigit() else None
     try:
-        return r.status, json.loads(raw or b"{}")
+        return r.status, json.loads(raw or b"{}"), retry_after
     except ValueError:
-        return r.status, {"error": raw.decode("utf-8", "replace")[:500] or r.reason}
+        return r.status, {"error": raw.decode("utf-8", "replace")[:500] or r.reason}, retry_after
 
 
 def too_large_line(code: int, body: dict, file: Path, what: str = "file") -> str:

@@ -48,3 +48,13 @@ def test_the_server_runs_the_gate(client, settings, db):
     r = client.post("/api/submissions/", {"competition": "x", "file": b"x"})
     assert r.status_code == 503
     assert client.get("/api/competitions/").status_code == 200
+
+
+def test_a_page_form_gets_a_page_and_the_api_json(client, settings, db):
+    settings.UPLOAD_THREADS = 0
+    r = client.post("/c/demo/submit/", {"file": b"x"})
+    assert r.status_code == 503 and r["Retry-After"] == "60"
+    assert r["Content-Type"].startswith("text/html")
+    assert b"taking as many uploads as it can" in r.content and b"Nothing was stored" in r.content
+    r = client.post("/api/submissions/", {"file": b"x"})
+    assert r.status_code == 503 and r.json()["error"].startswith("the server is taking 0")

@@ -13,7 +13,8 @@ from __future__ import annotations
 import threading
 
 from django.conf import settings
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 
 _lock = threading.Lock()
 _in_flight = 0
@@ -39,8 +40,11 @@ class UploadGate:
             else:
                 busy, _in_flight = False, _in_flight + 1
         if busy:
-            r = JsonResponse({"error": f"the server is taking {limit} uploads at once; "
-                                       f"send this one again in a minute"}, status=503)
+            if request.path.startswith("/api/"):
+                r = JsonResponse({"error": f"the server is taking {limit} uploads at once; "
+                                           f"send this one again in a minute"}, status=503)
+            else:                           # a page's form: a page, not JSON
+                r = HttpResponse(render_to_string("503_uploads.html", {"limit": limit}), status=503)
             r["Retry-After"] = "60"
             return r
         try:
