@@ -98,8 +98,10 @@ def test_trec_parts_equal_the_cli_on_cut_files(tmp_path, split):
                 ("--exclude-empty", "--measures", "map,ndcg@10,p@5"))
 
 
-def test_trec_large_files_read_by_pyarrow_split_the_same(tmp_path):
+def test_trec_large_files_read_by_pyarrow_split_the_same(tmp_path, monkeypatch):
     """Files above the small-file size are read by pyarrow, with arrow dictionaries."""
+    from shareval.formats import trec
+    monkeypatch.setattr(trec, "SMALL_FILE_BYTES", 1 << 18)        # this file takes pyarrow
     rng = random.Random(3)
     qrels = "".join(f"q{q} 0 d{d} {rng.choice((0, 1))}\n" for q in range(300)
                     for d in rng.sample(range(400), 20))

@@ -10,10 +10,19 @@ import pyarrow as pa
 import pytest
 
 from shareval import tasks
+from shareval.formats import trec
 from shareval.formats.errors import InvalidInput
 from shareval.platform.submissions import isolate, lean
 
 TREC = tasks.get("trec")
+
+
+@pytest.fixture(autouse=True)
+def block_path_from_256_kb(monkeypatch):
+    """The files here are 256 KB and more: the size from which the block path
+    takes a run when the line reader's threshold is that low (it is 2 MB now,
+    since pyarrow's import costs more than it saves below)."""
+    monkeypatch.setattr(trec, "SMALL_FILE_BYTES", 1 << 18)
 
 
 def run_lines(queries=60, docs=300, tag="bench", seed=1, sep=" "):
