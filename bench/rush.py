@@ -54,6 +54,7 @@ import uuid
 from pathlib import Path
 
 sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+from _pages import session_for  # noqa: E402
 from _timing import pct  # noqa: E402
 
 SHAREVAL = [sys.executable, "-m", "shareval.cli"]
@@ -286,16 +287,6 @@ class Monitor(threading.Thread):
 
 # ---------------------------------------------------------------------------
 # The rush
-
-def session_for(user) -> str:
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-    s = SessionStore()
-    s[SESSION_KEY], s[HASH_SESSION_KEY] = str(user.pk), user.get_session_auth_hash()
-    s[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    s.save()
-    return s.session_key
-
 
 def seed_server(home: Path, bundle: Path, teams: int):
     """Migrate, load the bundle, and make ``teams`` teams (one member, a token each)."""

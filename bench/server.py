@@ -63,7 +63,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from _timing import pct  # noqa: E402  (bench/, appended above)
+from _pages import session_for  # noqa: E402  (bench/, appended above)
+from _timing import pct  # noqa: E402
 
 ITEMS = [f"i{k:03d}" for k in range(200)]
 LABELS = ["pos", "neg", "neu"]
@@ -178,17 +179,6 @@ def reopen(home: Path) -> dict:
     return {"users": users, "org": User.objects.get(username="org"), "run": run,
             "upload": home / "upload.tsv",
             "issue": lambda n: [ApiToken.issue(u, "bench")[1] for u in users[:n]]}
-
-
-def session_for(user) -> str:
-    """A logged-in session cookie for ``user``, as the login page would make."""
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
-    s = SessionStore()
-    s[SESSION_KEY], s[HASH_SESSION_KEY] = str(user.pk), user.get_session_auth_hash()
-    s[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-    s.save()
-    return s.session_key
 
 
 def pages(run) -> list[tuple[str, str, str]]:
