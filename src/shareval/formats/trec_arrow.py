@@ -36,6 +36,21 @@ def _delimiter(path: Path) -> str | None:
     return None
 
 
+def csv_options(names, delim: str, **read) -> dict:
+    """pyarrow.csv.read_csv's options for a TREC file with these columns: one
+    definition for the fast reader and the upload child's block check, so that both
+    accept exactly the same lines. ``read``: more ReadOptions (block size, threads)."""
+    return dict(
+        read_options=pacsv.ReadOptions(column_names=list(names), **read),
+        parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
+                                         escape_char=False, newlines_in_values=False),
+        convert_options=pacsv.ConvertOptions(
+            # iteration and Q0 are ignored (as trec_eval does): checked for presence only
+            include_columns=[n for n in names if n not in ("iteration", "Q0")],
+            column_types={n: _TYPES[n] for n in names}, null_values=[],
+            strings_can_be_null=False, quoted_strings_can_be_null=False))
+
+
 def read_fast(path: Path, kind: str) -> TrecTable | None:
     """The table, or None when the file needs the line reader (which reports problems)."""
     delim = _delimiter(path)
@@ -43,17 +58,7 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:
-        t = pacsv.read_csv(
-            path,
-            read_options=pacsv.ReadOptions(column_names=list(names), block_size=1 << 24),
-            parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                             escape_char=False, newlines_in_values=False),
-            convert_options=pacsv.ConvertOptions(
-                # iteration and Q0 are ignored (as trec_eval does): checked for presence only
-                include_columns=[n for n in names if n not in ("iteration", "Q0")],
-                column_types={n: _TYPES[n] for n in names}, null_values=[],
-                strings_can_be_null=False, quoted_strings_can_be_null=False),
-        )
+        t = pacsv.read_csv(path, **csv_options(names, delim, block_size=1 << 24))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
     if t.num_rows == 0:

@@ -64,14 +64,7 @@ def trec_run_warnings(path: str | Path) -> list[str] | None:
     tags: dict[str, None] = {}
     keys: list[np.ndarray] = []
     rows = 0
-    options = dict(
-        read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
-        parse_options=pacsv.ParseOptions(delimiter=delim, quote_char=False,
-                                         escape_char=False, newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(
-            include_columns=[n for n in names if n not in ("iteration", "Q0")],
-            column_types={n: trec_arrow._TYPES[n] for n in names}, null_values=[],
-            strings_can_be_null=False, quoted_strings_can_be_null=False))
+    options = trec_arrow.csv_options(names, delim, use_threads=False)
     try:
         for block in _line_blocks(path):
             # pyarrow's streaming reader reads ahead of its consumer (the whole file,
