@@ -314,6 +314,11 @@ def main() -> None:
     for s in shapes:
         if s not in SHAPES:
             ap.error(f"unknown shape {s!r}; known: {', '.join(SHAPES)}")
+    # an installed package has its bytecode compiled (pip does it); a source folder run
+    # with PYTHONDONTWRITEBYTECODE (set on some machines) compiles every module per run
+    for src in filter(None, (args.src, args.baseline_src)):
+        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True,
+                       stdout=subprocess.DEVNULL)
     rows = []
     with tempfile.TemporaryDirectory(prefix="shareval-bench-te-") as te_dir:
         trec_eval, te_note = build_trec_eval(args.trec_eval_src, Path(te_dir))

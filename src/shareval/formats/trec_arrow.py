@@ -19,9 +19,13 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded, distinct_codes
+from . import trec_rows
 from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable, arrow_codes
+from .trec_table import arrow_bools as _bools
+from .trec_table import arrow_numpy as _to_numpy
 
 _IDS = pa.string()
+BLOCK_BYTES = 1 << 24           # the CSV reader's block: each is parsed into a chunk
 _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
           "relevance": pa.int64(), "rank": pa.int64(), "score": pa.float64()}
 
@@ -58,7 +62,7 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:
-        t = pacsv.read_csv(path, **csv_options(names, delim, block_size=1 << 24))
+        t = pacsv.read_csv(path, **csv_options(names, delim, block_size=BLOCK_BYTES))
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
     if t.num_rows == 0:
@@ -75,29 +79,26 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
         tags = []
     cols.pop("rank", None)      # parsed as an integer for validation only
     q_codes, q_dict, _ = _codes(cols.pop("query_id"))
-    d_codes, d_dict, d_sorted = _codes(cols.pop("doc_id"), short_ids=True)
+    docs = cols.pop("doc_id")
+    per_row = kind == "run" and _longest(docs) > SHORT_ID_BYTES
+    if per_row:                 # long ids: no run dictionary (trec_rows)
+        d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=np.int64), docs, False
+    else:
+        d_codes, d_dict, d_sorted = _codes(docs, short_ids=True)
+    del docs
     table = TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags,
-                      sorted_d_dict=d_dict if d_sorted else None)
+                      sorted_d_dict=d_dict if d_sorted else None, docs_per_row=per_row)
     # a comment line parsed as data (the CSV reader has no comments; a comment with
     # another column count fails above), an empty id (two adjacent delimiters) or a
     # duplicate: the line reader skips comments and reports problems by line
-    if (_has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict)
-            or _has_duplicates(table)):
+    if _has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict):
+        return None
+    if per_row:
+        if trec_rows.has_duplicates(q_codes, d_dict):
+            return None
+    elif _has_duplicates(table):
         return None
     return table
-
-
-_NUMPY = {pa.int64(): np.int64, pa.int32(): np.int32, pa.uint64(): np.uint64,
-          pa.float64(): np.float64}
-
-
-def _to_numpy(arr: pa.Array) -> np.ndarray:
-    """A view of a null-free int32/int64/uint64/float64 array."""
-    dtype = np.dtype(_NUMPY[arr.type])
-    if len(arr) == 0:
-        return np.zeros(0, dtype=dtype)
-    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
-                         offset=arr.offset * dtype.itemsize)
 
 
 def _strings(items: list[str]) -> pa.Array:
@@ -106,15 +107,6 @@ def _strings(items: list[str]) -> pa.Array:
     np.cumsum([len(b) for b in data], out=offsets[1:])
     return pa.Array.from_buffers(pa.large_string(), len(data), [
         None, pa.py_buffer(offsets), pa.py_buffer(b"".join(data))]).cast(pa.string())
-
-
-def _bools(arr: pa.Array) -> np.ndarray:
-    """A null-free boolean array (bit-packed in arrow) as numpy bools."""
-    if len(arr) == 0:
-        return np.zeros(0, dtype=bool)
-    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
-    return np.unpackbits(bits, bitorder="little", count=len(arr) + arr.offset)[arr.offset:] \
-        .astype(bool)
 
 
 def _numpy(col: pa.ChunkedArray) -> np.ndarray:
@@ -169,6 +161,17 @@ def _short_id_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
     dictionary = pa.Array.from_buffers(pa.string(), int(unique.size), [
         None, pa.py_buffer(dict_offsets), pa.py_buffer(np.ascontiguousarray(text).tobytes())])
     return codes, dictionary
+
+
+def _longest(col: pa.ChunkedArray) -> int:
+    """Bytes of the longest id of a string column (0 when empty)."""
+    longest = 0
+    for chunk in col.chunks:
+        if len(chunk):
+            offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=len(chunk) + 1,
+                                    offset=chunk.offset * 4)
+            longest = max(longest, int(np.diff(offsets).max()))
+    return longest
 
 
 def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -271,10 +274,14 @@ def _docs_joined(qrels_dict, run_dict, run_sorted: bool = False
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     """``trec.encode`` for tables with pyarrow dictionaries."""
     qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
-    qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict,
-                                                    run.docs_in_byte_order())
-    run_q, run_d = qb[run.q_codes], run.d_codes
-    qrels_q, qrels_d = qa[qrels.q_codes], qrels_doc_code[qrels.d_codes]
+    run_q, qrels_q = qb[run.q_codes], qa[qrels.q_codes]
+    if run.docs_per_row:
+        run_d, n_docs, tiebreak = trec_rows.join(_as_arrow(qrels.d_dict), run.d_dict)
+        qrels_d = qrels.d_codes
+    else:
+        qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict,
+                                                        run.docs_in_byte_order())
+        run_d, qrels_d = run.d_codes, qrels_doc_code[qrels.d_codes]
     rel = qrels.value.astype(np.int64, copy=False)
     # judgments are joined by ranking.judgments_of (sorted qrels keys and a binary
     # search): faster than an arrow hash join on these sizes, measured

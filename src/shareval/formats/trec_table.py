@@ -31,6 +31,9 @@ class TrecTable:
     # the dictionary the reader left in byte order (a code is then its id's rank);
     # kept as the object, so a table whose d_dict was replaced (a split) is not trusted
     sorted_d_dict: object = field(default=None, repr=False)
+    # a run's ids longer than 8 bytes (read by pyarrow) are kept one per row: d_dict[i]
+    # is row i's id (an id repeats across queries) and d_codes is 0..n-1 (trec_rows)
+    docs_per_row: bool = False
 
     def docs_in_byte_order(self) -> bool:
         return self.sorted_d_dict is not None and self.sorted_d_dict is self.d_dict
@@ -66,3 +69,25 @@ def arrow_codes(x: np.ndarray):
     types = {np.dtype(np.int64): pa.int64(), np.dtype(np.int32): pa.int32(),
              np.dtype(np.uint64): pa.uint64(), np.dtype(np.float64): pa.float64()}
     return pa.Array.from_buffers(types[x.dtype], len(x), [None, pa.py_buffer(x)])
+
+
+_NUMPY = {"int64": np.int64, "int32": np.int32, "uint64": np.uint64, "double": np.float64}
+
+
+def arrow_numpy(arr) -> np.ndarray:
+    """A view of a pyarrow int32/int64/uint64/float64 array's values (pyarrow's
+    ``to_numpy`` imports pandas). Null slots hold unspecified values."""
+    dtype = np.dtype(_NUMPY[str(arr.type)])
+    if len(arr) == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.frombuffer(arr.buffers()[1], dtype=dtype, count=len(arr),
+                         offset=arr.offset * dtype.itemsize)
+
+
+def arrow_bools(arr) -> np.ndarray:
+    """A null-free pyarrow boolean array (bit-packed) as numpy bools."""
+    if len(arr) == 0:
+        return np.zeros(0, dtype=bool)
+    bits = np.frombuffer(arr.buffers()[1], dtype=np.uint8)
+    return np.unpackbits(bits, bitorder="little", count=len(arr) + arr.offset)[arr.offset:] \
+        .astype(bool)

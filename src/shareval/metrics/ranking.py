@@ -68,7 +68,9 @@ class Encoded:
     maps an array of document codes to non-negative integer keys in the ascending order of
     their ids (larger = ranked first among equal scores; ``by_position``
     turns a rank array into one). It is a function called only with the codes
-    of tied rows, so a run with few ties never sorts its whole dictionary.
+    of tied rows, so a run with few ties never sorts its whole dictionary. A function
+    with the attribute ``within_runs`` set is also given each row's run of equal
+    (query, score), and its keys need only order the ids within a run.
     """
     n_queries: int
     n_docs: int
@@ -128,7 +130,8 @@ def rank_order(q, score, doc, tiebreak: Callable[[np.ndarray], np.ndarray]
     in_run[:-1] |= ties
     rows = np.flatnonzero(in_run)
     run_id = np.cumsum(np.concatenate(([True], ~ties)))[rows]
-    tie = tiebreak(doc[rows])
+    tie = (tiebreak(doc[rows], run_id) if getattr(tiebreak, "within_runs", False)
+           else tiebreak(doc[rows]))
     # one int64 key (run, then tie-break descending), unique since a query's documents
     # are: a plain sort, about twice as fast as lexsort on two keys
     span = np.int64(int(tie.max()) + 1)

@@ -1,0 +1,162 @@
+"""Run ids longer than 8 bytes kept one per row (formats/trec_rows.py): duplicates by
+hash with exact confirmation, the qrels join, and the tie-break within runs of equal
+scores by the first 8 bytes and then the whole id. Every case is checked against the
+line reader, which keeps a dictionary and sorts ids as Python strings."""
+import random
+
+import numpy as np
+import pytest
+
+from shareval.formats import trec as trec_format
+from shareval.formats import trec_rows
+from shareval.formats.errors import InvalidInput, Problems
+from shareval.formats.trec import read_run
+from shareval.tasks import get
+
+MEASURES = "map,map@10,p@10,r_precision,ndcg@10,mrr"
+
+
+def _score_both(monkeypatch, qrels, run, **options):
+    """(line reader result, pyarrow result): the qrels always line by line when small."""
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 1 << 30)
+    lines = get("trec").score(str(qrels), str(run), measures=MEASURES, **options)
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", min(qrels.stat().st_size,
+                                                             run.stat().st_size))
+    fast = get("trec").score(str(qrels), str(run), measures=MEASURES, **options)
+    return lines, fast
+
+
+def _same(a, b):
+    assert a.metrics == b.metrics
+    assert a.breakdowns == b.breakdowns
+
+
+def _tricky_ids(rng: random.Random, n: int) -> list[str]:
+    """Long ids sharing 8-byte prefixes, prefixes of each other, non-ASCII bytes."""
+    stems = ["abcdefgh", "abcdefgi", "clueweb12-0000", "ééééé", "doc0000", "Z"]
+    out = set()
+    while len(out) < n:
+        stem = rng.choice(stems)
+        tail = rng.choice(["", "0", "9", "é", "00", str(rng.randrange(1000))])
+        out.add((stem + tail) if len(stem + tail) > 8 else stem + tail + "-long-tail")
+    return sorted(out)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_tied_long_ids_rank_as_the_line_reader_ranks_them(tmp_path, monkeypatch, seed):
+    rng = random.Random(seed)
+    qrels, run = [], []
+    for q in range(30):
+        docs = _tricky_ids(rng, 25)
+        rng.shuffle(docs)
+        for d in rng.sample(docs, 6):
+            qrels.append(f"q{q} 0 {d} {rng.choice((0, 1, 2))}\n")
+        qrels.append(f"q{q} 0 never-retrieved-document {1}\n")
+        run += [f"q{q} Q0 {d} {i} {rng.randrange(3)} t\n" for i, d in enumerate(docs, 1)]
+    (tmp_path / "qrels").write_text("".join(qrels))
+    (tmp_path / "run").write_text("".join(run))
+    table = read_run(tmp_path / "run", Problems())            # the threshold is 2 MB here
+    assert not table.docs_per_row
+    lines, fast = _score_both(monkeypatch, tmp_path / "qrels", tmp_path / "run")
+    _same(lines, fast)
+
+
+def test_ids_sharing_their_first_8_bytes_order_by_the_rest(tmp_path, monkeypatch):
+    # byte order ascending: abcdefgh < abcdefgh0 < abcdefgh9 < abcdefghé; descending ranks
+    docs = ["abcdefgh0", "abcdefghé", "abcdefgh", "abcdefgh9", "other-document"]
+    (tmp_path / "run").write_text("".join(f"q Q0 {d} 1 1.0 t\n" for d in docs))
+    expected = ["other-document", "abcdefghé", "abcdefgh9", "abcdefgh0", "abcdefgh"]
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    assert read_run(tmp_path / "run", Problems()).docs_per_row
+    for i, d in enumerate(expected):
+        (tmp_path / "qrels").write_text(f"q 0 {d} 1\n")
+        r = get("trec").score(str(tmp_path / "qrels"), str(tmp_path / "run"), measures="mrr")
+        assert r.metrics["mrr"] == pytest.approx(1 / (i + 1)), d
+
+
+def test_a_duplicate_long_id_is_reported_by_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    (tmp_path / "run").write_text("q1 Q0 clueweb12-0000tw-05-12114 1 2.0 t\n"
+                                  "q2 Q0 clueweb12-0000tw-05-12114 1 2.0 t\n"
+                                  "q1 Q0 clueweb12-0000tw-05-12115 2 1.0 t\n"
+                                  "q1 Q0 clueweb12-0000tw-05-12114 3 0.5 t\n")
+    (tmp_path / "qrels").write_text("q1 0 clueweb12-0000tw-05-12114 1\n")
+    with pytest.raises(InvalidInput) as e:
+        get("trec").score(str(tmp_path / "qrels"), str(tmp_path / "run"))
+    text = e.value.render()
+    assert ":4:" in text and "clueweb12-0000tw-05-12114" in text
+
+
+def test_the_same_long_id_in_two_queries_is_no_duplicate(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    (tmp_path / "run").write_text("q1 Q0 clueweb12-0000tw-05-12114 1 2.0 t\n"
+                                  "q2 Q0 clueweb12-0000tw-05-12114 1 2.0 t\n")
+    table = read_run(tmp_path / "run", Problems())
+    assert table is not None and table.docs_per_row and len(table) == 2
+
+
+def test_a_hash_collision_is_never_taken_for_a_duplicate(tmp_path, monkeypatch):
+    """Every id hashed alike: each query's rows collide and are compared exactly."""
+    rng = random.Random(7)
+    run = [f"q{q} Q0 {d} {i} {rng.random()} t\n"
+           for q in range(20) for i, d in enumerate(_tricky_ids(rng, 15), 1)]
+    (tmp_path / "run").write_text("".join(run))
+    (tmp_path / "qrels").write_text("".join(
+        f"q{q} 0 {rng.choice(_tricky_ids(rng, 15))} 1\n" for q in range(20)))
+    monkeypatch.setattr(trec_rows, "id_hashes", lambda col: np.zeros(len(col), np.uint64))
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    table = read_run(tmp_path / "run", Problems())
+    assert table is not None and table.docs_per_row        # not sent to the line reader
+    lines, fast = _score_both(monkeypatch, tmp_path / "qrels", tmp_path / "run")
+    _same(lines, fast)
+    dup = run + [run[3].replace(" 4 ", " 99 ")]             # q0's 4th id again
+    (tmp_path / "run").write_text("".join(dup))
+    assert read_run(tmp_path / "run", Problems()) is None  # Problems raised by load_checked
+
+
+def test_hashes_see_every_byte_and_the_length():
+    import pyarrow as pa
+    ids = ["abcdefgh", "abcdefgh\x01", "abcdefgi", "x" * 17, "x" * 16 + "y", "é" * 5,
+           "é" * 4 + "e"]
+    col = pa.chunked_array([pa.array(ids[:3]), pa.array(ids[3:])])
+    h = trec_rows.id_hashes(col)
+    assert len(set(h.tolist())) == len(ids)
+    again = trec_rows.id_hashes(pa.chunked_array([pa.array(ids[::-1])]))
+    assert again.tolist() == h.tolist()[::-1]                  # the same id, the same hash
+
+
+def test_a_split_of_a_per_row_run_scores_as_the_line_reader(tmp_path, monkeypatch):
+    from shareval.tasks import splits
+    rng = random.Random(3)
+    run = [f"q{q} Q0 {d} {i} {rng.randrange(4)} t\n"
+           for q in range(12) for i, d in enumerate(_tricky_ids(rng, 10), 1)]
+    qrels = [f"q{q} 0 {d} 1\n" for q in range(12) for d in _tricky_ids(rng, 10)[:4]]
+    (tmp_path / "run").write_text("".join(run))
+    (tmp_path / "qrels").write_text("".join(qrels))
+    task = get("trec")
+    results = []
+    for threshold in (1 << 30, 0):
+        monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", threshold)
+        ref, sub = task.load(str(tmp_path / "qrels"), str(tmp_path / "run"))
+        ref, sub = splits._trec(ref, sub, lambda q: q in {"q1", "q4", "q7", "q10"})
+        assert sub.docs_per_row == (threshold == 0)
+        results.append(task._score(ref, sub, ["map", "mrr"], False, False, "float", 1))
+    _same(*results)
+
+
+def test_a_duplicate_in_another_block_of_the_file_is_found(tmp_path, monkeypatch):
+    """The reader parses blocks into chunks; an id's hash must not depend on its chunk
+    (on the longest id there)."""
+    from shareval.formats import trec_arrow
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 200)
+    lines = [f"q1 Q0 short-id-{i:03d} {i} {100 - i} t\n" for i in range(20)]
+    lines.insert(3, "q1 Q0 " + "a-much-longer-document-id-" * 3 + " 99 100 t\n")
+    lines.append("q1 Q0 short-id-001 21 0.5 t\n")           # blocks away from the first
+    (tmp_path / "run").write_text("".join(lines))
+    assert read_run(tmp_path / "run", Problems()) is None
+    (tmp_path / "run").write_text("".join(lines[:-1]))
+    table = read_run(tmp_path / "run", Problems())
+    assert table is not None and table.docs_per_row
+    import pyarrow as pa
+    assert isinstance(table.d_dict, pa.ChunkedArray) and table.d_dict.num_chunks > 2
