@@ -103,7 +103,8 @@ def test_a_hash_collision_is_never_taken_for_a_duplicate(tmp_path, monkeypatch):
     (tmp_path / "run").write_text("".join(run))
     (tmp_path / "qrels").write_text("".join(
         f"q{q} 0 {rng.choice(_tricky_ids(rng, 15))} 1\n" for q in range(20)))
-    monkeypatch.setattr(trec_rows, "id_hashes", lambda col: np.zeros(len(col), np.uint64))
+    monkeypatch.setattr(trec_rows, "_chunk_hashes",
+                        lambda chunk: np.zeros(len(chunk), np.uint64))
     monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
     table = read_run(tmp_path / "run", Problems())
     assert table is not None and table.docs_per_row        # not sent to the line reader

@@ -83,15 +83,22 @@ def id_hashes(col: pa.ChunkedArray) -> np.ndarray:
 
 def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray) -> bool:
     """Whether some query lists the same id twice."""
-    key = q_codes.astype(np.uint64) << np.uint64(32)
-    key |= id_hashes(col) >> np.uint64(32)
+    def keys() -> np.ndarray:           # (query, upper half of the id's hash)
+        key = q_codes.astype(np.uint64) << np.uint64(32)
+        at = 0
+        for chunk in col.chunks:        # chunk by chunk: no run-sized hash temporaries
+            key[at:at + len(chunk)] |= _chunk_hashes(chunk) >> np.uint64(32)
+            at += len(chunk)
+        return key
+
+    ranked = keys()
     grouped = q_codes.size < 2 or bool(np.all(q_codes[1:] >= q_codes[:-1]))
-    ranked = np.sort(key, kind="stable" if grouped else "quicksort")
+    ranked.sort(kind="stable" if grouped else "quicksort")
     same = ranked[1:] == ranked[:-1]
     if not same.any():
         return False
     # the rows sharing a (query, hash): their ids compared exactly
-    rows = np.flatnonzero(np.isin(key, ranked[1:][same]))
+    rows = np.flatnonzero(np.isin(keys(), ranked[1:][same]))
     ids = pc.dictionary_encode(col.take(arrow_codes(rows))).combine_chunks()
     codes = _to_numpy(ids.indices).astype(np.int64)
     pairs = q_codes[rows].astype(np.int64) * np.int64(len(ids.dictionary)) + codes
