@@ -2,18 +2,18 @@
 
 The standard ``json`` module loses positions once parsed; submissions are lists
 of records or objects keyed by id, so we decode the top level ourselves and let
-``raw_decode`` parse each element, remembering where it started.
+``raw_decode`` parse each element, remembering where it started. The text is
+read a window at a time (``textstream``), with the positions of the whole text.
 """
 from __future__ import annotations
 
-import bisect
 import json
 import re
-from array import array
 from pathlib import Path
 from typing import Any, Iterator
 
-from .errors import Problems, read_text
+from .errors import Problems
+from .textstream import TextWindow, check_utf8
 
 _WS = re.compile(r"\s*")
 _PLAIN_KEY = re.compile(r"[\w.\-/]+")
@@ -27,33 +27,69 @@ def keyed_record(kind: str, key) -> str:
     return f"{kind} {text}" if _PLAIN_KEY.fullmatch(text) else f"{kind} {text!r}"
 
 
+MARGIN = 64      # characters past a value its parse may depend on (a number's exponent)
+
+
+class _BadJson(Exception):
+    def __init__(self, msg: str, pos: int):
+        super().__init__(msg)
+        self.msg, self.pos = msg, pos
+
+
 class _Cursor:
-    def __init__(self, text: str):
-        self.text = text
+    """A position in the file's text (``textstream.TextWindow``), read as it goes."""
+
+    def __init__(self, f):
+        self.text = TextWindow(f)
         self.pos = 0
-        # Offsets of the newlines, for offset -> line lookups: 8 bytes each in an array
-        # (a list of ints took ~40, twice the size of an indented JSON file)
-        self._newlines = array("q", (m.start() for m in re.finditer("\n", text)))
 
     def skip_ws(self) -> None:
-        self.pos = _WS.match(self.text, self.pos).end()
+        t = self.text
+        while True:
+            end = _WS.match(t.buf, self.pos - t.base).end()
+            self.pos = t.base + end
+            if end < len(t.buf) or not t.more():
+                return
 
     def peek(self) -> str:
-        return self.text[self.pos: self.pos + 1]
+        self.text.fill(self.pos + 1)
+        i = self.pos - self.text.base
+        return self.text.buf[i: i + 1]
 
     def line(self, pos: int | None = None) -> int:
-        return bisect.bisect_left(self._newlines, self.pos if pos is None else pos) + 1
+        return self.text.line(self.pos if pos is None else pos)
 
     def where(self, pos: int | None = None) -> tuple[int, int]:
         """(line, column), both 1-based, of ``pos`` (default: the cursor)."""
-        pos = self.pos if pos is None else pos
-        i = bisect.bisect_left(self._newlines, pos)
-        return i + 1, pos - (self._newlines[i - 1] + 1 if i else 0) + 1
+        return self.text.where(self.pos if pos is None else pos)
 
     def value(self) -> Any:
-        obj, end = _decoder.raw_decode(self.text, self.pos)
-        self.pos = end
-        return obj
+        """The value at the cursor, as ``raw_decode`` parses the whole text: a parse
+        that ends or fails near the window's end (where the text may go on), or
+        fails in an unterminated string, is tried again with more text."""
+        t = self.text
+        t.drop_before(self.pos)
+        while True:
+            start = self.pos - t.base
+            try:
+                obj, end = _decoder.raw_decode(t.buf, start)
+            except json.JSONDecodeError as e:
+                if not t.eof and (e.pos >= len(t.buf) - MARGIN
+                                  or e.msg.startswith("Unterminated string")):
+                    self._longer(start)
+                    continue
+                raise _BadJson(e.msg, t.base + e.pos) from None
+            if end > len(t.buf) - MARGIN and not t.eof:
+                self._longer(start)
+                continue
+            self.pos = t.base + end
+            return obj
+
+    def _longer(self, start: int) -> None:
+        """At least a chunk more, and twice what the value has taken (a value of many
+        chunks is parsed a few times, not once per chunk)."""
+        t = self.text
+        t.fill(t.base + 2 * len(t.buf) - start + 1)
 
 
 def iter_records(path: str | Path, problems: Problems, expect: str, key_name: str = "key"
@@ -63,16 +99,20 @@ def iter_records(path: str | Path, problems: Problems, expect: str, key_name: st
     ``expect`` is ``"array"`` (key is the index) or ``"object"`` (key is the
     member name, what ``key_name`` calls it: a repeated one is a problem). A syntax
     error or the wrong top-level container is a fatal problem with its line and
-    column. Returns None when the file cannot be read.
+    column. Returns None when the file cannot be read. The file is read a chunk at
+    a time (``textstream``): the records, not the text, are what a reader keeps.
     """
-    text = read_text(path, problems)
-    if text is None:
+    if not check_utf8(path, problems):
         return None
-    return _iter(Path(path), text, problems, expect, key_name)
+    return _iter(Path(path), problems, expect, key_name)
 
 
-def _iter(path: Path, text: str, problems: Problems, expect: str, key_name: str):
-    cur = _Cursor(text)
+def _iter(path: Path, problems: Problems, expect: str, key_name: str):
+    with open(path, "rb") as f:
+        yield from _records(path, _Cursor(f), problems, expect, key_name)
+
+
+def _records(path: Path, cur: _Cursor, problems: Problems, expect: str, key_name: str):
     open_, close = ("[", "]") if expect == "array" else ("{", "}")
     cur.skip_ws()
     if cur.peek() != open_:
@@ -120,7 +160,7 @@ def _iter(path: Path, text: str, problems: Problems, expect: str, key_name: str)
             else:
                 key = index
                 value = cur.value()
-        except json.JSONDecodeError as e:
+        except _BadJson as e:
             _syntax(problems, path, cur, e.msg, e.pos)
             return
         except RecursionError:
@@ -129,7 +169,7 @@ def _iter(path: Path, text: str, problems: Problems, expect: str, key_name: str)
         yield line, key, value
         index += 1
     cur.skip_ws()
-    if cur.pos < len(text):
+    if cur.peek() != "":
         _syntax(problems, path, cur, "unexpected content after the top-level value")
 
 

@@ -128,7 +128,11 @@ def _common(path, rec: _Record, problems, value_field: str | None, need_score: b
     return (pub, score, value) if ok else None
 
 
-def read_citations(path: str | Path, problems: Problems, submission: bool) -> Citations | None:
+def read_citations(path: str | Path, problems: Problems, submission: bool,
+                   keep=None) -> Citations | None:
+    """The citations of ``path`` (a file, or a reference folder), None with the
+    problems recorded. ``keep(citation)``: which valid records to hold (default all;
+    validation holds only those it reports, so its memory does not grow per record)."""
     path = Path(path)
     publications = None
     if path.is_dir():
@@ -144,8 +148,11 @@ def read_citations(path: str | Path, problems: Problems, submission: bool) -> Ci
         mentions = _mention_list(path, rec, problems, submission)
         if common is None or ds is None or mentions is None:
             continue
-        out.append(Citation(one(common[0], common[0]), one(ds, ds), common[1], mentions,
-                            rec.line, rec.index))
+        citation = Citation(common[0], ds, common[1], mentions, rec.line, rec.index)
+        if keep is None or keep(citation):
+            citation.publication_id = one(common[0], common[0])
+            citation.data_set_id = one(ds, ds)
+            out.append(citation)
     if problems:
         return None
     return Citations(str(path), out, publications)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import numpy as np
 
@@ -52,7 +53,9 @@ class RccCitations(Task):
     def load_reference(self, path):
         return load_checked(read_citations, path, False)
 
-    def load_submission(self, path, reference=None):
+    def load_submission(self, path, reference=None, keep=None):
+        """``keep``: which valid records to hold (``read_citations``); ``validate`` holds
+        only those naming a publication outside the corpus, the ones it reports."""
         def check(sub, problems):
             known = set(reference.publications)
             unknown = [c for c in sub.records if c.publication_id not in known]
@@ -62,7 +65,19 @@ class RccCitations(Task):
                                lines=[c.line for c in unknown],
                                records=[c.index for c in unknown])
         known_corpus = reference is not None and reference.publications is not None
-        return load_checked(read_citations, path, True, check=check if known_corpus else None)
+        return load_checked(read_citations, path, True, keep,
+                            check=check if known_corpus else None)
+
+    def validate(self, submission, reference=None, name: str | None = None) -> list[str]:
+        """As ``Task.validate`` (the same problems, the same warnings: none), without
+        holding the valid records a verdict does not need (uploads' memory, issue 41)."""
+        if not isinstance(submission, (str, Path)):
+            return super().validate(submission, reference, name)
+        ref = self.reference(reference) if reference is not None else None
+        corpus = None if ref is None or ref.publications is None else set(ref.publications)
+        sub = self.load_submission(submission, ref, keep=lambda c: corpus is not None and
+                                   c.publication_id not in corpus)
+        return list(sub.warnings)
 
     @staticmethod
     def pairs(citations: Citations, min_score=None) -> tuple[dict, int]:

@@ -88,3 +88,86 @@ def test_svident_detection_holds_less_than_the_file(tmp_path, monkeypatch):
 def test_table_lines_as_stringio(text):
     import io
     assert list(table._lines(text)) == list(io.StringIO(text))
+
+
+# ---------------------------------------------------------------------------
+# RCC citations (issue 41, i41b): the JSON text read a chunk at a time, and validation
+# holds only the records it reports
+
+def _rcc_case(tmp_path, name, corpus: bool):
+    """(submission, reference) for a named good or bad citations file."""
+    import json as _json
+    recs = [{"publication_id": 100 + i % 50, "data_set_id": i, "score": 0.5,
+             "mention_list": [f"Survey {i}"]} for i in range(300)]
+    if name == "unknown publications":
+        for i in (5, 77, 78, 200):
+            recs[i]["publication_id"] = 9000 + i
+    elif name == "bad fields":
+        recs[3]["score"] = "x"
+        recs[40]["mention_list"] = "m"
+        del recs[41]["data_set_id"]
+        recs[42]["publication_id"] = None
+    elif name == "unknown and bad":
+        recs[5]["publication_id"] = 9999
+        recs[8]["score"] = None
+    text = _json.dumps(recs, indent=2)
+    if name == "syntax":
+        text = text.replace('"score": 0.5', '"score": 0.5,', 1)
+    sub = tmp_path / "sub.json"
+    sub.write_text(text)
+    ref = tmp_path / "ref"
+    ref.mkdir(exist_ok=True)
+    (ref / "data_set_citations.json").write_text(_json.dumps(
+        [{"publication_id": 100 + i, "data_set_id": i} for i in range(50)]))
+    if corpus:
+        (ref / "publications.json").write_text(_json.dumps(
+            [{"publication_id": 100 + i} for i in range(50)]))
+    return sub, ref
+
+
+def _verdict(fn):
+    try:
+        return "ok", fn()
+    except InvalidInput as e:
+        return "refused", e.lines()
+
+
+@pytest.mark.parametrize("corpus", [True, False])
+@pytest.mark.parametrize("name", ["good", "unknown publications", "bad fields",
+                                  "unknown and bad", "syntax"])
+def test_rcc_validate_same_verdict_as_loading(tmp_path, monkeypatch, name, corpus):
+    """RccCitations.validate (records not held) says what loading the submission says."""
+    from shareval.formats import textstream
+    from shareval.tasks.base import Task
+    task = tasks.get("rcc-citations")
+    sub, ref = _rcc_case(tmp_path, name, corpus)
+    before = _verdict(lambda: Task.validate(task, str(sub), str(ref)))
+    for chunk in (5, 1 << 20):
+        monkeypatch.setattr(textstream, "CHUNK_BYTES", chunk)
+        assert _verdict(lambda: task.validate(str(sub), str(ref))) == before
+    assert before[0] == ("ok" if name == "good" or (name == "unknown publications"
+                                                     and not corpus) else "refused")
+
+
+def test_rcc_validate_holds_little_of_the_file(tmp_path, monkeypatch):
+    """Validating an indented citations file holds neither its text nor its records:
+    the peak is a few chunks, under 0.1x the file (was ~4x: the text, an offset per
+    line, a record object per citation)."""
+    import json as _json
+
+    from shareval.formats import textstream
+    monkeypatch.setattr(textstream, "CHUNK_BYTES", 1 << 16)
+    task = tasks.get("rcc-citations")
+    f = tmp_path / "sub.json"
+    f.write_text(_json.dumps([{"publication_id": i % 997, "data_set_id": i, "score": 0.25,
+                               "mention_list": [f"Survey of income {i}", "Panel Study"]}
+                              for i in range(60000)], indent=2))
+    size = f.stat().st_size
+    task.validate(str(f))                          # imports first
+    tracemalloc.start()
+    try:
+        task.validate(str(f))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.1 * size, (peak / size)

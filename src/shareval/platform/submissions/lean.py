@@ -11,7 +11,8 @@ accept (a block the parser refuses, a non-finite score, a comment, an empty id,
 two equal keys: a duplicate or, rarely, two pairs with the same hash) goes to the
 task's own validation, so every problem is reported by the same code, with the
 same text, as before; an accepted run gets the same warnings (run tags) as the
-task gives.
+task gives. An SV-Ident detection file is checked against the reference's uuids
+alone (``lean_svident``).
 """
 from __future__ import annotations
 
@@ -31,6 +32,10 @@ _WEIGHTS = np.random.default_rng(20260411).integers(1, 2 ** 63, size=256, dtype=
 def validate(task, submission: str, reference: str | None, name: str | None) -> list[str]:
     """``task.validate(submission, reference, name)``: the same warnings, or the same
     InvalidInput; a large TREC run is checked without its table when it can be."""
+    if task.name == "svident-detection":
+        from .lean_svident import warnings as svident_warnings
+        warnings = svident_warnings(task, submission, reference)
+        return warnings if warnings is not None else task.validate(submission, reference, name)
     if task.name != "trec":
         return task.validate(submission, reference, name)
     ref = task.reference(reference) if reference is not None else None
@@ -148,13 +153,21 @@ def _string_hashes(arr) -> np.ndarray | None:
     n = len(arr)
     offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1,
                             offset=arr.offset * 4).astype(np.int64)
-    lengths = np.diff(offsets)
-    if n == 0 or lengths.min() <= 0:
+    if n == 0:
         return None
     start = int(offsets[0])
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=int(offsets[-1]) - start,
                          offset=start)
-    firsts = offsets[:-1] - start
+    return span_hashes(data, offsets - start)
+
+
+def span_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
+    """The hash of ``_string_hashes`` for the strings ``data[offsets[i]:offsets[i + 1]]``
+    (UTF-8 bytes, int64 offsets from 0); None when one is empty."""
+    lengths = np.diff(offsets)
+    if lengths.size == 0 or lengths.min() <= 0:
+        return None
+    firsts = offsets[:-1]
     pos = np.arange(data.size, dtype=np.int64)
     pos -= np.repeat(firsts, lengths)            # each byte's position in its string
     with np.errstate(over="ignore"):

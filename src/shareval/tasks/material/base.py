@@ -21,6 +21,9 @@ from ...progress import progress
 from ..base import Task, load_checked
 
 
+IN_FLIGHT_BYTES = 8 << 20        # past this, a submission's files are scanned one ahead
+
+
 def scan_file(*args, **kwargs):
     """``formats.scan.scan_file``, imported on first use as ``formats.material`` does:
     the scanner is compiled by numba, whose import (0.35 s of CPU) every ``shareval``
@@ -169,20 +172,24 @@ class _MaterialTask(Task):
 
         pending: deque = deque()
 
-        def settle():
+        def settle() -> int:
+            """The oldest file's rows; how many bytes it held."""
             name, data, scanned = pending.popleft().result()
             k = row[name]
+            size = len(data)
             if scanned is None:                      # line validator, in order, on this thread
                 f = read_output_lines(str(member(name)), data, pack, problems, self.columns,
                                       expected)
                 if f is None:
-                    return
+                    return size
                 scanned = f
             decision[k] = scanned.decision
             ticks[k] = scanned.ticks
+            return size
 
         pack.table()
         stopped_early = False
+        in_flight = 0                                # bytes of the pending files
         with ThreadPoolExecutor(2) as pool:
             for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
                 if problems.full:
@@ -198,8 +205,11 @@ class _MaterialTask(Task):
                 else:
                     found[row[name]] = True
                     pending.append(pool.submit(fast, name, data))
-                    if len(pending) > 4:             # bounded: a few files in memory at once
-                        settle()
+                    in_flight += len(data)
+                    # bounded: a few files in memory at once, and few bytes (a .tgz of
+                    # large members is read one member ahead: uploads' memory, issue 41)
+                    while len(pending) > 4 or (len(pending) > 1 and in_flight > IN_FLIGHT_BYTES):
+                        in_flight -= settle()
             while pending:
                 settle()
         if not stopped_early:
