@@ -382,7 +382,9 @@ def main() -> int:
             return int(kb) / 1024, verdict
 
         def memory_row(fmt, path, tiny, ds, polled=None):
-            base_mb, _ = child_peak(tiny, ds)
+            base_mb, base_verdict = child_peak(tiny, ds)
+            if base_verdict != "ok":        # a refused file is no baseline (SV-Ident's
+                base_mb = None              # one-record file lacks every other sentence)
             child, verdict = child_peak(path, ds)
             if polled is None:
                 with Peaks(server.pid) as pk:
@@ -404,13 +406,15 @@ def main() -> int:
                   f"{'polled':>7}{'1-rec MB':>9}{'server MB (+)':>15}{'child/file':>11}"
                   f"{'added/file':>11}")
             for fmt, size, child, polled, base_mb, srv, growth, code, took in mem:
+                base = "-" if base_mb is None else f"{base_mb:.0f}"
+                added = "-" if base_mb is None else f"{(child - base_mb) / size:.2f}x"
                 print(f"{fmt:<40}{size:>8.1f}{code:>11}{took:>9.1f}{child:>9.0f}{polled:>7.0f}"
-                      f"{base_mb:>9.0f}{f'{srv:.0f} (+{growth:.0f})':>15}{child / size:>10.2f}x"
-                      f"{(child - base_mb) / size:>10.2f}x")
+                      f"{base:>9}{f'{srv:.0f} (+{growth:.0f})':>15}{child / size:>10.2f}x"
+                      f"{added:>11}")
             print("child MB: the validating child's peak RSS (its ru_maxrss, validated as the "
                   "server does); polled: the child's peak seen from /proc during the upload; "
                   "1-rec: the child's peak for a one-record file of the format (interpreter, "
-                  "imports, reference); added/file = (child - 1-rec) / file")
+                  "imports, reference; '-' when that file is refused); added/file = (child - 1-rec) / file")
 
         # 4. memory per byte, per format (first: nothing else has grown the server yet)
         for fmt, (path, tiny, ds) in formats["files"].items():
