@@ -264,7 +264,6 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
     t_rel = ticks[rq, rd]
     miss = np.bincount(t_rel, weights=w.w_miss[rq], minlength=width)
     pos = np.bincount(t_rel, minlength=width).astype(float)
-    neg = np.bincount(ticks.ravel(), minlength=width) - pos
     def block(a: int):
         """Column sums of gains and the queries' best prefixes, for queries a..a+chunk."""
         b = min(n_q, a + chunk)
@@ -277,9 +276,12 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
         blocks = list(pool.map(block, range(0, n_q, chunk)))
     total_gain = np.zeros(width)                 # sum of gains per tick, all queries
     best = 0.0
-    for column_sums, block_best in blocks:
+    pairs = np.zeros(width, dtype=np.int64)      # pairs per tick, all queries
+    for column_sums, block_best, block_pairs in blocks:
         total_gain += column_sums
         best += block_best
+        pairs += block_pairs
+    neg = pairs - pos
     if beta:
         fa = (miss - total_gain) / beta          # gain = w_miss on relevant, -beta w_fa otherwise
     else:
@@ -297,26 +299,26 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
 
 
 def _block_sums(relevant: np.ndarray, ticks: np.ndarray, w_miss: np.ndarray,
-                w_fa_cost: np.ndarray) -> tuple[np.ndarray, float]:
-    """For a few queries (rows): gains summed per tick over the rows, and the sum
-    of the rows' best prefixes (highest tick first, at least 0).
+                w_fa_cost: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """For a few queries (rows): gains summed per tick over the rows, the sum of
+    the rows' best prefixes (highest tick first, at least 0) and pairs per tick.
 
-    Only the ticks a row uses are visited: each row is sorted by (tick, column)
-    and its gains summed per tick in column order, so every float sum is the one
-    a dense (row, tick) table would give (an absent tick adds 0.0, which changes
-    no sum), at the cost of a sort of the row instead of a pass over all
+    Only the ticks a row uses are visited: each row's pairs are sorted by (tick,
+    column) and its gains summed per tick in column order, so every float sum is
+    the one a dense (row, tick) table would give (an absent tick adds 0.0, which
+    changes no sum), at the cost of a sort of the row instead of passes over all
     ``GRID + 1`` ticks. The tick sums go highest tick first into a (rows, ticks
     used) table, padded with zeros, whose cumulative sums are the prefixes.
     """
     rows, n_d = ticks.shape
     width = GRID + 1
     if rows == 0 or n_d == 0:
-        return np.zeros(width), 0.0
-    key = np.sort(ticks.astype(np.int64) * n_d + np.arange(n_d), axis=1)
-    tick = key // n_d
-    col = key - tick * n_d
-    gain = np.where(np.take_along_axis(relevant, col, axis=1),
-                    w_miss[:, None], w_fa_cost[:, None])
+        return np.zeros(width), 0.0, np.zeros(width, dtype=np.int64)
+    shift = (2 * n_d).bit_length()                     # key: tick | column | relevant
+    key = (ticks.astype(np.int64) << shift) | (np.arange(n_d, dtype=np.int64) << 1) | relevant
+    key.sort(axis=1)
+    tick = key >> shift
+    gain = np.where(key & 1, w_miss[:, None], w_fa_cost[:, None])
     new = np.ones(tick.shape, dtype=bool)
     new[:, 1:] = tick[:, 1:] != tick[:, :-1]
     rank = np.cumsum(new, axis=1, dtype=np.int32) - 1  # tick's rank in the row, ascending
@@ -327,6 +329,8 @@ def _block_sums(relevant: np.ndarray, ticks: np.ndarray, w_miss: np.ndarray,
     best = float(np.maximum(np.cumsum(sums, axis=1).max(axis=1), 0.0).sum())
     # column sums over rows, in row order: rows' tick sums, row by row
     first = np.flatnonzero(new)                        # one pair per (row, tick used)
-    column = np.bincount(tick.ravel()[first], weights=sums.ravel()[slot.ravel()[first]],
-                         minlength=width)
-    return column, best
+    tick_used = tick.ravel()[first]
+    column = np.bincount(tick_used, weights=sums.ravel()[slot.ravel()[first]], minlength=width)
+    count = np.bincount(tick_used, weights=np.diff(np.append(first, tick.size)),
+                        minlength=width).astype(np.int64)
+    return column, best, count
