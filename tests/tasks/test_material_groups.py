@@ -211,3 +211,15 @@ def test_a_canonical_name_of_another_evaluation_period_is_refused(tmp_path):
         get("material-clir").validate(other, reference=pack)
     assert [str(p) for p in e.value.problems] == [
         f"{other}: archive name: says evaluation period BASE, the pack is EVAL1"]
+
+
+def test_clir_one_genre_for_every_document_is_the_whole_collection(tmp_path):
+    """A group of every document (scored on the full arrays, no copy) equals the totals."""
+    root = make_pack(tmp_path / "pack")
+    (root / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\tNW\n" for d in DOCS))
+    r = get("material-clir").score(root, clir_run(tmp_path))
+    row = r.breakdowns["per_genre"]["NW"]
+    assert list(r.breakdowns["per_genre"]) == ["NW"] and row["documents"] == len(DOCS)
+    for key in ("aqwv", "aqwv_all", "aqwv_with_relevant"):
+        assert same(row[key], r.metrics[key]), key
+    assert row["queries_with_relevant"] == r.counts["queries_with_relevant"]

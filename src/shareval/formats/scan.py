@@ -16,8 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba as nb
 import numpy as np
+
+from ._numba_start import nb
 
 TICKS = 100_000            # confidence 1.0 in ticks of 1e-5
 FNV_OFFSET = np.uint64(14695981039346656037)

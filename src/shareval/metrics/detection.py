@@ -250,31 +250,24 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
     ``relevant`` (bool) and ``ticks`` (confidence in units of 1e-5) have one row
     per query and one column per scored document. The sweep and the AUC are
     weighted counts per tick over all pairs; the oracle needs each query's best
-    prefix, taken from a dense (query, tick) table of gains built for a few
-    queries at a time. No sort of the 19.5 million pairs is needed. Equal to
-    ``sweep``, ``oracle_qwv`` and ``roc_auc`` on the flattened pairs.
+    prefix, taken from each query's gains summed per tick it uses (``_block_sums``,
+    a few queries at a time). Equal to ``sweep``, ``oracle_qwv`` and ``roc_auc``
+    on the flattened pairs.
     """
     relevant = np.asarray(relevant, dtype=bool)
     ticks = np.asarray(ticks)
     n_q = relevant.shape[0]
     w = variant_weights(relevant.sum(axis=1), n_total, variant)
     width = GRID + 1
-    gain = np.where(relevant, w.w_miss[:, None], -beta * w.w_fa[:, None])
     # relevant pairs are few: miss weights and positives come from them alone
     rq, rd = np.nonzero(relevant)
     t_rel = ticks[rq, rd]
     miss = np.bincount(t_rel, weights=w.w_miss[rq], minlength=width)
     pos = np.bincount(t_rel, minlength=width).astype(float)
-    neg = np.bincount(ticks.ravel(), minlength=width) - pos
     def block(a: int):
         """Column sums of gains and the queries' best prefixes, for queries a..a+chunk."""
         b = min(n_q, a + chunk)
-        rows = b - a
-        key = (np.arange(rows)[:, None] * width + ticks[a:b]).ravel()
-        dense = np.bincount(key, weights=gain[a:b].ravel(), minlength=rows * width)
-        dense = dense.reshape(rows, width)
-        prefix = np.cumsum(dense[:, ::-1], axis=1)
-        return dense.sum(axis=0), float(np.maximum(prefix.max(axis=1), 0.0).sum())
+        return _block_sums(relevant[a:b], ticks[a:b], w.w_miss[a:b], -beta * w.w_fa[a:b])
 
     # numpy releases the GIL in these kernels: two threads use both cores; results
     # are combined in block order, so the sums do not depend on scheduling
@@ -283,9 +276,12 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
         blocks = list(pool.map(block, range(0, n_q, chunk)))
     total_gain = np.zeros(width)                 # sum of gains per tick, all queries
     best = 0.0
-    for column_sums, block_best in blocks:
+    pairs = np.zeros(width, dtype=np.int64)      # pairs per tick, all queries
+    for column_sums, block_best, block_pairs in blocks:
         total_gain += column_sums
         best += block_best
+        pairs += block_pairs
+    neg = pairs - pos
     if beta:
         fa = (miss - total_gain) / beta          # gain = w_miss on relevant, -beta w_fa otherwise
     else:
@@ -300,3 +296,41 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
     auc = float(np.sum(pos * (np.cumsum(neg) - neg + 0.5 * neg)) / (n_pos * n_neg)) \
         if n_pos and n_neg else float("nan")
     return GridStatistics(sweep_, float(1.0 - w.M + best), auc)
+
+
+def _block_sums(relevant: np.ndarray, ticks: np.ndarray, w_miss: np.ndarray,
+                w_fa_cost: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """For a few queries (rows): gains summed per tick over the rows, the sum of
+    the rows' best prefixes (highest tick first, at least 0) and pairs per tick.
+
+    Only the ticks a row uses are visited: each row's pairs are sorted by (tick,
+    column) and its gains summed per tick in column order, so every float sum is
+    the one a dense (row, tick) table would give (an absent tick adds 0.0, which
+    changes no sum), at the cost of a sort of the row instead of passes over all
+    ``GRID + 1`` ticks. The tick sums go highest tick first into a (rows, ticks
+    used) table, padded with zeros, whose cumulative sums are the prefixes.
+    """
+    rows, n_d = ticks.shape
+    width = GRID + 1
+    if rows == 0 or n_d == 0:
+        return np.zeros(width), 0.0, np.zeros(width, dtype=np.int64)
+    shift = (2 * n_d).bit_length()                     # key: tick | column | relevant
+    key = (ticks.astype(np.int64) << shift) | (np.arange(n_d, dtype=np.int64) << 1) | relevant
+    key.sort(axis=1)
+    tick = key >> shift
+    gain = np.where(key & 1, w_miss[:, None], w_fa_cost[:, None])
+    new = np.ones(tick.shape, dtype=bool)
+    new[:, 1:] = tick[:, 1:] != tick[:, :-1]
+    rank = np.cumsum(new, axis=1, dtype=np.int32) - 1  # tick's rank in the row, ascending
+    used = rank[:, -1] + 1                             # ticks each row uses
+    slot = (np.arange(rows) * n_d)[:, None] + (used[:, None] - 1 - rank)   # highest first
+    sums = np.bincount(slot.ravel(), weights=gain.ravel(), minlength=rows * n_d)
+    sums = sums.reshape(rows, n_d)
+    best = float(np.maximum(np.cumsum(sums, axis=1).max(axis=1), 0.0).sum())
+    # column sums over rows, in row order: rows' tick sums, row by row
+    first = np.flatnonzero(new)                        # one pair per (row, tick used)
+    tick_used = tick.ravel()[first]
+    column = np.bincount(tick_used, weights=sums.ravel()[slot.ravel()[first]], minlength=width)
+    count = np.bincount(tick_used, weights=np.diff(np.append(first, tick.size)),
+                        minlength=width).astype(np.int64)
+    return column, best, count
