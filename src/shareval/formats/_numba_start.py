@@ -9,10 +9,13 @@ and goes on; ``scipy.linalg`` imports normally afterwards. The price: in a
 process that loaded the scanner first, numba-compiled code cannot call
 ``np.dot``/``np.linalg`` (numba says "scipy 0.16+ is required for linear
 algebra"); no compiled function of shareval does (tests/formats/test_numba_start.py).
+Only done while the process has one thread (the command line): in a server another
+thread could import ``scipy.linalg`` while it is hidden.
 """
 from __future__ import annotations
 
 import sys
+import threading
 
 import numba as nb
 
@@ -22,6 +25,8 @@ __all__ = ["nb"]
 def _skip_blas_probe() -> None:
     if "numba.np.arraymath" in sys.modules or "scipy.linalg" in sys.modules:
         return                              # probed already, or scipy.linalg is paid for
+    if threading.active_count() > 1:
+        return          # another thread could import scipy.linalg meanwhile (a server)
     sys.modules["scipy.linalg"] = None      # type: ignore[assignment]  # import fails fast
     try:
         import numba.np.arraymath  # noqa: F401
