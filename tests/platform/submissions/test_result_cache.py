@@ -4,6 +4,7 @@ answers as before, what a viewer may see still decided on every request."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -95,3 +96,17 @@ def test_list_level_is_score_level(world, who):
         assert access.list_level(user, sub, roles) == access.score_level(user, sub)
     payload = list_payload(Submission.objects.filter(pk__in=[s.pk for s in runs]), user)
     assert len(payload) == 3
+
+
+def test_the_cache_keeps_at_most_its_limit_newest_used_first(world, client, monkeypatch):
+    runs = [submit(world, "alice", ds="dev", correct=10 + i) for i in range(6)]
+    queue.drain()
+    one = max(len(json.dumps(s.result)) for s in Score.objects.filter(submission__in=runs))
+    monkeypatch.setattr(result_cache, "LIMIT_BYTES", 4 * one + one // 2)   # 4 fit, not 6
+    shown = _api(client, world["users"]["alice"])
+    assert 1 <= len(result_cache._cache) <= 4
+    assert result_cache._size <= result_cache.LIMIT_BYTES
+    assert shown == _api(client, world["users"]["alice"])            # misses read again
+    monkeypatch.setattr(result_cache, "LIMIT_BYTES", 3 * one)          # too big to keep
+    result_cache.clear()
+    assert shown == _api(client, world["users"]["alice"]) and not result_cache._cache
