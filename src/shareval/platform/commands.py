@@ -143,6 +143,11 @@ def run_server_command(args: argparse.Namespace, console) -> int:
                       f"scoring {'celery ' + settings.BROKER_URL if settings.BROKER_URL else 'in-process' if not args.no_worker else 'by separate workers'})")
         serve(args.host, args.port, args.threads, worker=not args.no_worker)
         return 0
+    if c == "worker":
+        # before Celery or the small-file lane starts a thread or a process: on
+        # Linux the nice value is per thread and inherited
+        from shareval.platform.submissions.isolate import lower_priority
+        lower_priority(settings.BACKGROUND_NICE)
     if c == "worker" and args.code:
         return _code_worker(args, console)
     if c == "worker":

@@ -184,6 +184,9 @@ VALIDATION_MEMORY_MB = int(os.environ.get("SHAREVAL_VALIDATION_MEMORY_MB", "3072
 VALIDATION_CPU_SECONDS = int(os.environ.get("SHAREVAL_VALIDATION_CPU_SECONDS", "300"))
 VALIDATION_WALL_SECONDS = float(os.environ.get("SHAREVAL_VALIDATION_WALL_SECONDS", "600"))
 VALIDATION_SLOTS = int(os.environ.get("SHAREVAL_VALIDATION_SLOTS", "2"))
+# CPU priority (nice, 0-19) of the scoring workers (`server worker`) and of the
+# children that validate uploads: pages come first on a small machine.
+BACKGROUND_NICE = int(os.environ.get("SHAREVAL_BACKGROUND_NICE", "10"))
 # Server threads for uploads beyond `server run --threads` (which serve pages);
 # more uploads at once are answered 503 (uploadgate.py).
 UPLOAD_THREADS = int(os.environ.get("SHAREVAL_UPLOAD_THREADS", "24"))

@@ -64,6 +64,23 @@ def score_level(user, submission, now=None) -> str:
     return dataset_level(submission.dataset, now)
 
 
+def list_level(user, submission, roles: dict, now=None) -> str:
+    """:func:`score_level` for one of many runs: ``user``'s roles in each competition
+    (organizer, team) are asked once and kept in ``roles`` (the list's own dict),
+    not twice per run's dataset (a team's runs page asked them 9 times)."""
+    comp = submission.dataset.phase.competition
+    if comp.pk not in roles:
+        organizer = comp.is_organizer(user)
+        team = None if organizer else comp.team_of(user)
+        roles[comp.pk] = (organizer, team.pk if team is not None else None)
+    organizer, team_id = roles[comp.pk]
+    if organizer:
+        return DETAILED
+    if team_id is None or team_id != submission.team_id:
+        return NONE
+    return dataset_level(submission.dataset, now)
+
+
 def at_least(level: str, wanted: str) -> bool:
     return _ORDER[level] >= _ORDER[wanted]
 

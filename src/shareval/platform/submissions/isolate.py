@@ -4,8 +4,9 @@ Uploads are hostile: a small archive can unpack to gigabytes, a large table can
 take minutes. The web process (or worker) only waits for the child's verdict (a
 few lines of JSON), so its own memory stays flat whatever the file holds. The
 child sets its limits on itself once its job's modules are imported
-(``RLIMIT_AS`` for the memory the job may add, ``RLIMIT_CPU``), lowers its
-priority a little so pages stay responsive on a small machine, and refuses an
+(``RLIMIT_AS`` for the memory the job may add, ``RLIMIT_CPU``), runs at a lower
+CPU priority (``Limits.nice``, from its first line: its imports cost CPU too)
+so pages stay responsive on a small machine, and refuses an
 archive whose members declare more than the unpacked limit before reading any
 of them. Jobs (:data:`JOBS`): validating an upload, and for code submissions
 unpacking a bundle and validating and scoring a test run's output
@@ -34,6 +35,7 @@ class Limits:
     unpacked_mb: int = 1024          # a .tgz's members, added up (archive bombs)
     slots: int = 2                   # validations at once in this process
     slot_wait: float = 120           # seconds to wait for a free slot
+    nice: int = 5                    # the child's CPU priority, at least (0-19)
 
 
 @dataclass
@@ -44,6 +46,7 @@ class Verdict:
     limit: str = ""                  # "memory", "cpu", "time" or "busy" when one was hit
     crash: str = ""                  # an unexpected error (organizers' log only)
     max_rss_kb: int = 0              # the child's peak resident memory
+    nice: int = 0                    # the child's CPU priority (nice value) when it ended
     result: dict = field(default_factory=dict)     # what a job other than validation returns
 
 
@@ -91,7 +94,7 @@ def _run_child(job: dict, limits: Limits, extra_env: dict[str, str]) -> Verdict:
     env.update(OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1", MALLOC_ARENA_MAX="2",
                ARROW_DEFAULT_MEMORY_POOL="system", **extra_env)
     text = json.dumps({**job, "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
-                       "unpacked_mb": limits.unpacked_mb})
+                       "unpacked_mb": limits.unpacked_mb, "nice": limits.nice})
     try:
         r = subprocess.run([sys.executable, "-m", __name__], input=text, env=env,
                            capture_output=True, text=True, timeout=limits.wall_seconds)
@@ -128,7 +131,17 @@ def _limit_self(memory_mb: int, cpu_seconds: int) -> None:
     mem = _address_space() + memory_mb * 2 ** 20
     _lower(resource.RLIMIT_AS, mem, mem)
     _lower(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 5)
-    os.nice(5)
+
+
+def lower_priority(nice: int) -> int:
+    """Run this thread, and the threads and processes it starts from now on, at a
+    nice value of at least ``nice`` (never raised: that needs a privilege); the
+    value now. On Linux the nice value is per thread: call it before starting any."""
+    now = os.getpriority(os.PRIO_PROCESS, 0)
+    want = max(0, min(19, nice))
+    if want > now:
+        os.setpriority(os.PRIO_PROCESS, 0, want)
+    return os.getpriority(os.PRIO_PROCESS, 0)
 
 
 def _lower(which: int, soft: int, hard: int) -> None:
@@ -223,6 +236,7 @@ def main() -> int:
     import resource
     import traceback
     job = json.loads(sys.stdin.read())
+    lower_priority(job.get("nice", 5))
     try:
         module, name = JOBS[job["kind"]].split(":")
         function = getattr(importlib.import_module(module), name)
@@ -232,6 +246,7 @@ def main() -> int:
     except Exception:                                          # noqa: BLE001
         out = {"crash": traceback.format_exc()[-4000:]}
     out["max_rss_kb"] = _peak_rss_kb() or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    out["nice"] = os.getpriority(os.PRIO_PROCESS, 0)
     print(json.dumps(out, default=str))
     return 0
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from shareval.platform.access import visibility as access
 from shareval.platform.labels import label, number, ordered, scalar_metrics
-from shareval.platform.submissions import hooks
+from shareval.platform.submissions import hooks, result_cache
 from shareval.platform.submissions.models import Score, Submission
 from shareval.platform.submissions.scoring import NON_FINITE_NAMES
 
@@ -131,19 +131,17 @@ def list_payload(subs, user) -> list[dict]:
     # the runs (select_related builds five objects per run), scores and events as lists
     subs = list(subs.select_related(None).prefetch_related(
         "team", "dataset__phase__competition", "dataset__task",
-        Prefetch("scores", to_attr="score_list"), Prefetch("events", to_attr="event_list"),
+        # results decoded once per process (result_cache.py), per-unit statistics unread
+        Prefetch("scores", Score.objects.defer("result", "unit_stats"), to_attr="score_list"),
+        Prefetch("events", to_attr="event_list"),
         Prefetch("code_runs", to_attr="code_run_list")))
-    organizer: dict[int, bool] = {}
-    levels: dict[int, str] = {}
+    result_cache.fill([s for sub in subs for s in sub.score_list])
+    roles: dict = {}
     out = []
     for sub in subs:
-        comp = sub.dataset.phase.competition
-        if comp.pk not in organizer:
-            organizer[comp.pk] = comp.is_organizer(user)
-        if sub.dataset_id not in levels:
-            levels[sub.dataset_id] = access.score_level(user, sub)
-        out.append(submission_payload(sub, user, organizer[comp.pk], levels[sub.dataset_id],
-                                      assessment=False))
+        level = access.list_level(user, sub, roles)       # fills roles[competition]
+        organizer = roles[sub.dataset.phase.competition_id][0]
+        out.append(submission_payload(sub, user, organizer, level, assessment=False))
     return out
 
 
@@ -159,16 +157,14 @@ def run_rows(subs, user) -> list[dict]:
                             .values_list("submission_id", "created", "result__metrics")):
         if sid not in metrics or created > metrics[sid][0]:        # the newest current one
             metrics[sid] = (created, m or {})
-    levels: dict[int, str] = {}
+    roles: dict = {}
     rows = []
     url = reverse("submission", args=[ZERO]).replace(str(ZERO), "{}")     # one reverse
     for s in subs:
         metric = s.dataset.task.metric
         value, hidden = None, False
         if s.pk in metrics:
-            if s.dataset_id not in levels:
-                levels[s.dataset_id] = access.score_level(user, s)
-            hidden = levels[s.dataset_id] == access.NONE
+            hidden = access.list_level(user, s, roles) == access.NONE
             if not hidden:
                 value = shown_metrics({"metrics": metrics[s.pk][1]}).get(metric)
         rows.append({"sub": s, "value": value, "metric": metric, "hidden": hidden,

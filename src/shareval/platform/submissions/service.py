@@ -360,7 +360,8 @@ def validation_limits(**changes) -> isolate.Limits:
                              "cpu_seconds": settings.VALIDATION_CPU_SECONDS,
                              "wall_seconds": settings.VALIDATION_WALL_SECONDS,
                              "unpacked_mb": settings.MAX_UNPACKED_MB,
-                             "slots": settings.VALIDATION_SLOTS, **changes})
+                             "slots": settings.VALIDATION_SLOTS,
+                             "nice": settings.BACKGROUND_NICE, **changes})
 
 
 def limit_message(limit: str, limits: isolate.Limits, what: str = "validation") -> str:
