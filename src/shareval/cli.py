@@ -17,14 +17,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-# pyarrow's default allocator (jemalloc) costs up to 1 s of kernel time a run on
-# virtual machines (scoring a 2M-line TREC run after another large process: 1.9 s
-# against 1.2 s with the C library's allocator; docs/dev/i41-ranking.md). Set before
-# pyarrow is imported; an operator's own setting wins.
-os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
-
-from . import __version__, tasks  # noqa: E402
-from .formats.errors import InvalidInput  # noqa: E402
+from . import __version__, tasks
+from .formats.errors import InvalidInput
 
 if TYPE_CHECKING:
     from rich.console import Console
