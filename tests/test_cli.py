@@ -271,3 +271,29 @@ def test_demo_progress_counts_its_steps_only_on_a_terminal(cli, tmp_path, monkey
     assert "demo: " in err and done and done[-1][0] == done[-1][1] == "10", err[-500:]
     code, _, err = cli("demo", "--out", "out3", "--quiet")
     assert code == 0 and "demo:" not in err
+
+
+def _pool_after_score(tmp_path, env_pool):
+    import os
+    import subprocess
+    import sys
+    (tmp_path / "q").write_text("q1 0 d1 1\n")
+    (tmp_path / "r").write_text("q1 Q0 d1 1 2.0 t\n")
+    code = ("import shareval.formats.trec as t; t.SMALL_FILE_BYTES = 0\n"
+            "from shareval import cli\n"
+            f"assert cli.run(['score', 'trec', '-r', {str(tmp_path / 'q')!r}, '-s', "
+            f"{str(tmp_path / 'r')!r}, '--format', 'json', '-o', {str(tmp_path / 'o')!r}]) == 0\n"
+            "import pyarrow as pa; print(pa.default_memory_pool().backend_name)")
+    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+    if env_pool:
+        env["ARROW_DEFAULT_MEMORY_POOL"] = env_pool
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    return out.stdout.split()[-1]
+
+
+def test_one_shot_commands_read_with_the_system_allocator_unless_told(tmp_path):
+    """score/validate/compare: the C library's allocator (less kernel time on virtual
+    machines, docs/dev/i41-ranking.md); an operator's ARROW_DEFAULT_MEMORY_POOL wins."""
+    assert _pool_after_score(tmp_path, None) == "system"
+    assert _pool_after_score(tmp_path, "jemalloc") == "jemalloc"
