@@ -247,3 +247,14 @@ def test_organizers_correct_a_frozen_runs_sheet_with_a_reason(rw, client):
                     content_type="application/json")
     assert r.status_code == 200 and r.json()["factsheet"]["method"] == "fixed"
     assert "fact sheet updated (by organizer org: typo)" in r.json()["events"][-1]["message"]
+
+
+def test_the_runs_page_is_titled_by_the_viewers_team_or_as_their_own(rw, client):
+    """A team member sees "Submissions of <team>"; a user in no team (an organizer)
+    "Your submissions", not a title with a missing name."""
+    slug = rw["comp"].slug
+    client.force_login(rw["users"]["alice"])
+    assert "<h1>Submissions of Team A ·" in client.get(f"/c/{slug}/submissions/").content.decode()
+    client.force_login(rw["org"])
+    page = client.get(f"/c/{slug}/submissions/").content.decode()
+    assert "<h1>Your submissions ·" in page and "Submissions of  ·" not in page
