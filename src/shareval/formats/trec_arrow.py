@@ -151,7 +151,7 @@ def _short_id_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
             else:
                 out[rows] |= shifted
         at += m
-    unique, codes = _factorize(keys)
+    unique, codes = trec_rows.factorize(keys)
     del keys
     padded = unique.astype(">u8").view(np.uint8).reshape(-1, SHORT_ID_BYTES)
     lens = SHORT_ID_BYTES - (padded[:, ::-1] != 0).argmax(axis=1)
@@ -172,20 +172,6 @@ def _longest(col: pa.ChunkedArray) -> int:
                                     offset=chunk.offset * 4)
             longest = max(longest, int(np.diff(offsets).max()))
     return longest
-
-
-def _factorize(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted distinct keys, int32 index of each key among them). ``np.unique`` with
-    ``return_inverse`` sorts stably (timsort); any sort will do here, and quicksort's
-    argsort is 1.5x faster (measured on 2M keys)."""
-    order = np.argsort(keys)
-    ranked = keys[order]
-    new = np.empty(ranked.size, dtype=bool)
-    new[:1] = True
-    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
-    codes = np.empty(keys.size, dtype=np.int32)
-    codes[order] = np.cumsum(new, dtype=np.int32) - 1
-    return ranked[new], codes
 
 
 def _codes(col: pa.ChunkedArray, short_ids: bool = False
