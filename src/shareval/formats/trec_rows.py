@@ -20,40 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..metrics.ranking import distinct_codes
+from .strhash import arrow_hashes, arrow_spans, windows
 from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_codes
 from .trec_table import arrow_numpy as _to_numpy
-
-_MASKS = np.array([0] + [(1 << (8 * k)) - 1 for k in range(1, 8)] + [2**64 - 1],
-                  dtype=np.uint64)
-_SEED, _MIX = np.uint64(0x9E3779B97F4A7C15), np.uint64(0xBF58476D1CE4E5B9)
-
-
-def _chunk_hashes(chunk: pa.Array) -> np.ndarray:
-    """A 64-bit hash of each id of a null-free string array, 8 bytes at a time."""
-    m = len(chunk)
-    if m == 0:
-        return np.zeros(0, dtype=np.uint64)
-    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=m + 1,
-                            offset=chunk.offset * 4)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    start = offsets[:-1].astype(np.int64) - lo
-    lens = np.diff(offsets).astype(np.int64)
-    data = np.zeros(hi - lo + 8, dtype=np.uint8)        # 8 zero bytes past the last id
-    data[:hi - lo] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[lo:hi]
-    # the 8 bytes starting at each byte, as one (unaligned) uint64 view
-    words = np.ndarray(shape=(data.size - 7,), dtype=np.uint64, buffer=data, strides=(1,))
-    h = lens.astype(np.uint64) * _SEED
-    shortest = int(lens.min())
-    for j in range(0, int(lens.max()), 8):
-        w = words[np.minimum(start + j, data.size - 8)]
-        w &= _MASKS[np.clip(lens - j, 0, 8)]            # bytes past the id's end: 0
-        mixed = h ^ w
-        mixed *= _MIX
-        mixed ^= mixed >> np.uint64(31)
-        # an id's hash depends on its bytes only, not on the longest id of its block
-        h = mixed if j < shortest else np.where(lens > j, mixed, h)
-    return h
 
 
 def factorize(keys: np.ndarray, dtype=np.int32) -> tuple[np.ndarray, np.ndarray]:
@@ -77,22 +47,10 @@ _HIGH = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 
 def _chunk_prefixes(chunk: pa.Array) -> np.ndarray:
     """The first 8 bytes of each id as a big-endian integer, zero-padded on the right:
     ordered as the ids' byte order (strcmp) up to their 8th byte."""
-    m = len(chunk)
-    offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=m + 1,
-                            offset=chunk.offset * 4)
-    lo, hi = int(offsets[0]), int(offsets[-1])
-    data = np.zeros(hi - lo + 8, dtype=np.uint8)
-    data[:hi - lo] = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[lo:hi]
-    words = np.ndarray(shape=(data.size - 7,), dtype="<u8", buffer=data, strides=(1,))
-    out = words[offsets[:-1].astype(np.int64) - lo].byteswap()       # first byte highest
+    data, offsets = arrow_spans(chunk)
+    out = windows(data)[offsets[:-1]].byteswap()          # first byte highest
     out &= _HIGH[np.minimum(np.diff(offsets), 8)]
     return out
-
-
-def id_hashes(col: pa.ChunkedArray) -> np.ndarray:
-    if col.num_chunks == 0:
-        return np.zeros(0, dtype=np.uint64)
-    return np.concatenate([_chunk_hashes(c) for c in col.chunks])
 
 
 def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray) -> bool:
@@ -101,7 +59,7 @@ def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray) -> bool:
         key = q_codes.astype(np.uint64) << np.uint64(32)
         at = 0
         for chunk in col.chunks:        # chunk by chunk: no run-sized hash temporaries
-            key[at:at + len(chunk)] |= _chunk_hashes(chunk) >> np.uint64(32)
+            key[at:at + len(chunk)] |= arrow_hashes(chunk) >> np.uint64(32)
             at += len(chunk)
         return key
 

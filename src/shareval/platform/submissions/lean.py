@@ -20,13 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
+from shareval.formats.strhash import arrow_spans, span_hashes
+
 BLOCK_BYTES = 1 << 22              # bytes of the file parsed at once
 LONGEST_LINE = 1 << 24             # longer: the task's reader (nothing is kept for it here)
-
-# position weights of a string hash: fixed odd 64-bit constants (a seeded generator:
-# the same in every process, so a verdict never depends on the run)
-_WEIGHTS = np.random.default_rng(20260411).integers(1, 2 ** 63, size=256, dtype=np.uint64) \
-    * np.uint64(2) + np.uint64(1)
 
 
 def validate(task, submission: str, reference: str | None, name: str | None) -> list[str]:
@@ -149,33 +146,8 @@ def _block_keys(batch) -> np.ndarray | None:
 
 def _string_hashes(arr) -> np.ndarray | None:
     """A 64-bit hash of each string of a null-free pyarrow string array (equal strings,
-    equal hashes); None when one is empty."""
-    n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1,
-                            offset=arr.offset * 4).astype(np.int64)
-    if n == 0:
+    equal hashes: ``formats.strhash``); None when one is empty."""
+    data, offsets = arrow_spans(arr)
+    if offsets.size < 2 or np.diff(offsets).min() <= 0:
         return None
-    start = int(offsets[0])
-    data = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=int(offsets[-1]) - start,
-                         offset=start)
-    return span_hashes(data, offsets - start)
-
-
-def span_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray | None:
-    """The hash of ``_string_hashes`` for the strings ``data[offsets[i]:offsets[i + 1]]``
-    (UTF-8 bytes, int64 offsets from 0); None when one is empty."""
-    lengths = np.diff(offsets)
-    if lengths.size == 0 or lengths.min() <= 0:
-        return None
-    firsts = offsets[:-1]
-    pos = np.arange(data.size, dtype=np.int64)
-    pos -= np.repeat(firsts, lengths)            # each byte's position in its string
-    with np.errstate(over="ignore"):
-        contrib = (data.astype(np.uint64) + np.uint64(1)) * _WEIGHTS[pos & 255]
-        contrib += (pos >> 8).astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
-        h = np.add.reduceat(contrib, firsts)
-        h ^= lengths.astype(np.uint64) * np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-        h *= np.uint64(0xD6E8FEB86659FD93)
-        h ^= h >> np.uint64(32)
-    return h
+    return span_hashes(data, offsets)

@@ -6,7 +6,7 @@ A detection file is valid when every line is ``uuid<TAB>0|1`` and its uuids are
 the reference's, each once. Here both files are streamed: the reference's uuid
 column is parsed as ``read_table`` parses it (the same csv dialect on the same
 lines) and the submission's lines as ``read_detection`` reads them, and only a
-64-bit hash per uuid is kept (``lean.span_hashes``). The two sorted hash arrays
+64-bit hash per uuid is kept (``formats.strhash``). The two sorted hash arrays
 equal, without repeats: the file is accepted (no warnings, as the task gives).
 Anything else (a problem, an unusual reference, a JSON submission, a hash shared
 by two uuids) goes to the task's own validation, which reports it.
@@ -67,16 +67,15 @@ def _sorted_keys(uuids) -> np.ndarray | None:
 
 
 def _hashes(batch: list[str]) -> np.ndarray:
-    """``lean``'s 64-bit string hash of each uuid (numpy only: pyarrow's import alone
-    is ~40 MB of the child)."""
-    from .lean import span_hashes
+    """The 64-bit string hash of each uuid (``formats.strhash``, numpy only: pyarrow's
+    import alone is ~40 MB of the child)."""
+    from shareval.formats.strhash import span_hashes
     encoded = [u.encode("utf-8") for u in batch]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
-    h = span_hashes(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
-    if h is None:                                  # an empty uuid
+    if np.diff(offsets).min() <= 0:               # an empty uuid
         raise _Refer
-    return h
+    return span_hashes(np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets)
 
 
 def _reference_uuids(path: Path):
