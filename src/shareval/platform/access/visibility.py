@@ -49,9 +49,19 @@ def viewer(user, submission, now=None) -> tuple[bool, bool, str]:
     comp = submission.dataset.phase.competition
     organizer = comp.is_organizer(user)
     team = comp.team_of(user)
-    member = team is not None and team.pk == submission.team_id
-    level = DETAILED if organizer else dataset_level(submission.dataset, now) if member else NONE
-    return organizer, member, level
+    team_id = team.pk if team is not None else None
+    return (organizer, team_id is not None and team_id == submission.team_id,
+            _level(organizer, team_id, submission, now))
+
+
+def _level(organizer: bool, team_id, submission, now=None) -> str:
+    """The rule of :func:`score_level`, from the viewer's roles in the run's
+    competition (``team_id``: their team's, or None)."""
+    if organizer:
+        return DETAILED
+    if team_id is None or team_id != submission.team_id:
+        return NONE
+    return dataset_level(submission.dataset, now)
 
 
 def score_level(user, submission, now=None) -> str:
@@ -59,9 +69,8 @@ def score_level(user, submission, now=None) -> str:
     comp = submission.dataset.phase.competition
     if comp.is_organizer(user):
         return DETAILED
-    if not can_view_submission(user, submission):
-        return NONE
-    return dataset_level(submission.dataset, now)
+    team = comp.team_of(user)
+    return _level(False, team.pk if team is not None else None, submission, now)
 
 
 def list_level(user, submission, roles: dict, now=None) -> str:
@@ -73,12 +82,7 @@ def list_level(user, submission, roles: dict, now=None) -> str:
         organizer = comp.is_organizer(user)
         team = None if organizer else comp.team_of(user)
         roles[comp.pk] = (organizer, team.pk if team is not None else None)
-    organizer, team_id = roles[comp.pk]
-    if organizer:
-        return DETAILED
-    if team_id is None or team_id != submission.team_id:
-        return NONE
-    return dataset_level(submission.dataset, now)
+    return _level(*roles[comp.pk], submission, now)
 
 
 def at_least(level: str, wanted: str) -> bool:
