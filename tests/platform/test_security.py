@@ -515,12 +515,12 @@ def test_code_bundles_take_the_upload_limit_and_a_refusal_names_it(world, client
 def test_the_validation_child_gets_no_server_secrets(monkeypatch, tmp_path):
     from shareval.platform.submissions import isolate
     seen: dict = {}
-    real = isolate.subprocess.run
+    real = isolate.subprocess.Popen
 
     def spy(*a, **k):
         seen.update(k["env"])
         return real(*a, **k)
-    monkeypatch.setattr(isolate.subprocess, "run", spy)
+    monkeypatch.setattr(isolate.subprocess, "Popen", spy)
     monkeypatch.setenv("SHAREVAL_SECRET_KEY", "s3cret")
     monkeypatch.setenv("SHAREVAL_DATABASE_URL", "postgres://u:pw@h/db")
     f = tmp_path / "run.tsv"

@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 
 _slots_lock = threading.Lock()
@@ -95,23 +96,72 @@ def _run_child(job: dict, limits: Limits, extra_env: dict[str, str]) -> Verdict:
                ARROW_DEFAULT_MEMORY_POOL="system", **extra_env)
     text = json.dumps({**job, "memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds,
                        "unpacked_mb": limits.unpacked_mb, "nice": limits.nice})
-    try:
-        r = subprocess.run([sys.executable, "-m", __name__], input=text, env=env,
-                           capture_output=True, text=True, timeout=limits.wall_seconds)
-    except subprocess.TimeoutExpired:           # run() has killed the child
-        return Verdict(limit="time")
-    lines = r.stdout.strip().splitlines()
+    stdout, stderr, code, limit = supervise([sys.executable, "-m", __name__], text, env,
+                                            limits.wall_seconds)
+    if limit:
+        return Verdict(limit=limit)
+    lines = stdout.strip().splitlines()
     if lines:
         try:
             return Verdict(**json.loads(lines[-1]))
         except (ValueError, TypeError):
             pass
-    if r.returncode in (-9, -24):               # SIGKILL / SIGXCPU: the CPU limit
+    if code in (-9, -24):                       # SIGKILL / SIGXCPU: the CPU limit
         return Verdict(limit="cpu")
-    if "MemoryError" in r.stderr or "bad_alloc" in r.stderr:    # Python or C++ (pyarrow)
+    if "MemoryError" in stderr or "bad_alloc" in stderr:      # Python or C++ (pyarrow)
         return Verdict(limit="memory")
-    return Verdict(crash=f"the {job['kind']} child exited with {r.returncode}: "
-                         f"{r.stderr[-2000:]}")
+    return Verdict(crash=f"the {job['kind']} child exited with {code}: {stderr[-2000:]}")
+
+
+POLL_SECONDS = 0.25
+STUCK_SECONDS = 2.0             # this long at its address-space limit: the child is stuck
+NEAR_LIMIT = 4 * 2 ** 20        # closer than this to the limit: no room for a new arena
+
+
+def supervise(command: list[str], text: str, env: dict[str, str],
+              wall_seconds: float) -> tuple[str, str, int | None, str]:
+    """Run ``command`` with ``text`` on its stdin: (stdout, stderr, exit code, limit hit).
+    The limit is "time" past ``wall_seconds``, or "memory" for a child that stays at its
+    address-space limit: CPython 3.11 can spin for ever there (a MemoryError unwinding
+    into a ``with`` needs a new int, and failing to make one starts the unwinding
+    again: python/cpython#132508), burning its CPU limit; the child is killed."""
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env, text=True)
+    start = time.monotonic()
+    stuck_since, pending = None, text
+    while True:
+        left = start + wall_seconds - time.monotonic()
+        try:
+            out, err = proc.communicate(pending, timeout=max(0.01, min(POLL_SECONDS, left)))
+            return out, err, proc.returncode, ""
+        except subprocess.TimeoutExpired:
+            pending = None          # kept by communicate(): it may not be given twice
+        now = time.monotonic()
+        if not _at_address_limit(proc.pid):
+            stuck_since = None
+        elif stuck_since is None:
+            stuck_since = now
+        limit = ("time" if now - start >= wall_seconds else
+                 "memory" if stuck_since is not None and now - stuck_since >= STUCK_SECONDS
+                 else "")
+        if limit:
+            proc.kill()
+            out, err = proc.communicate()
+            return out, err, proc.returncode, limit
+
+
+def _at_address_limit(pid: int) -> bool:
+    """Whether process ``pid`` has less than NEAR_LIMIT address space left."""
+    try:
+        with open(f"/proc/{pid}/limits") as f:
+            soft = next(line.split()[3] for line in f if line.startswith("Max address space"))
+        if soft == "unlimited":
+            return False
+        with open(f"/proc/{pid}/status") as f:
+            size = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return False                # ended meanwhile, or no /proc
+    return int(soft) - size < NEAR_LIMIT
 
 
 # ---------------------------------------------------------------------------
