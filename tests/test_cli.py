@@ -2,9 +2,11 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from shareval import cli
 from shareval.demo import run_demo
 from tests.conftest import write
 
@@ -297,3 +299,38 @@ def test_one_shot_commands_read_with_the_system_allocator_unless_told(tmp_path):
     machines, docs/dev/i41-ranking.md); an operator's ARROW_DEFAULT_MEMORY_POOL wins."""
     assert _pool_after_score(tmp_path, None) == "system"
     assert _pool_after_score(tmp_path, "jemalloc") == "jemalloc"
+
+
+def _entry_gc_calls(monkeypatch, argv):
+    import gc
+    calls = []
+    monkeypatch.setattr(sys, "argv", ["shareval", *argv])
+    monkeypatch.setattr(cli, "main", lambda: 3)
+    monkeypatch.setattr(gc, "set_threshold", lambda *a: calls.append(("threshold", a)))
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append(("freeze",)))
+    with pytest.raises(SystemExit) as e:
+        cli.entry()
+    assert e.value.code == 3                  # main's exit code is the process's
+    return calls
+
+
+def test_one_shot_commands_collect_garbage_rarely_and_skip_the_collection_at_exit(monkeypatch):
+    import gc
+    rest = gc.get_threshold()[1:]
+    for command in cli.ONE_SHOT_COMMANDS:
+        assert _entry_gc_calls(monkeypatch, [command, "trec"]) == [
+            ("threshold", (cli.ONE_SHOT_GC_THRESHOLD, *rest)), ("freeze",)]
+
+
+def test_the_server_and_other_commands_keep_the_collectors_defaults(monkeypatch):
+    for argv in (["server", "run"], ["tasks"], []):
+        assert _entry_gc_calls(monkeypatch, argv) == []
+
+
+def test_the_installed_command_and_python_m_run_entry():
+    import tomllib
+    meta = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    assert meta["project"]["scripts"]["shareval"] == "shareval.cli:entry"
+    out = subprocess.run([sys.executable, "-m", "shareval.cli", "score", "nonesuch"],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and "nonesuch" in out.stderr and "Traceback" not in out.stderr

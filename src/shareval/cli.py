@@ -412,5 +412,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+# A one-shot command makes many objects it keeps (a file's rows, its ids) and few
+# cycles: the collector's default pace (a pass every 700 allocations) walked them
+# again and again, and the interpreter's last pass at exit walked them all (20 ms of
+# a 0.1 s 50-query score, 0.1 s of 1 s at 20,000 queries: docs/dev/i41-ranking.md).
+ONE_SHOT_GC_THRESHOLD = 100_000
+
+
+def entry() -> None:
+    """The ``shareval`` command (and ``python -m shareval.cli``): :func:`main` in a
+    process of its own. A one-shot command collects garbage rarely and skips the
+    collection at exit; a server keeps the collector's defaults. (Not done in
+    :func:`main`: tests and scripts call it in a process that goes on.)"""
+    import gc
+    one_shot = len(sys.argv) > 1 and sys.argv[1] in ONE_SHOT_COMMANDS
+    if one_shot:
+        gc.set_threshold(ONE_SHOT_GC_THRESHOLD, *gc.get_threshold()[1:])
+    code = main()
+    if one_shot:
+        gc.freeze()                 # what is left is freed with the process
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
