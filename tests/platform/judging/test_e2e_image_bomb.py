@@ -7,13 +7,13 @@ from __future__ import annotations
 import io
 import json
 import tarfile
-import tracemalloc
 
 from shareval import examples
 from shareval.formats.errors import InvalidInput, Problems
 from shareval.platform.judging import e2e_items
 from shareval.tasks.material.base import iter_submission_files, pack_limits
 
+from ...memory import python_peak
 from .test_judging_e2e import e2e, png  # noqa: F401 -- fixture
 
 DOCS = examples.DOCS
@@ -43,15 +43,6 @@ def _bomb(path):
             t.addfile(info, io.BytesIO(data))
 
 
-def _peak(fn):
-    tracemalloc.start()
-    try:
-        fn()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 class _Run:
     def __init__(self, path):
         self.path, self.original_name = path, "sys.tgz"
@@ -66,8 +57,8 @@ def test_oversized_images_are_refused_as_read_not_all_held_first(e2e, tmp_path):
     pack = task.load_reference(str(ds.reference_file))
     task.load_submission(str(path), pack, name="sys.tgz")    # passes: headers are fine
     # what reading the archive once costs, one member at a time
-    baseline = _peak(lambda: [None for _ in iter_submission_files(str(path), Problems(),
-                                                                  pack_limits(pack))])
+    baseline, _ = python_peak(lambda: [None for _ in iter_submission_files(
+        str(path), Problems(), pack_limits(pack))], warm=False)
     failed = []
 
     def read():
@@ -75,7 +66,7 @@ def test_oversized_images_are_refused_as_read_not_all_held_first(e2e, tmp_path):
             e2e_items.read_summaries(task, pack, _Run(path))
         except InvalidInput as e:
             failed.append(e)
-    peak = _peak(read)
+    peak, _ = python_peak(read, warm=False)
     assert failed and "larger than" in str(failed[0].problems[0])
     # not 18 images held base64-encoded (72 MB) before the size check
     assert peak < baseline + 4 * PAD, (peak, baseline)

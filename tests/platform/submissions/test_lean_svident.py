@@ -4,7 +4,6 @@ for good and bad files, a valid file accepted without reading the reference whol
 from __future__ import annotations
 
 import json
-import tracemalloc
 
 import pytest
 
@@ -12,6 +11,8 @@ from shareval import tasks
 from shareval.formats import table
 from shareval.formats.errors import InvalidInput
 from shareval.platform.submissions import lean, lean_svident
+
+from ...memory import python_peak
 
 DET = tasks.get("svident-detection")
 HEADER = "sentence\tis_variable\tvariable\tresearch_data\tdoc_id\tuuid\tlang\n"
@@ -112,11 +113,6 @@ def test_memory_holds_a_hash_per_uuid(tmp_path, monkeypatch):
     uuids = [f"{i:08x}-0000-4000-8000-{i * 7919:012x}" for i in range(60000)]
     ref = reference(tmp_path / "ref.tsv", uuids)
     sub = detection(tmp_path / "sub.tsv", [f"{u}\t{i % 2}\n" for i, u in enumerate(uuids)])
-    lean.validate(DET, str(sub), str(ref), "sub.tsv")           # imports first
-    tracemalloc.start()
-    try:
-        assert lean.validate(DET, str(sub), str(ref), "sub.tsv") == []
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    peak, warnings = python_peak(lambda: lean.validate(DET, str(sub), str(ref), "sub.tsv"))
+    assert warnings == []
     assert peak < 1.0 * sub.stat().st_size, peak / sub.stat().st_size

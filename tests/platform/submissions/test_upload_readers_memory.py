@@ -2,13 +2,13 @@
 numbers and problems as reading the whole text, at any block size."""
 from __future__ import annotations
 
-import tracemalloc
-
 import pytest
 
 from shareval import tasks
 from shareval.formats import table
 from shareval.formats.errors import InvalidInput, Problems, read_text
+
+from ...memory import python_peak
 
 
 def whole_text_lines(path, problems):
@@ -59,17 +59,6 @@ def test_iter_lines_unreadable_same_problem(tmp_path, make):
     assert [str(p) for p in p_new.items] == [str(p) for p in p_old.items] != []
 
 
-def _python_peak(call) -> int:
-    """Peak bytes Python allocates during ``call()``, run once before (imports)."""
-    call()
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_svident_detection_holds_less_than_the_file(tmp_path, monkeypatch):
     """Reading a detection TSV no longer keeps its text and a list of its lines: the
     peak is what the predictions hold (two dicts keyed by uuid), under 7x the file,
@@ -80,7 +69,7 @@ def test_svident_detection_holds_less_than_the_file(tmp_path, monkeypatch):
     f = tmp_path / "pred.tsv"
     f.write_text("".join(f"{u}\t{i % 2}\n" for i, u in enumerate(uuids)))
     size = f.stat().st_size
-    peak = _python_peak(lambda: det.validate(str(f)))
+    peak, _ = python_peak(lambda: det.validate(str(f)))
     assert peak < 7 * size, (peak / size)
     f.write_text("".join(f"{u}\t{i % 2}\n" for i, u in enumerate(uuids)) + f"{uuids[3]}\t2\n")
     with pytest.raises(InvalidInput) as e:
@@ -168,5 +157,5 @@ def test_rcc_validate_holds_little_of_the_file(tmp_path, monkeypatch):
                                "mention_list": [f"Survey of income {i}", "Panel Study"]}
                               for i in range(60000)], indent=2))
     size = f.stat().st_size
-    peak = _python_peak(lambda: task.validate(str(f)))
+    peak, _ = python_peak(lambda: task.validate(str(f)))
     assert peak < 0.1 * size, (peak / size)
