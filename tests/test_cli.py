@@ -275,7 +275,9 @@ def test_demo_progress_counts_its_steps_only_on_a_terminal(cli, tmp_path, monkey
     assert code == 0 and "demo:" not in err
 
 
-def _pool_after_score(tmp_path, env_pool):
+def _pool_after_score(tmp_path, env_pool, large_from=None):
+    """The allocator pyarrow used in a process that scored a tiny run (read with
+    pyarrow), and its JE_ARROW_MALLOC_CONF; ``large_from``: cli.LARGE_INPUT_BYTES."""
     import os
     import subprocess
     import sys
@@ -283,22 +285,50 @@ def _pool_after_score(tmp_path, env_pool):
     (tmp_path / "r").write_text("q1 Q0 d1 1 2.0 t\n")
     code = ("import shareval.formats.trec as t; t.SMALL_FILE_BYTES = 0\n"
             "from shareval import cli\n"
-            f"assert cli.run(['score', 'trec', '-r', {str(tmp_path / 'q')!r}, '-s', "
+            + (f"cli.LARGE_INPUT_BYTES = {large_from}\n" if large_from is not None else "")
+            + f"assert cli.run(['score', 'trec', '-r', {str(tmp_path / 'q')!r}, '-s', "
             f"{str(tmp_path / 'r')!r}, '--format', 'json', '-o', {str(tmp_path / 'o')!r}]) == 0\n"
-            "import pyarrow as pa; print(pa.default_memory_pool().backend_name)")
-    env = {k: v for k, v in os.environ.items() if k != "ARROW_DEFAULT_MEMORY_POOL"}
+            "import os, pyarrow as pa\n"
+            "print(os.environ.get('JE_ARROW_MALLOC_CONF', '-'), "
+            "pa.default_memory_pool().backend_name)")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ARROW_DEFAULT_MEMORY_POOL", "JE_ARROW_MALLOC_CONF")}
     if env_pool:
         env["ARROW_DEFAULT_MEMORY_POOL"] = env_pool
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True)
-    return out.stdout.split()[-1]
+    return out.stdout.split()[-2:]
 
 
 def test_one_shot_commands_read_with_the_system_allocator_unless_told(tmp_path):
-    """score/validate/compare: the C library's allocator (less kernel time on virtual
-    machines, docs/dev/i41-ranking.md); an operator's ARROW_DEFAULT_MEMORY_POOL wins."""
-    assert _pool_after_score(tmp_path, None) == "system"
-    assert _pool_after_score(tmp_path, "jemalloc") == "jemalloc"
+    """score/validate/compare under LARGE_INPUT_BYTES: the C library's allocator (less
+    kernel time on virtual machines, docs/dev/i41-ranking.md); an operator's
+    ARROW_DEFAULT_MEMORY_POOL wins."""
+    assert _pool_after_score(tmp_path, None) == ["-", "system"]
+    assert _pool_after_score(tmp_path, "jemalloc") == ["-", "jemalloc"]
+
+
+def test_large_inputs_are_read_with_jemalloc_returning_pages_at_once(tmp_path):
+    """From LARGE_INPUT_BYTES of input (here: any), jemalloc with no decay delay (half
+    the peak at 10M lines); an operator's ARROW_DEFAULT_MEMORY_POOL still wins."""
+    assert cli.LARGE_INPUT_BYTES == 256 * 2 ** 20
+    assert _pool_after_score(tmp_path, None, large_from=0) == [
+        "dirty_decay_ms:0,muzzy_decay_ms:0", "jemalloc"]
+    assert _pool_after_score(tmp_path, "system", large_from=0) == ["-", "system"]
+
+
+def test_input_bytes_add_up_the_files_and_folders_a_command_reads(tmp_path):
+    import argparse
+    (tmp_path / "ref.txt").write_bytes(b"x" * 10)
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "a.tsv").write_bytes(b"x" * 5)
+    (tmp_path / "run" / "deep").mkdir()
+    (tmp_path / "run" / "deep" / "b.tsv").write_bytes(b"x" * 7)
+    args = argparse.Namespace(reference=str(tmp_path / "ref.txt"),
+                              submission=str(tmp_path / "run"), quiet=True)
+    assert cli._input_bytes(args) == 22
+    args.submission = str(tmp_path / "missing")
+    assert cli._input_bytes(args) == 10
 
 
 def _entry_gc_calls(monkeypatch, argv):

@@ -286,12 +286,7 @@ def run(argv: list[str] | None = None) -> int:
             parser.error("the following arguments are required: --submission/-s (or "
                          "SUBMISSION)")
     if args.command in ONE_SHOT_COMMANDS and "pyarrow" not in sys.modules:
-        # a one-shot command reads its files once: the C library's allocator spares it
-        # the kernel time jemalloc's page returns cost on virtual machines (0.4-0.6 x
-        # pytrec_eval's time instead of 0.4-0.7 x at 2M lines), at a higher peak for 10M
-        # lines (1.7 GB instead of 1.1); servers and workers keep jemalloc
-        # (docs/dev/i41-ranking.md). An operator's own setting wins.
-        os.environ.setdefault("ARROW_DEFAULT_MEMORY_POOL", "system")
+        _choose_allocator(_input_bytes(args))
     from . import progress
     # --quiet holds for this command only: run() is also called in-process (tests,
     # scripts), where a lasting switch would silence every later progress bar
@@ -301,6 +296,46 @@ def run(argv: list[str] | None = None) -> int:
         return _dispatch(args, _LazyConsole())
     finally:
         progress.QUIET = quiet_before
+
+
+# From this many bytes of input a one-shot command reads with jemalloc returning freed
+# pages at once: at 10M TREC lines half the peak of the C library's allocator, and
+# faster (5.7 s instead of 7.9 s for UUID ids); below it the C library's allocator is
+# faster (0.34-0.47 x pytrec_eval at 2M lines instead of 0.36-0.59 x), sparing it the
+# kernel time jemalloc's page returns cost on virtual machines
+# (docs/dev/i41-ranking.md). Servers and workers keep pyarrow's default (jemalloc).
+LARGE_INPUT_BYTES = 256 * 2 ** 20
+JEMALLOC_RETURN_AT_ONCE = "dirty_decay_ms:0,muzzy_decay_ms:0"
+
+
+def _choose_allocator(input_bytes: int) -> None:
+    """pyarrow's allocator for this process (before pyarrow is imported); an operator's
+    ``ARROW_DEFAULT_MEMORY_POOL`` (and ``JE_ARROW_MALLOC_CONF``) win."""
+    if "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
+        return
+    if input_bytes >= LARGE_INPUT_BYTES:
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "jemalloc"
+        os.environ.setdefault("JE_ARROW_MALLOC_CONF", JEMALLOC_RETURN_AT_ONCE)
+    else:
+        os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
+
+
+def _input_bytes(args) -> int:
+    """Bytes of the files a one-shot command reads (a folder: its files, added up)."""
+    total = 0
+    for name in ("reference", "submission", "a", "b"):
+        path = getattr(args, name, None)
+        if not isinstance(path, str):
+            continue
+        try:
+            if os.path.isdir(path):
+                total += sum(os.path.getsize(os.path.join(d, f))
+                             for d, _, files in os.walk(path) for f in files)
+            else:
+                total += os.path.getsize(path)
+        except OSError:
+            pass                # the task reports a missing or unreadable file
+    return total
 
 
 def _dispatch(args, console) -> int:

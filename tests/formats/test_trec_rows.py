@@ -1,6 +1,6 @@
 """Run ids longer than 8 bytes kept one per row (formats/trec_rows.py): duplicates by
 hash with exact confirmation, the qrels join, and the tie-break within runs of equal
-scores by the first 8 bytes and then the whole id. Every case is checked against the
+scores, 8 bytes of the ids at a time. Every case is checked against the
 line reader, which keeps a dictionary and sorts ids as Python strings."""
 import random
 
@@ -161,3 +161,27 @@ def test_a_duplicate_in_another_block_of_the_file_is_found(tmp_path, monkeypatch
     assert table is not None and table.docs_per_row
     import pyarrow as pa
     assert isinstance(table.d_dict, pa.ChunkedArray) and table.d_dict.num_chunks > 2
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tie_keys_order_each_run_by_bytes_at_every_word_boundary(seed):
+    """join's tie-break on ids sharing 7, 8, 9, 16, 17 or 24 bytes, prefixes of each
+    other at word boundaries, multi-byte characters across a boundary, judged and
+    unjudged ids, several runs: within each run, keys ascend as the ids' UTF-8 bytes."""
+    import pyarrow as pa
+    rng = random.Random(seed)
+    stems = ["a" * 7, "a" * 8, "a" * 9, "abcdefgh" * 2, "abcdefgh" * 2 + "x", "é" * 12,
+             "abcdefgh" * 3, "b"]
+    ids = sorted({rng.choice(stems) + rng.choice(["", "0", "é", "aé", "\x7f", "00000000"])
+                  for _ in range(400)})
+    judged = rng.sample(ids, len(ids) // 3)
+    chunks = [ids[i:i + 7] for i in range(0, len(ids), 7)]
+    docs = pa.chunked_array([pa.array(c, pa.string()) for c in chunks])
+    code, _, tiebreak = trec_rows.join(pa.array(judged, pa.string()), docs)
+    rows = np.array(rng.sample(range(len(ids)), len(ids)), dtype=np.int64)
+    runs = np.array([rng.randrange(5) for _ in rows], dtype=np.int64)
+    keys = tiebreak(code[rows], runs)
+    for r in range(5):
+        mine = [(int(k), ids[i]) for k, i, rr in zip(keys, rows, runs) if rr == r]
+        by_key = [d for _, d in sorted(mine)]
+        assert by_key == sorted(by_key, key=lambda d: d.encode()), r

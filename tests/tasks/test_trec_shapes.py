@@ -152,13 +152,13 @@ def test_tie_break_sorts_only_the_documents_of_tied_rows(tmp_path, monkeypatch, 
     seen = []
     inner = enc.doc_tiebreak
 
-    def spy(codes):
+    def spy(codes, runs):
         seen.append(codes.copy())
-        return inner(codes)
+        return inner(codes, runs)
     enc.doc_tiebreak = spy
     values = ranking.evaluate_encoded(enc, ["mrr"])
     assert len(seen) == 1 and seen[0].size == 3
-    x10, x9, x2 = inner(enc.run_doc[50:53]).tolist()      # run rows 50-52, file order
+    x10, x9, x2 = inner(enc.run_doc[50:53], np.ones(3, dtype=np.int64)).tolist()  # file order
     assert x10 < x2 < x9                                   # ascending byte order
     # x9 > x2 > x10 in byte order: x9 is ranked 51st
     assert values["mrr"][0] == pytest.approx(1 / 51)

@@ -159,7 +159,7 @@ def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     qa, qb, qids = _unify_lists(qrels.q_dict, run.q_dict)
     da, db, docs = _unify_lists(qrels.d_dict, run.d_dict)
 
-    def tiebreak(codes: np.ndarray) -> np.ndarray:
+    def tiebreak(codes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         # rank among the given documents in ascending byte order (= trec_eval's strcmp;
         # UTF-8 preserves code point order, so Python's str order is the same)
         unique, inverse = distinct_codes(codes)

@@ -231,7 +231,7 @@ def _byte_order_keys(dictionary: pa.Array, codes: np.ndarray) -> np.ndarray:
 
 
 def _docs_joined(qrels_dict, run_dict, run_sorted: bool = False
-                 ) -> tuple[np.ndarray, int, Callable[[np.ndarray], np.ndarray]]:
+                 ) -> tuple[np.ndarray, int, Callable[[np.ndarray, np.ndarray], np.ndarray]]:
     """Run document codes stay; the qrels' are mapped onto them (new codes after them
     for documents the run lacks). Returns (code of each qrels entry, number of codes,
     the ``Encoded.doc_tiebreak`` of these codes). Hashes the qrels' dictionary, usually
@@ -245,7 +245,7 @@ def _docs_joined(qrels_dict, run_dict, run_sorted: bool = False
     only_qrels = np.flatnonzero(qrels_code < 0)
     qrels_code[only_qrels] = len(run_dict) + np.arange(only_qrels.size)
 
-    def tiebreak(codes: np.ndarray) -> np.ndarray:
+    def tiebreak(codes: np.ndarray, runs: np.ndarray) -> np.ndarray:
         # tied rows are run rows: their codes are the run dictionary's
         if run_sorted and (codes.size == 0 or int(codes.max()) < len(run_dict)):
             return codes.astype(np.int64, copy=False)

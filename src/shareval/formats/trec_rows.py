@@ -11,7 +11,7 @@ So the ids stay as read, one per row, and:
   duplicate;
 * a row's document code is its qrels dictionary index when judged, else ``qrels
   documents + row``: equal codes mean equal ids, which is all the join needs;
-* tie-break keys come from sorting the ids of the tied rows only.
+* tie-break keys come from the tied rows' ids read 8 bytes at a time as numbers.
 """
 from __future__ import annotations
 
@@ -19,7 +19,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..metrics.ranking import distinct_codes
 from .strhash import arrow_hashes, arrow_spans, windows
 from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_codes
@@ -42,15 +41,6 @@ def factorize(keys: np.ndarray, dtype=np.int32) -> tuple[np.ndarray, np.ndarray]
 
 _HIGH = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
                  dtype=np.uint64)
-
-
-def _chunk_prefixes(chunk: pa.Array) -> np.ndarray:
-    """The first 8 bytes of each id as a big-endian integer, zero-padded on the right:
-    ordered as the ids' byte order (strcmp) up to their 8th byte."""
-    data, offsets = arrow_spans(chunk)
-    out = windows(data)[offsets[:-1]].byteswap()          # first byte highest
-    out &= _HIGH[np.minimum(np.diff(offsets), 8)]
-    return out
 
 
 def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray) -> bool:
@@ -92,53 +82,57 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
             block = code[at:at + m]
             block[valid] = _to_numpy(found)[valid]        # null slots hold any value
         at += m
+    sources = [qrels_dict if qrels_dict.type == pa.string() else qrels_dict.cast(pa.string())]
+    sources += [c for c in docs.chunks if len(c)]
+    starts = np.cumsum([0] + [len(c) for c in sources], dtype=np.int64)
+    longest_words = -(-max((int(np.diff(arrow_spans(c)[1]).max()) for c in sources if len(c)),
+                           default=0) // 8)
 
-    def ids_of(codes: np.ndarray) -> tuple[list[pa.Array], np.ndarray]:
-        """The ids of ``codes`` (judged ones first) and the position of each among them."""
-        judged = codes < n_judged
-        where = np.concatenate([np.flatnonzero(judged), np.flatnonzero(~judged)])
-        parts = [qrels_dict.take(arrow_codes(codes[judged]))] + list(
-            docs.take(arrow_codes(codes[~judged] - n_judged)).chunks)
-        return [p.cast(pa.string()) for p in parts if len(p)], where
-
-    def tiebreak(codes: np.ndarray, runs: np.ndarray | None = None) -> np.ndarray:
-        """Keys in byte order of the ids within each run of equal (query, score): the
-        first 8 bytes of each id ranked by a numeric sort, and the ids of one run that
-        share their first 8 bytes sorted as strings. Without ``runs``: one sort of the
-        distinct ids."""
-        if runs is None:
-            unique, inverse = distinct_codes(codes)
-            parts, where = ids_of(unique)
-            order = _to_numpy(pc.sort_indices(pa.chunked_array(parts, pa.string())))
-            rank = np.empty(unique.size, dtype=np.int64)
-            rank[where[order]] = np.arange(unique.size, dtype=np.int64)
-            return rank[inverse]
-        parts, where = ids_of(codes)
-        prefix = np.empty(codes.size, dtype=np.uint64)
-        prefix[where] = np.concatenate([_chunk_prefixes(p) for p in parts])
-        levels, rank = factorize(prefix, np.int64)
-        key = runs.astype(np.int64) * np.int64(levels.size) + rank
-        del levels
-        ranked_key = np.sort(key)
-        same = ranked_key[1:] == ranked_key[:-1]
-        if not same.any():
-            return rank
-        # ids of one run sharing their first 8 bytes: ordered by the whole id after
-        # their prefix, by a second key below the prefix's rank
-        rows = np.flatnonzero(np.isin(key, ranked_key[1:][same]))
-        sub_parts, sub_where = ids_of(codes[rows])
-        ids = pa.chunked_array(sub_parts, pa.string())
-        sub_key = key[rows][sub_where]
-        order = _to_numpy(pc.sort_indices(pa.table({"k": arrow_codes(sub_key), "id": ids}),
-                                          sort_keys=[("k", "ascending"), ("id", "ascending")]))
-        sorted_key = sub_key[order]
-        first = np.searchsorted(sorted_key, sorted_key)        # start of each key's group
-        second = np.empty(rows.size, dtype=np.int64)
-        second[sub_where[order]] = np.arange(rows.size, dtype=np.int64) - first
-        width = np.int64(int(second.max()) + 1)
-        out = rank * width
-        out[rows] += second
+    def words(codes: np.ndarray, j: int) -> np.ndarray:
+        """Bytes 8j..8j+7 of the id of each code as a big-endian integer, zero-padded
+        on the right (0 past the id's end): ids' byte order (strcmp) word by word."""
+        out = np.zeros(codes.size, dtype=np.uint64)
+        which = np.searchsorted(starts, codes, side="right") - 1
+        for k in np.unique(which).tolist():            # one source at a time: no copies
+            rows = np.flatnonzero(which == k)
+            data, offsets = arrow_spans(sources[k])
+            local = codes[rows] - starts[k]
+            begin = offsets[local] + 8 * j
+            left = np.clip(offsets[local + 1] - begin, 0, 8)
+            w = windows(data)[np.minimum(begin, max(data.size - 1, 0))].byteswap()
+            w &= _HIGH[left]
+            out[rows] = w
         return out
 
-    tiebreak.within_runs = True
+    def tiebreak(codes: np.ndarray, runs: np.ndarray) -> np.ndarray:
+        """Keys in byte order of the ids within each run of equal (query, score): the
+        tied rows sorted by (run, first 8 bytes), then the rows still sharing their run
+        and bytes so far by the next 8, until each stands alone (a query holds an id
+        once). Numbers only: no id is copied."""
+        first = words(codes, 0)
+        order = np.lexsort((first, runs))
+        key, word = runs[order].astype(np.int64), first[order]
+        del first
+        j = 0
+        while j < longest_words:
+            same = (key[1:] == key[:-1]) & (word[1:] == word[:-1])
+            if not same.any():
+                break
+            # segments of equal (run, bytes so far): re-sorted by the next word
+            segment = np.cumsum(np.concatenate(([True], ~same)))
+            tied = np.zeros(order.size, dtype=bool)
+            tied[1:] |= same
+            tied[:-1] |= same
+            at = np.flatnonzero(tied)
+            j += 1
+            nxt = words(codes[order[at]], j)
+            local = np.lexsort((nxt, segment[at]))
+            order[at] = order[at][local]
+            key = segment                      # finer groups: the segments so far
+            word = np.zeros(order.size, dtype=np.uint64)
+            word[at] = nxt[local]
+        rank = np.empty(codes.size, dtype=np.int64)
+        rank[order] = np.arange(codes.size, dtype=np.int64)
+        return rank
+
     return code, n_judged + n, tiebreak

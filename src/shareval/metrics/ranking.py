@@ -64,13 +64,12 @@ def parse_measure(name: str) -> tuple[str, int | None]:
 class Encoded:
     """A run and its judgments as integer codes.
 
-    Queries are codes 0..n_queries-1, documents 0..n_docs-1. ``doc_tiebreak``
-    maps an array of document codes to non-negative integer keys in the ascending order of
-    their ids (larger = ranked first among equal scores; ``by_position``
-    turns a rank array into one). It is a function called only with the codes
-    of tied rows, so a run with few ties never sorts its whole dictionary. A function
-    with the attribute ``within_runs`` set is also given each row's run of equal
-    (query, score), and its keys need only order the ids within a run.
+    Queries are codes 0..n_queries-1, documents 0..n_docs-1. ``doc_tiebreak(codes,
+    runs)`` maps the document codes of tied rows to non-negative integer keys in the
+    ascending order of their ids (larger = ranked first among equal scores;
+    ``by_position`` turns a rank array into one). ``runs`` numbers each row's run of
+    equal (query, score): keys need only order the ids within a run. It is called only
+    with tied rows, so a run with few ties never sorts its whole dictionary.
     """
     n_queries: int
     n_docs: int
@@ -80,7 +79,7 @@ class Encoded:
     qrels_q: np.ndarray
     qrels_doc: np.ndarray
     qrels_rel: np.ndarray
-    doc_tiebreak: Callable[[np.ndarray], np.ndarray]
+    doc_tiebreak: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def distinct_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -95,17 +94,17 @@ def distinct_codes(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unique, position[codes]
 
 
-def by_position(rank: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+def by_position(rank: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     """A ``doc_tiebreak`` from each code's position in ascending id order."""
-    return rank.__getitem__
+    return lambda codes, runs: rank[codes]
 
 
-def rank_order(q, score, doc, tiebreak: Callable[[np.ndarray], np.ndarray]
+def rank_order(q, score, doc, tiebreak: Callable[[np.ndarray, np.ndarray], np.ndarray]
                ) -> np.ndarray | None:
     """Permutation putting run rows in ranked order, or None when already ranked.
 
     Ranked means: each query's rows contiguous (queries in any order), scores
-    non-increasing within a query, equal scores by ``tiebreak(doc)``
+    non-increasing within a query, equal scores by ``tiebreak(doc, runs)``
     descending. Runs are usually written that way, so the common case costs a
     few linear passes; tied rows are reordered locally, and the tie-break
     keys are only computed when some query has tied scores, for the tied
@@ -130,8 +129,7 @@ def rank_order(q, score, doc, tiebreak: Callable[[np.ndarray], np.ndarray]
     in_run[:-1] |= ties
     rows = np.flatnonzero(in_run)
     run_id = np.cumsum(np.concatenate(([True], ~ties)))[rows]
-    tie = (tiebreak(doc[rows], run_id) if getattr(tiebreak, "within_runs", False)
-           else tiebreak(doc[rows]))
+    tie = tiebreak(doc[rows], run_id)
     # one int64 key (run, then tie-break descending), unique since a query's documents
     # are: a plain sort, about twice as fast as lexsort on two keys
     span = np.int64(int(tie.max()) + 1)
