@@ -185,3 +185,12 @@ def test_tie_keys_order_each_run_by_bytes_at_every_word_boundary(seed):
         mine = [(int(k), ids[i]) for k, i, rr in zip(keys, rows, runs) if rr == r]
         by_key = [d for _, d in sorted(mine)]
         assert by_key == sorted(by_key, key=lambda d: d.encode()), r
+
+
+@pytest.mark.parametrize("size", [1, 5, 7, 8, 9, 100])
+def test_windows_at_reads_what_the_padded_copy_holds(size):
+    rng = np.random.default_rng(size)
+    data = rng.integers(1, 256, size, dtype=np.uint8)
+    begin = np.arange(size, dtype=np.int64)[::-1].copy()
+    assert np.array_equal(strhash.windows_at(data, begin), strhash.windows(data)[begin])
+    assert strhash.windows_at(data[:0], begin[:0]).size == 0

@@ -20,6 +20,25 @@ def windows(data: np.ndarray) -> np.ndarray:
     return np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
 
 
+def windows_at(data: np.ndarray, begin: np.ndarray) -> np.ndarray:
+    """``windows(data)[begin]`` without copying ``data``: the 8 bytes at each index of
+    ``begin`` (0 <= begin < data.size) as little-endian uint64, zeros past the end."""
+    n = data.size
+    out = np.zeros(begin.size, dtype=np.uint64)
+    if n == 0:
+        return out
+    inside = begin <= n - 8
+    if n >= 8:
+        view = np.ndarray(shape=(n - 7,), dtype="<u8", buffer=data, strides=(1,))
+        out[inside] = view[begin[inside]]
+    near_end = ~inside
+    if near_end.any():
+        m = min(n, 8)
+        tail = windows(data[n - m:])                  # the last bytes, padded: a few
+        out[near_end] = tail[begin[near_end] - (n - m)]
+    return out
+
+
 def span_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """The hash of each string ``data[offsets[i]:offsets[i + 1]]`` (uint8 bytes, int64
     offsets from 0), 8 bytes at a time."""

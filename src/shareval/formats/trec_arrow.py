@@ -82,7 +82,7 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
     docs = cols.pop("doc_id")
     per_row = kind == "run" and _longest(docs) > SHORT_ID_BYTES
     if per_row:                 # long ids: no run dictionary (trec_rows)
-        d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=np.int64), docs, False
+        d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=_code_type(len(docs))), docs, False
     else:
         d_codes, d_dict, d_sorted = _codes(docs, short_ids=True)
     del docs
@@ -99,6 +99,11 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
     elif _has_duplicates(table):
         return None
     return table
+
+
+def _code_type(n: int):
+    """int32 codes when they fit: half the memory of a 10M-row run's code column."""
+    return np.int32 if n < 2 ** 31 else np.int64
 
 
 def _strings(items: list[str]) -> pa.Array:

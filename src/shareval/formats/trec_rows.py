@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .strhash import arrow_hashes, arrow_spans, windows
+from .strhash import arrow_hashes, arrow_spans, windows_at
 from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_codes
 from .trec_table import arrow_numpy as _to_numpy
@@ -73,7 +73,8 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
     ``qrels_dict`` (distinct ids)."""
     n_judged = len(qrels_dict)
     n = len(docs)
-    code = np.arange(n_judged, n_judged + n, dtype=np.int64)
+    # int32 when they fit (as the dictionary readers' codes): half the memory at 10M rows
+    code = np.arange(n_judged, n_judged + n, dtype=np.int32 if n_judged + n < 2 ** 31 else np.int64)
     at = 0
     for found in pc.index_in(docs, value_set=qrels_dict).chunks:
         m = len(found)
@@ -85,54 +86,65 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
     sources = [qrels_dict if qrels_dict.type == pa.string() else qrels_dict.cast(pa.string())]
     sources += [c for c in docs.chunks if len(c)]
     starts = np.cumsum([0] + [len(c) for c in sources], dtype=np.int64)
-    longest_words = -(-max((int(np.diff(arrow_spans(c)[1]).max()) for c in sources if len(c)),
-                           default=0) // 8)
 
-    def words(codes: np.ndarray, j: int) -> np.ndarray:
-        """Bytes 8j..8j+7 of the id of each code as a big-endian integer, zero-padded
-        on the right (0 past the id's end): ids' byte order (strcmp) word by word."""
+    spans = [arrow_spans(c) for c in sources]          # views: no copy of the text
+    longest = max((int(np.diff(offsets).max()) for _, offsets in spans if offsets.size > 1),
+                  default=0)
+
+    def piece(codes: np.ndarray, start: int, width: int) -> np.ndarray:
+        """Bytes start..start+width-1 (width <= 8) of the id of each code as a big-endian
+        integer, zero-padded on the right (0 past the id's end): in the ids' byte order
+        (strcmp's) among ids equal before ``start``."""
         out = np.zeros(codes.size, dtype=np.uint64)
         which = np.searchsorted(starts, codes, side="right") - 1
-        for k in np.unique(which).tolist():            # one source at a time: no copies
-            rows = np.flatnonzero(which == k)
-            data, offsets = arrow_spans(sources[k])
+        present = np.flatnonzero(np.bincount(which, minlength=len(sources)))
+        for k in present.tolist():                     # one source at a time
+            rows = np.flatnonzero(which == k) if present.size > 1 else slice(None)
+            data, offsets = spans[k]
             local = codes[rows] - starts[k]
-            begin = offsets[local] + 8 * j
-            left = np.clip(offsets[local + 1] - begin, 0, 8)
-            w = windows(data)[np.minimum(begin, max(data.size - 1, 0))].byteswap()
+            begin = offsets[local] + start
+            left = np.clip(offsets[local + 1] - begin, 0, width)
+            w = windows_at(data, np.minimum(begin, data.size - 1)).byteswap()
             w &= _HIGH[left]
-            out[rows] = w
+            out[rows] = w >> np.uint64(8 * (8 - width))
         return out
 
     def tiebreak(codes: np.ndarray, runs: np.ndarray) -> np.ndarray:
-        """Keys in byte order of the ids within each run of equal (query, score): the
-        tied rows sorted by (run, first 8 bytes), then the rows still sharing their run
-        and bytes so far by the next 8, until each stands alone (a query holds an id
-        once). Numbers only: no id is copied."""
-        first = words(codes, 0)
-        order = np.lexsort((first, runs))
-        key, word = runs[order].astype(np.int64), first[order]
-        del first
-        j = 0
-        while j < longest_words:
-            same = (key[1:] == key[:-1]) & (word[1:] == word[:-1])
+        """Keys in byte order of the ids within each run of equal (query, score). The
+        tied rows, grouped by run, are sorted by a few bytes of their ids at a time,
+        packed below their group's number in one integer key; only rows still sharing
+        their group with another are sorted by the next bytes (a query holds an id
+        once, so each ends alone). Numbers only: no id is copied."""
+        n = codes.size
+        if n and np.all(runs[1:] >= runs[:-1]):
+            order = np.arange(n)
+            runs_sorted = runs
+        else:
+            order = np.argsort(runs, kind="stable")
+            runs_sorted = runs[order]
+        group = np.cumsum(np.concatenate(([True], runs_sorted[1:] != runs_sorted[:-1]))) - 1
+        done = 0                                       # bytes of the ids compared so far
+        while done < longest:
+            same = group[1:] == group[:-1]
             if not same.any():
                 break
-            # segments of equal (run, bytes so far): re-sorted by the next word
-            segment = np.cumsum(np.concatenate(([True], ~same)))
-            tied = np.zeros(order.size, dtype=bool)
+            tied = np.zeros(n, dtype=bool)
             tied[1:] |= same
             tied[:-1] |= same
             at = np.flatnonzero(tied)
-            j += 1
-            nxt = words(codes[order[at]], j)
-            local = np.lexsort((nxt, segment[at]))
+            g = group[at].astype(np.uint64)
+            width = max(1, min(7, (64 - int(g[-1]).bit_length()) // 8))
+            key = (g << np.uint64(8 * width)) | piece(codes[order[at]], done, width)
+            local = np.argsort(key)
             order[at] = order[at][local]
-            key = segment                      # finer groups: the segments so far
-            word = np.zeros(order.size, dtype=np.uint64)
-            word[at] = nxt[local]
-        rank = np.empty(codes.size, dtype=np.int64)
-        rank[order] = np.arange(codes.size, dtype=np.int64)
+            # new groups: a boundary wherever the group or the bytes compared change
+            ranked = key[local]
+            cut = np.concatenate(([True], group[1:] != group[:-1]))
+            cut[at[1:]] |= ranked[1:] != ranked[:-1]
+            group = np.cumsum(cut) - 1
+            done += width
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n, dtype=np.int64)
         return rank
 
     return code, n_judged + n, tiebreak
