@@ -135,6 +135,7 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits()):
                                    f"unpacks to more than {limits.max_bytes} bytes (limit)")
                     return
                 yield norm, data
+                del data                # not held while the next member is read
         except (tarfile.TarError, OSError, EOFError, zlib_error) as e:
             problems.fatal(path, None, "archive", f"corrupt archive ({e})")
 
