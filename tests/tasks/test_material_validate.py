@@ -105,3 +105,26 @@ def test_a_member_is_not_held_while_the_next_is_read(tmp_path):
             del data
     peak, _ = python_peak(read_all)
     assert peak < 2.5 * size
+
+
+def test_members_read_in_place_are_the_members(tmp_path):
+    """MATERIAL reads members into one buffer each: the same bytes, a member's peak
+    about its size; a member over the limit is refused before it is read."""
+    size = 4 << 20
+    rng = np.random.default_rng(1)
+    members = [(f"m{k}", rng.integers(0, 256, size - k, dtype=np.uint8).tobytes())
+               for k in range(3)] + [("empty", b"")]
+    path = tgz(tmp_path, members)
+    got = list(archive.iter_tgz(path, Problems(), mutable=True))
+    assert got == members and all(isinstance(d, bytearray) for _, d in got)
+    del got
+
+    def read_all():
+        for _, data in archive.iter_tgz(path, Problems(), mutable=True):
+            del data
+    peak, _ = python_peak(read_all)
+    assert peak < 1.3 * size
+    problems = Problems()
+    assert list(archive.iter_tgz(path, problems, archive.Limits(max_member_bytes=size - 1),
+                                 mutable=True)) == []
+    assert "larger than" in problems.items[0].message

@@ -86,12 +86,16 @@ class DocIds(Sequence):
                 b = min(a + HASH_BLOCK, n)
                 h[a:b] = hashes_at(self.data, self.offsets[a:b], np.diff(self.offsets[a:b + 1]))
             small = np.int32 if n < 2 ** 31 else np.int64
-            order = np.argsort(h, kind="stable").astype(small)
-            h = h[order]
+            order = np.argsort(h, kind="stable")
+            h.sort()                                    # in place: no second array
+            order = order.astype(small)
             bits = max(1, (n - 1).bit_length())
-            starts = np.zeros(2 ** bits + 1, dtype=small)
-            np.cumsum(np.bincount((h >> np.uint64(64 - bits)).astype(np.intp),
-                                  minlength=2 ** bits), out=starts[1:])
+            shift = np.uint64(64 - bits)
+            starts = np.empty(2 ** bits + 1, dtype=small)
+            for a in range(0, 2 ** bits, HASH_BLOCK):   # where each bucket's hashes start
+                b = min(a + HASH_BLOCK, 2 ** bits)
+                starts[a:b] = np.searchsorted(h, np.arange(a, b, dtype=np.uint64) << shift)
+            starts[-1] = n
             self._lookup = (h, order, starts, bits)
         return self._lookup
 

@@ -161,9 +161,7 @@ def read_pack(root, problems: Problems) -> Pack | None:
             problems.add(root / "pack.yaml", 1, "yaml", "expected a mapping of settings")
             settings = {}
     docs_path = root / "documents.tsv"
-    text = read_text(docs_path, problems)
-    docs = _read_documents(text, docs_path, settings, problems) if text is not None else None
-    del text
+    docs = _read_documents(docs_path, settings, problems)
     ids, cs, genres, modes = docs or (DocIds.of([]), np.zeros(0, dtype=bool), Labels.of([]),
                                       Labels.of([]))
     pack = Pack(root, settings, ids, cs, genres=genres, modes=modes)
@@ -172,18 +170,22 @@ def read_pack(root, problems: Problems) -> Pack | None:
     return pack
 
 
-def _read_documents(text: str, path: Path, settings: dict, problems: Problems):
-    """(ids, conversational, genres, modes) of documents.tsv's text. The ids go
+def _read_documents(path: Path, settings: dict, problems: Problems):
+    """(ids, conversational, genres, modes) of documents.tsv, or None when it cannot
+    be read. The ids go
     straight into one buffer (no str kept per document, no dict: issue 41), so a
     repeated id is found afterwards by hash and confirmed; the problems are those,
     in the order, that checking line by line with a dict of the ids gave."""
+    text = read_text(path, problems)
+    if text is None:
+        return None
     # sized once (ids' bytes <= the text's, records <= lines): growing buffers side
     # by side left the freed copies as holes the process kept (~35 MB for 485 k ids)
     rows = text.count("\n") + 1
     data = bytearray(len(text) if text.isascii() else len(text.encode("utf-8")))
     into = memoryview(data)
-    ends, lines = array("q", bytes(8 * rows)), array("i", bytes(4 * rows))
-    genre_codes, mode_codes = array("i", bytes(4 * rows)), array("i", bytes(4 * rows))
+    ends, lines = array("q", [0]) * rows, array("i", [0]) * rows
+    genre_codes, mode_codes = array("i", [0]) * rows, array("i", [0]) * rows
     genre_names: dict[str, int] = {}
     mode_names: dict[str, int] = {}
     found: list[tuple[int, int, str, str]] = []    # (line, document, field, message)
@@ -214,7 +216,7 @@ def _read_documents(text: str, path: Path, settings: dict, problems: Problems):
         mode_codes[k] = mode_names.setdefault(mode, len(mode_names))
         k += 1
     into.release()
-    del data[end:]
+    del data[end:], text          # the text is not held while the ids are hashed
     offsets = np.zeros(k + 1, dtype=np.int64)
     offsets[1:] = np.frombuffer(ends, dtype=np.int64, count=k)
     del ends

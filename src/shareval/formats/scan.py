@@ -210,6 +210,7 @@ def scan_file(data: bytes, table: DocTable, allowed: np.ndarray, columns: int,
     """
     n_docs = allowed.size
     buf = np.frombuffer(data, dtype=np.uint8)
+    buf.flags.writeable = False      # a bytearray too: one compiled (cached) signature
     decision = np.zeros(n_docs, dtype=np.bool_)
     ticks = np.zeros(n_docs, dtype=np.int32)
     seen = np.zeros(n_docs, dtype=np.bool_)

@@ -71,12 +71,12 @@ def pack_limits(pack: Pack) -> Limits:
 
 
 def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
-    """(name, bytes) of each file of a submission folder or .tgz, one at a time."""
+    """(name, bytes) of each file of a submission folder or .tgz (bytearray), one at a time."""
     p = Path(path)
     if p.is_dir():
         return iter_folder(p, problems, limits)
-    if p.is_file():
-        return iter_tgz(p, problems, limits)
+    if p.is_file():                     # bytearrays: every reader here takes them
+        return iter_tgz(p, problems, limits, mutable=True)
     problems.fatal(p, None, "file", "does not exist")
     return iter(())
 
