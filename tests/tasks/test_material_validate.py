@@ -43,11 +43,16 @@ def verdict(call):
         return "refused", e.lines()
 
 
+@pytest.mark.parametrize("numpy_bytes", [0, 300, base.NUMPY_CHECK_BYTES])
 @pytest.mark.parametrize("in_flight", [1, base.IN_FLIGHT_BYTES])
 @pytest.mark.parametrize("as_tgz", [False, True])
 @pytest.mark.parametrize("case", sorted(SUBMISSIONS))
-def test_validate_gives_what_loading_gives(tmp_path, monkeypatch, case, as_tgz, in_flight):
+def test_validate_gives_what_loading_gives(tmp_path, monkeypatch, case, as_tgz, in_flight,
+                                           numpy_bytes):
+    """Whichever files the numpy check or the scanner takes (numpy_bytes: none, the
+    first, all)."""
     monkeypatch.setattr(base, "IN_FLIGHT_BYTES", in_flight)
+    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", numpy_bytes)
     pack = make_pack(tmp_path / "pack")
     files = SUBMISSIONS[case]
     # a plan archive name: its fields come back as a warning (or a problem for DomainID)
@@ -128,3 +133,19 @@ def test_members_read_in_place_are_the_members(tmp_path):
     assert list(archive.iter_tgz(path, problems, archive.Limits(max_member_bytes=size - 1),
                                  mutable=True)) == []
     assert "larger than" in problems.items[0].message
+
+
+def test_validate_scans_past_the_numpy_bytes(tmp_path, monkeypatch):
+    """The files after the first NUMPY_CHECK_BYTES are scanned by numba, not decoded
+    into matrices: the first file is checked with numpy, the other two scanned."""
+    pack = make_pack(tmp_path / "pack")
+    sub = folder(tmp_path, GOOD)
+    used = []
+    real_check, real_scan = base.output_file_clean, base.scan_file
+    monkeypatch.setattr(base, "output_file_clean",
+                        lambda *a, **k: used.append("numpy") or real_check(*a, **k))
+    monkeypatch.setattr(base, "scan_file",
+                        lambda *a, **k: used.append("scan") or real_scan(*a, **k))
+    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", 1)
+    assert get("material-clir").validate(str(sub), str(pack)) == []
+    assert sorted(used) == ["numpy", "scan", "scan"]

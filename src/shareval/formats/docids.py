@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .strhash import hashes_at
+from .strhash import hashes_of
 
 HASH_BLOCK = 1 << 16               # ids hashed at once
 
@@ -22,7 +22,10 @@ class DocIds(Sequence):
     ``offsets`` (int64, n + 1): id k is ``data[offsets[k]:offsets[k + 1]]``."""
 
     def __init__(self, data: np.ndarray, offsets: np.ndarray):
-        self.data = data
+        # ``data`` may go on past the last id: 8 zero bytes there let ``words`` read
+        # 8 bytes at any id's byte without a copy
+        self._buffer = data
+        self.data = data[:int(offsets[-1])]
         self.offsets = offsets
         self._index: dict[str, int] | None = None
         self._lookup: tuple[np.ndarray, np.ndarray] | None = None
@@ -36,6 +39,7 @@ class DocIds(Sequence):
             lengths.append(len(raw))
         offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum(lengths)
+        data += bytes(8)
         return cls(np.frombuffer(data, dtype=np.uint8), offsets)
 
     def __len__(self) -> int:
@@ -68,6 +72,17 @@ class DocIds(Sequence):
     def __repr__(self) -> str:
         return f"DocIds({len(self)} documents)"
 
+    def words(self) -> np.ndarray:
+        """The 8 bytes at each byte of the ids as little-endian uint64 (zeros past the
+        last id; ``strhash.windows``), a view when the ids were stored with room."""
+        end = int(self.offsets[-1])
+        if self._buffer.size < end + 8:
+            self._buffer = np.concatenate([self.data, np.zeros(8, dtype=np.uint8)])
+            self.data = self._buffer[:end]
+        elif np.any(self._buffer[end:end + 8]):
+            raise ValueError("the bytes after the last id must be zeros")
+        return np.ndarray(shape=(end + 1,), dtype="<u8", buffer=self._buffer, strides=(1,))
+
     def index(self) -> dict[str, int]:
         """id -> position, built on first use (the line validators' lookup)."""
         if self._index is None:
@@ -82,9 +97,12 @@ class DocIds(Sequence):
         if self._lookup is None:
             n = len(self)
             h = np.empty(n, dtype=np.uint64)
+            words, end = self.words(), int(self.offsets[-1])
             for a in range(0, n, HASH_BLOCK):         # a block at a time: small temporaries
                 b = min(a + HASH_BLOCK, n)
-                h[a:b] = hashes_at(self.data, self.offsets[a:b], np.diff(self.offsets[a:b + 1]))
+                begin = self.offsets[a:b]
+                h[a:b] = hashes_of(lambda j: words[np.minimum(begin + j, end)],
+                                   np.diff(self.offsets[a:b + 1]))
             small = np.int32 if n < 2 ** 31 else np.int64
             order = np.argsort(h, kind="stable")
             h.sort()                                    # in place: no second array

@@ -182,7 +182,7 @@ def _read_documents(path: Path, settings: dict, problems: Problems):
     # sized once (ids' bytes <= the text's, records <= lines): growing buffers side
     # by side left the freed copies as holes the process kept (~35 MB for 485 k ids)
     rows = text.count("\n") + 1
-    data = bytearray(len(text) if text.isascii() else len(text.encode("utf-8")))
+    data = bytearray((len(text) if text.isascii() else len(text.encode("utf-8"))) + 8)
     into = memoryview(data)
     ends, lines = array("q", [0]) * rows, array("i", [0]) * rows
     genre_codes, mode_codes = array("i", [0]) * rows, array("i", [0]) * rows
@@ -216,7 +216,8 @@ def _read_documents(path: Path, settings: dict, problems: Problems):
         mode_codes[k] = mode_names.setdefault(mode, len(mode_names))
         k += 1
     into.release()
-    del data[end:], text          # the text is not held while the ids are hashed
+    del data[end + 8:], text      # zeros after the ids (DocIds.words); the text is not
+    #                               held while the ids are hashed
     offsets = np.zeros(k + 1, dtype=np.int64)
     offsets[1:] = np.frombuffer(ends, dtype=np.int64, count=k)
     del ends
@@ -268,7 +269,8 @@ def _only(ids: DocIds, keep: np.ndarray) -> DocIds:
     lengths = np.diff(ids.offsets)
     offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(lengths[keep])
-    return DocIds(ids.data[np.repeat(keep, lengths)], offsets)
+    return DocIds(np.concatenate([ids.data[np.repeat(keep, lengths)],
+                                  np.zeros(8, dtype=np.uint8)]), offsets)
 
 
 def _split_lines(text: str):

@@ -15,17 +15,21 @@ from __future__ import annotations
 import numpy as np
 
 from .docids import DocIds
-from .strhash import _MASKS, hashes_at, windows_at
+from .strhash import _MASKS, hashes_of
 
 BLOCK_BYTES = 1 << 20            # bytes checked at once (whole lines): bounded temporaries
 TAB, LF, DOT, ZERO, NINE, YES, NO = 9, 10, 46, 48, 57, 89, 78
 TICKS = 100_000                  # confidence 1.0 in units of 1e-5
 
 
-def output_file_clean(data: bytes, ids: DocIds, expected: np.ndarray) -> bool:
+def output_file_clean(data, ids: DocIds, expected: np.ndarray) -> bool:
     buf = np.frombuffer(data, dtype=np.uint8)
-    if buf.size == 0:
+    if buf.size == 0 or len(ids) == 0:
         return False
+    hashes = ids.lookup()[0]
+    if hashes.size > 1 and np.any(hashes[1:] == hashes[:-1]):
+        return False                                # ids sharing a hash: the line validator
+    longest = int(np.diff(ids.offsets).max())
     seen = np.zeros(len(ids), dtype=bool)
     lines = 0
     start = 0
@@ -36,7 +40,11 @@ def output_file_clean(data: bytes, ids: DocIds, expected: np.ndarray) -> bool:
             if cut < 0:                             # a line longer than a block
                 cut = data.find(b"\n", end)
             end = buf.size if cut < 0 else cut + 1
-        docs = _block_docs(buf[start:end], ids)
+        # a copy with zeros after it: 8 bytes can be read at any of its bytes (an id's
+        # words, a confidence), past its end too (the longest id's words)
+        block = np.zeros(end - start + longest + 8, dtype=np.uint8)
+        block[:end - start] = buf[start:end]
+        docs = _block_docs(block, end - start, ids, longest)
         if docs is None:
             return False
         seen[docs] = True
@@ -46,12 +54,14 @@ def output_file_clean(data: bytes, ids: DocIds, expected: np.ndarray) -> bool:
     return lines == int(np.count_nonzero(seen)) and np.array_equal(seen, expected)
 
 
-def _block_docs(block: np.ndarray, ids: DocIds) -> np.ndarray | None:
-    """The document of each line of ``block`` (whole lines, the last LF optional), or
-    None when a line is not ``DocID<TAB>Y|N<TAB>d.d{1,5}`` (<= 1.0) of a known DocID."""
+def _block_docs(padded: np.ndarray, size: int, ids: DocIds, longest: int) -> np.ndarray | None:
+    """The document of each line of ``padded[:size]`` (whole lines, the last LF
+    optional), or None when a line is not ``DocID<TAB>Y|N<TAB>d.d{1,5}`` (<= 1.0) of
+    a known DocID."""
+    block = padded[:size]
     ends = np.flatnonzero(block == LF)
-    if ends.size == 0 or ends[-1] != block.size - 1:
-        ends = np.append(ends, block.size)          # the file's last line, without LF
+    if ends.size == 0 or ends[-1] != size - 1:
+        ends = np.append(ends, size)                # the file's last line, without LF
     starts = np.empty_like(ends)
     starts[0] = 0
     starts[1:] = ends[:-1] + 1
@@ -60,45 +70,47 @@ def _block_docs(block: np.ndarray, ids: DocIds) -> np.ndarray | None:
         return None
     first, second = tabs[0::2], tabs[1::2]
     # exactly two tabs on each line (given twice as many tabs as lines), a non-empty
-    # DocID, a one-letter decision
-    if not (np.all(first > starts) and np.all(second < ends) and np.all(second == first + 2)):
+    # DocID no longer than the pack's longest, a one-letter decision
+    lens = first - starts
+    if not (np.all(lens > 0) and np.all(second < ends) and np.all(second == first + 2)
+            and int(lens.max()) <= longest):
         return None
     decision = block[first + 1]
     if not np.all((decision == YES) | (decision == NO)):
         return None
-    if not _confidences_ok(block, second + 1, ends):
+    words = np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    if not _confidences_ok(words, second + 1, ends):
         return None
-    return _documents(block, starts, first - starts, ids)
+    return _documents(words, starts, lens, ids)
 
 
-def _confidences_ok(block: np.ndarray, begin: np.ndarray, ends: np.ndarray) -> bool:
-    """Each ``block[begin:end]`` is a digit, '.', 1 to 5 digits, and at most 1.0."""
+COLUMN = np.arange(8)
+
+
+def _confidences_ok(words: np.ndarray, begin: np.ndarray, ends: np.ndarray) -> bool:
+    """Each confidence (``begin`` to ``ends``) is a digit, '.', 1 to 5 digits, and at
+    most 1.0: checked on the 8 bytes at its start, one row of bytes each."""
     size = ends - begin
     if not (np.all(size >= 3) and np.all(size <= 7)):
         return False
-    whole = block[begin]
-    if not (np.all((whole >= ZERO) & (whole <= NINE)) and np.all(block[begin + 1] == DOT)):
+    b = words[begin].view(np.uint8).reshape(-1, 8)        # little-endian: byte k = column k
+    outside = COLUMN >= size[:, None]
+    digit = (b >= ZERO) & (b <= NINE)
+    if not (np.all(b[:, 1] == DOT) and np.all(digit | outside | (COLUMN == 1))):
         return False
-    value = (whole.astype(np.int64) - ZERO) * TICKS
-    scale = TICKS // 10
-    for j in range(2, 7):
-        has = size > j
-        digit = block[np.where(has, begin + j, begin)].astype(np.int64) - ZERO
-        if not np.all(~has | ((digit >= 0) & (digit <= 9))):
-            return False
-        value += np.where(has, digit, 0) * scale
-        scale //= 10
-    return bool(np.all(value <= TICKS))
+    # 1.0 at most: 0.ddddd, or 1. and zeros
+    zeros = np.all((b == ZERO) | outside | (COLUMN < 2), axis=1)
+    return bool(np.all((b[:, 0] == ZERO) | ((b[:, 0] == ZERO + 1) & zeros)))
 
 
-def _documents(block: np.ndarray, begin: np.ndarray, lens: np.ndarray,
+def _documents(words: np.ndarray, begin: np.ndarray, lens: np.ndarray,
                ids: DocIds) -> np.ndarray | None:
-    """The document whose id is each ``block[begin:begin + lens]``; None if one is not
-    an id of ``ids`` (or the ids share a hash: left to the line validator)."""
+    """The document whose id is each ``lens`` bytes at ``begin``; None if one is not an
+    id of ``ids``."""
     hashes, order, buckets, bits = ids.lookup()
-    if hashes.size == 0 or (hashes.size > 1 and np.any(hashes[1:] == hashes[:-1])):
-        return None
-    h = hashes_at(block, begin, lens)
+    mine = [words[begin + j] for j in range(0, int(lens.max()), 8)]
+    fixed = int(lens.min()) == int(lens.max())
+    h = hashes_of(lambda j: mine[j // 8], lens)       # masks ``mine`` past each id's end
     bucket = h >> np.uint64(64 - bits)
     at, end = buckets[bucket].astype(np.int64), buckets[bucket + np.uint64(1)]
     at = np.minimum(at, hashes.size - 1)
@@ -112,11 +124,10 @@ def _documents(block: np.ndarray, begin: np.ndarray, lens: np.ndarray,
     # confirmed byte for byte: a hash hit alone could be another string
     if not np.array_equal(ids.offsets[docs + 1] - ids.offsets[docs], lens):
         return None
-    theirs = ids.offsets[docs]
-    for j in range(0, int(lens.max()), 8):
-        mask = _MASKS[np.clip(lens - j, 0, 8)]
-        mine = windows_at(block, np.minimum(begin + j, block.size - 1)) & mask
-        if not np.array_equal(mine, windows_at(ids.data, np.minimum(theirs + j,
-                                                                   ids.data.size - 1)) & mask):
+    theirs, pack_words, last = ids.offsets[docs], ids.words(), int(ids.offsets[-1])
+    for k, w in enumerate(mine):
+        j = 8 * k
+        mask = _MASKS[min(int(lens[0]) - j, 8)] if fixed else _MASKS[np.clip(lens - j, 0, 8)]
+        if not np.array_equal(w, pack_words[np.minimum(theirs + j, last)] & mask):
             return None
     return docs

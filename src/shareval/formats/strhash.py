@@ -48,7 +48,7 @@ def span_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.uint64)
     words = windows(data)
     last = words.size - 1
-    return _mixed(lambda j: words[np.minimum(start + j, last)], lens)
+    return hashes_of(lambda j: words[np.minimum(start + j, last)], lens)
 
 
 def hashes_at(data: np.ndarray, begin: np.ndarray, lens: np.ndarray) -> np.ndarray:
@@ -57,11 +57,12 @@ def hashes_at(data: np.ndarray, begin: np.ndarray, lens: np.ndarray) -> np.ndarr
     if lens.size == 0:
         return np.zeros(0, dtype=np.uint64)
     last = max(data.size - 1, 0)
-    return _mixed(lambda j: windows_at(data, np.minimum(begin + j, last)), lens)
+    return hashes_of(lambda j: windows_at(data, np.minimum(begin + j, last)), lens)
 
 
-def _mixed(words_at, lens: np.ndarray) -> np.ndarray:
-    """The hash of strings of lengths ``lens`` whose bytes j..j+7 ``words_at(j)`` gives."""
+def hashes_of(words_at, lens: np.ndarray) -> np.ndarray:
+    """The hash of strings of lengths ``lens`` whose bytes j..j+7 ``words_at(j)`` gives
+    (a new array, masked here in place past each string's end)."""
     h = lens.astype(np.uint64) * _SEED
     shortest = int(lens.min())
     for j in range(0, int(lens.max()), 8):
