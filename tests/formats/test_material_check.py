@@ -50,6 +50,7 @@ MUTATIONS = [
     lambda t: t.replace("\n", "\n\n", 1), lambda t: t.replace("doc5\t", "\t", 1),
     lambda t: t.replace("\t1.0\n", "\t1.00001\n", 1), lambda t: t.replace("\t", "\t\t", 1),
     lambda t: t.replace("ü", "u", 1), lambda t: "",
+    lambda t: re.sub(r"\t0\.([0-9][0-9])", r"\t0\1", t, count=1),        # no point
     # six decimals: 8 characters, one more than a confidence may have
     lambda t: re.sub(r"\t([01]\.[0-9]+)\n", lambda m: f"\t{(m[1] + '0' * 6)[:8]}\n", t, count=1),
 ]
