@@ -18,7 +18,7 @@ DOCS = ["D1", "D10", "D100", "d-ü", "MATERIAL_EVAL1-1A_00000001", "MATERIAL_EVA
 
 
 def pack():
-    return Pack(root=None, settings={}, doc_ids=DOCS, doc_index={d: i for i, d in enumerate(DOCS)},
+    return Pack(root=None, settings={}, doc_ids=DOCS,
                 conversational=np.zeros(len(DOCS), bool))
 
 

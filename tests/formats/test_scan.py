@@ -10,7 +10,7 @@ DOCS = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(12)] + ["doc-ü", "x"]
 
 
 def pack():
-    return Pack(root=None, settings={}, doc_ids=DOCS, doc_index={d: i for i, d in enumerate(DOCS)},
+    return Pack(root=None, settings={}, doc_ids=DOCS,
                 conversational=np.zeros(len(DOCS), bool))
 
 

@@ -21,13 +21,16 @@ folder per query with its ``.tsv``, the summary JSON files and images.
 from __future__ import annotations
 
 import re
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from .docids import DocIds, Labels
 from .errors import Problems, read_text
+from .strhash import hashes_at
 from .table import read_table
 
 CONFIDENCE = re.compile(r"^[0-9]\.[0-9]{1,5}$")
@@ -62,24 +65,34 @@ class Query:
 class Pack:
     root: Path
     settings: dict
-    doc_ids: list[str]
-    doc_index: dict[str, int]
+    doc_ids: DocIds                       # a list of str is converted
     conversational: np.ndarray            # bool per document
     queries: dict[str, Query] = field(default_factory=dict)
-    genres: list[str] = field(default_factory=list)      # per document ("" = none given)
-    modes: list[str] = field(default_factory=list)       # per document: text, speech or ""
+    genres: Labels = field(default_factory=lambda: Labels.of([]))  # per document ("" = none)
+    modes: Labels = field(default_factory=lambda: Labels.of([]))   # text, speech or ""
     _table: object = field(default=None, repr=False)
     # bool per document: the documents one part of a split scores (DomainID, LangID;
     # tasks/splits.py); None scores every document
     scored: np.ndarray | None = field(default=None, repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.doc_ids, DocIds):
+            self.doc_ids = DocIds.of(self.doc_ids)
+        for name in ("genres", "modes"):
+            if not isinstance(getattr(self, name), Labels):
+                setattr(self, name, Labels.of(getattr(self, name)))
+
+    @property
+    def doc_index(self) -> dict[str, int]:
+        """id -> position, built on first use: only the line validators need it."""
+        return self.doc_ids.index()
 
     @property
     def language(self) -> str | None:
         lang = self.settings.get("language")
         if lang:
             return str(lang)
-        m = re.match(r"^MATERIAL_[^-]+-([^_]+)_", self.doc_ids[0]) if self.doc_ids else None
-        return m.group(1) if m else None
+        return language_of(self.doc_ids[0]) if len(self.doc_ids) else None
 
     def beta(self, task: str) -> float | None:
         b = self.settings.get("beta")
@@ -98,10 +111,21 @@ class Pack:
 
     @property
     def doc_pattern(self) -> str | None:
-        if not self.settings.get("docid_pattern"):
-            return None
-        return DOCID.format(period=re.escape(str(self.settings.get("eval_period", "[A-Z0-9]+"))),
-                            lang=re.escape(str(self.language or "[A-Z0-9]+")))
+        return docid_pattern(self.settings, self.language)
+
+
+def language_of(doc_id: str) -> str | None:
+    """The language of a plan DocID (MATERIAL_<period>-<lang>_<number>)."""
+    m = re.match(r"^MATERIAL_[^-]+-([^_]+)_", doc_id)
+    return m.group(1) if m else None
+
+
+def docid_pattern(settings: dict, language: str | None) -> str | None:
+    """The plan's DocID pattern when pack.yaml asks for it (docid_pattern)."""
+    if not settings.get("docid_pattern"):
+        return None
+    return DOCID.format(period=re.escape(str(settings.get("eval_period", "[A-Z0-9]+"))),
+                        lang=re.escape(str(language or "[A-Z0-9]+")))
 
 
 def parse_query(text: str) -> tuple[str, str] | str:
@@ -137,43 +161,116 @@ def read_pack(root, problems: Problems) -> Pack | None:
             problems.add(root / "pack.yaml", 1, "yaml", "expected a mapping of settings")
             settings = {}
     docs_path = root / "documents.tsv"
-    doc_ids: list[str] = []
-    cs: list[bool] = []
-    genres: list[str] = []
-    modes: list[str] = []
-    text = read_text(docs_path, problems)
-    index: dict[str, int] = {}
-    if text is not None:
-        for i, line in enumerate(_split_lines(text), 1):
-            if not line.strip() or (i == 1 and line.split("\t")[0] == "doc_id"):
-                continue
-            parts = line.rstrip("\r").split("\t")
-            doc = parts[0].strip()
-            if doc in index:
-                problems.add(docs_path, i, "doc_id", f"duplicate document {doc!r}")
-                continue
-            genre = parts[1].strip() if len(parts) > 1 else ""
-            mode = parts[2].strip().lower() if len(parts) > 2 else ""
-            if mode and mode not in MODES:
-                problems.add(docs_path, i, "mode", f"expected text or speech, found {parts[2]!r}")
-            index[doc] = len(doc_ids)
-            doc_ids.append(doc)
-            cs.append(genre.lower() in CS_GENRES)
-            genres.append(genre)
-            modes.append(mode or MODE_OF_GENRE.get(genre.lower(), ""))
-        if not doc_ids:
-            problems.add(docs_path, None, "file", "no documents")
-    pack = Pack(root, settings, doc_ids, index, np.array(cs, dtype=bool), genres=genres,
-                modes=modes)
-    pattern = pack.doc_pattern
-    if pattern:
-        rx = re.compile(pattern)
-        for doc in doc_ids:
-            if not rx.match(doc):
-                problems.add(docs_path, None, "doc_id", f"{doc!r} does not match {pattern}")
+    docs = _read_documents(docs_path, settings, problems)
+    ids, cs, genres, modes = docs or (DocIds.of([]), np.zeros(0, dtype=bool), Labels.of([]),
+                                      Labels.of([]))
+    pack = Pack(root, settings, ids, cs, genres=genres, modes=modes)
     if (root / "queries.tsv").exists():
         pack.queries = read_queries(root / "queries.tsv", problems)
     return pack
+
+
+def _read_documents(path: Path, settings: dict, problems: Problems):
+    """(ids, conversational, genres, modes) of documents.tsv, or None when it cannot
+    be read. The ids go
+    straight into one buffer (no str kept per document, no dict: issue 41), so a
+    repeated id is found afterwards by hash and confirmed; the problems are those,
+    in the order, that checking line by line with a dict of the ids gave."""
+    text = read_text(path, problems)
+    if text is None:
+        return None
+    # sized once (ids' bytes <= the text's, records <= lines): growing buffers side
+    # by side left the freed copies as holes the process kept (~35 MB for 485 k ids)
+    rows = text.count("\n") + 1
+    data = bytearray((len(text) if text.isascii() else len(text.encode("utf-8"))) + 8)
+    into = memoryview(data)
+    ends, lines = array("q", [0]) * rows, array("i", [0]) * rows
+    genre_codes, mode_codes = array("i", [0]) * rows, array("i", [0]) * rows
+    genre_names: dict[str, int] = {}
+    mode_names: dict[str, int] = {}
+    found: list[tuple[int, int, str, str]] = []    # (line, document, field, message)
+    rx = pattern = None
+    unmatched: list[tuple[int, str]] = []          # (document, id) not matching the pattern
+    k = end = 0
+    for i, line in enumerate(_split_lines(text), 1):
+        if not line.strip() or (i == 1 and line.split("\t")[0] == "doc_id"):
+            continue
+        parts = line.rstrip("\r").split("\t")
+        doc = parts[0].strip()
+        genre = parts[1].strip() if len(parts) > 1 else ""
+        mode = parts[2].strip().lower() if len(parts) > 2 else ""
+        if mode and mode not in MODES:
+            found.append((i, k, "mode", f"expected text or speech, found {parts[2]!r}"))
+        if not k:                  # the language of the first id, unless pack.yaml says
+            pattern = docid_pattern(settings, str(settings.get("language") or "") or
+                                    language_of(doc))
+            rx = re.compile(pattern) if pattern else None
+        if rx is not None and not rx.match(doc):
+            unmatched.append((k, doc))
+        raw = doc.encode("utf-8")
+        into[end:end + len(raw)] = raw
+        end += len(raw)
+        ends[k], lines[k] = end, i
+        genre_codes[k] = genre_names.setdefault(genre, len(genre_names))
+        mode = mode or MODE_OF_GENRE.get(genre.lower(), "")
+        mode_codes[k] = mode_names.setdefault(mode, len(mode_names))
+        k += 1
+    into.release()
+    del data[end + 8:], text      # zeros after the ids (DocIds.words); the text is not
+    #                               held while the ids are hashed
+    offsets = np.zeros(k + 1, dtype=np.int64)
+    offsets[1:] = np.frombuffer(ends, dtype=np.int64, count=k)
+    del ends
+    ids = DocIds(np.frombuffer(data, dtype=np.uint8), offsets)
+    genres = Labels(_small(genre_codes, k, len(genre_names)), list(genre_names))
+    modes = Labels(_small(mode_codes, k, len(mode_names)), list(mode_names))
+    del genre_codes, mode_codes
+    keep = _first_of_each(ids)
+    if keep is not None:                            # a document listed twice or more
+        found = [f for f in found if keep[f[1]]] + [
+            (lines[k], k, "doc_id", f"duplicate document {ids[k]!r}")
+            for k in np.flatnonzero(~keep).tolist()]
+        found.sort()
+        unmatched = [(k, doc) for k, doc in unmatched if keep[k]]
+        ids = _only(ids, keep)
+        genres, modes = (Labels(x.codes[keep], x.names) for x in (genres, modes))
+    for i, _, name, message in found:
+        problems.add(path, i, name, message)
+    if not len(ids):
+        problems.add(path, None, "file", "no documents")
+    for _, doc in unmatched:
+        problems.add(path, None, "doc_id", f"{doc!r} does not match {pattern}")
+    cs = np.array([g.lower() in CS_GENRES for g in genres.names] or [False], dtype=bool)
+    return ids, cs[genres.codes], genres, modes
+
+
+def _small(codes: array, n: int, names: int) -> np.ndarray:
+    """The first ``n`` codes, as uint8 when there are few names (genres, modes)."""
+    out = np.frombuffer(codes, dtype=np.int32, count=n)
+    return out.astype(np.uint8) if names <= 256 else out.copy()
+
+
+def _first_of_each(ids: DocIds) -> np.ndarray | None:
+    """None when the ids differ; else True for each id's first listing (a shared hash
+    is confirmed by comparing the ids). Uses, and so builds, the ids' lookup."""
+    hashes, order = ids.lookup()[:2]
+    same = hashes[1:] == hashes[:-1]
+    if not same.any():
+        return None
+    keep = np.ones(len(ids), dtype=bool)
+    first: dict[str, int] = {}
+    for k in np.unique(np.concatenate([order[1:][same], order[:-1][same]])).tolist():
+        if first.setdefault(ids[k], k) != k:        # k ascending: the first listing wins
+            keep[k] = False
+    return keep if not keep.all() else None
+
+
+def _only(ids: DocIds, keep: np.ndarray) -> DocIds:
+    lengths = np.diff(ids.offsets)
+    offsets = np.zeros(int(keep.sum()) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(lengths[keep])
+    return DocIds(np.concatenate([ids.data[np.repeat(keep, lengths)],
+                                  np.zeros(8, dtype=np.uint8)]), offsets)
 
 
 def _split_lines(text: str):

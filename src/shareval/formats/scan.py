@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._numba_start import nb
+from .docids import DocIds
 
 TICKS = 100_000            # confidence 1.0 in ticks of 1e-5
 FNV_OFFSET = np.uint64(14695981039346656037)
@@ -43,26 +44,17 @@ class DocTable:
     order: np.ndarray       # document order of the last file scanned (a guess for the next)
 
 
-def doc_table(doc_ids: list[str]) -> DocTable:
-    # the ids joined, not a bytes object per id: a pack of 500,000 documents held
-    # ~30 MB more at its peak (uploads' memory, issue 41)
-    n = len(doc_ids)
-    joined = "".join(doc_ids).encode("utf-8")
-    lengths = np.fromiter(map(len, doc_ids), dtype=np.int64, count=n)
-    if int(lengths.sum()) != len(joined):           # non-ASCII ids: bytes, not characters
-        lengths = np.fromiter((len(d.encode("utf-8")) for d in doc_ids), dtype=np.int64,
-                              count=n)
-    offsets = np.zeros(n + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum(lengths)
-    data = np.frombuffer(joined, dtype=np.uint8).copy() if n else np.zeros(0, dtype=np.uint8)
-    del joined
+def doc_table(doc_ids) -> DocTable:
+    """The table of a pack's ``DocIds`` (or of a list of ids): their bytes as stored."""
+    ids = doc_ids if isinstance(doc_ids, DocIds) else DocIds.of(doc_ids)
+    n = len(ids)
     size = 1
     while size < 4 * max(n, 1):
         size *= 2
     keys = np.zeros(size, dtype=np.uint64)
     slots = np.full(size, -1, dtype=np.int64)
-    _fill(data, offsets, keys, slots)
-    return DocTable(keys, slots, data, offsets, np.arange(n, dtype=np.int64))
+    _fill(ids.data, ids.offsets, keys, slots)
+    return DocTable(keys, slots, ids.data, ids.offsets, np.arange(n, dtype=np.int64))
 
 
 @nb.njit(cache=True, nogil=True)
@@ -218,6 +210,7 @@ def scan_file(data: bytes, table: DocTable, allowed: np.ndarray, columns: int,
     """
     n_docs = allowed.size
     buf = np.frombuffer(data, dtype=np.uint8)
+    buf.flags.writeable = False      # a bytearray too: one compiled (cached) signature
     decision = np.zeros(n_docs, dtype=np.bool_)
     ticks = np.zeros(n_docs, dtype=np.int32)
     seen = np.zeros(n_docs, dtype=np.bool_)

@@ -48,10 +48,25 @@ def span_hashes(data: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=np.uint64)
     words = windows(data)
     last = words.size - 1
+    return hashes_of(lambda j: words[np.minimum(start + j, last)], lens)
+
+
+def hashes_at(data: np.ndarray, begin: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """``span_hashes``' hash of each string ``data[begin[i]:begin[i] + lens[i]]``, the
+    strings anywhere in ``data`` (a file's fields between tabs), without copying it."""
+    if lens.size == 0:
+        return np.zeros(0, dtype=np.uint64)
+    last = max(data.size - 1, 0)
+    return hashes_of(lambda j: windows_at(data, np.minimum(begin + j, last)), lens)
+
+
+def hashes_of(words_at, lens: np.ndarray) -> np.ndarray:
+    """The hash of strings of lengths ``lens`` whose bytes j..j+7 ``words_at(j)`` gives
+    (a new array, masked here in place past each string's end)."""
     h = lens.astype(np.uint64) * _SEED
     shortest = int(lens.min())
     for j in range(0, int(lens.max()), 8):
-        w = words[np.minimum(start + j, last)]
+        w = words_at(j)
         w &= _MASKS[np.clip(lens - j, 0, 8)]            # bytes past the string's end: 0
         mixed = h ^ w
         mixed *= _MIX

@@ -17,11 +17,26 @@ import numpy as np
 from ...formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
 from ...formats.errors import InvalidInput, Problem, Problems
 from ...formats.material import Pack, read_judgment_lines, read_output_lines, read_pack
+from ...formats.material_check import output_file_clean
 from ...progress import progress
 from ..base import Task, load_checked
 
 
 IN_FLIGHT_BYTES = 8 << 20        # past this, a submission's files are scanned one ahead
+# validate: the files' first bytes up to this are checked with numpy (no numba: ~170 MB
+# less for an upload); past it the numba scanner, ~10x faster a line, checks the rest,
+# its fixed memory then under 3x what was read (uploads' memory, issue 41)
+NUMPY_CHECK_BYTES = 64 << 20
+
+
+class _Done:
+    """A result ready now, settled like a worker's future (``_parse``)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def result(self):
+        return self.value
 
 
 def scan_file(*args, **kwargs):
@@ -36,8 +51,8 @@ def scan_file(*args, **kwargs):
 class Submission:
     path: str
     ids: list[str]                    # query, domain or language ids, in pack order
-    decision: np.ndarray              # ids x documents, bool
-    ticks: np.ndarray                 # ids x documents, int32 confidence in units of 1e-5
+    decision: np.ndarray | None       # ids x documents, bool (None: only checked, validate)
+    ticks: np.ndarray | None          # ids x documents, int32 confidence in units of 1e-5
     metadata: dict[str, list[str]] | None = None
     files: dict[str, bytes] | None = None
     warnings: list[str] = field(default_factory=list)
@@ -60,12 +75,12 @@ def pack_limits(pack: Pack) -> Limits:
 
 
 def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
-    """(name, bytes) of each file of a submission folder or .tgz, one at a time."""
+    """(name, bytes) of each file of a submission folder or .tgz (bytearray), one at a time."""
     p = Path(path)
     if p.is_dir():
         return iter_folder(p, problems, limits)
-    if p.is_file():
-        return iter_tgz(p, problems, limits)
+    if p.is_file():                     # bytearrays: every reader here takes them
+        return iter_tgz(p, problems, limits, mutable=True)
     problems.fatal(p, None, "file", "does not exist")
     return iter(())
 
@@ -102,9 +117,20 @@ class _MaterialTask(Task):
             return self.load_submission(sub, reference, name)
         return sub
 
-    def load_submission(self, path, reference=None, name: str | None = None):
+    def validate(self, submission, reference=None, name: str | None = None) -> list[str]:
+        """The warnings, or InvalidInput, of loading the submission, found without
+        decoding it (``_parse``'s check_only): what the upload child holds is the pack
+        and a file or two, not numba and the decoded matrices (issue 41)."""
+        if not isinstance(submission, (str, Path)):
+            return super().validate(submission, reference, name)
+        ref = self.reference(reference) if reference is not None else None
+        return list(self.load_submission(submission, ref, name, check_only=True).warnings)
+
+    def load_submission(self, path, reference=None, name: str | None = None,
+                        check_only: bool = False):
         """``name``: the archive's own name when it is stored under another (the
-        server's uploads); its plan-8.2.1.2 fields are checked either way."""
+        server's uploads); its plan-8.2.1.2 fields are checked either way.
+        ``check_only``: checked, not decoded (``validate``)."""
         if reference is None:
             raise InvalidInput([Problem("<arguments>", None, "reference",
                                         f"{self.name} needs --reference PACK: the collection's "
@@ -114,7 +140,7 @@ class _MaterialTask(Task):
                                           problems)
         sub = self._parse(Path(path), iter_submission_files(path, problems,
                                                             pack_limits(reference)),
-                          reference, problems)
+                          reference, problems, check_only)
         problems.raise_if_any()
         if fields:
             sub.warnings.append("archive name: " + ", ".join(
@@ -155,41 +181,56 @@ class _MaterialTask(Task):
                                                      f"pack is {queryset}")
         return fields
 
-    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
-        """Check each file's name against the pack and parse it as it arrives."""
+    def _parse(self, root: Path, files, pack: Pack, problems: Problems,
+               check_only: bool = False) -> Submission:
+        """Check each file's name against the pack and parse it as it arrives.
+        ``check_only``: the verdict alone (``validate``): nothing is decoded into
+        matrices; the files are checked with numpy (``material_check``), without
+        loading numba, up to NUMPY_CHECK_BYTES, then scanned; a file either refuses
+        goes to the line validator as before."""
         ids = self.ids(pack)
         row = {f"{i}.tsv": k for k, i in enumerate(ids)}
         expected = self.expected_docs(pack)
         n = len(pack.doc_ids)
-        decision = np.zeros((len(ids), n), dtype=bool)
-        ticks = np.zeros((len(ids), n), dtype=np.int32)
+        decision = ticks = None
+        if not check_only:
+            decision = np.zeros((len(ids), n), dtype=bool)
+            ticks = np.zeros((len(ids), n), dtype=np.int32)
         found = np.zeros(len(ids), dtype=bool)
         member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
 
         def fast(name, data):
-            # runs on a worker thread: the numba scanner releases the GIL
-            return name, data, scan_file(data, pack.table(), expected, self.columns)
+            # runs on a worker thread: the numba scanner releases the GIL. The bytes go
+            # back to this thread (freed on a worker, they doubled score's system time)
+            return name, len(data), data, scan_file(data, pack.table(), expected, self.columns)
+
+        def check(name, data):
+            clean = self.columns == 3 and output_file_clean(data, pack.doc_ids, expected)
+            return _Done((name, len(data), None if clean else data, clean or None))
 
         pending: deque = deque()
 
         def settle() -> int:
-            """The oldest file's rows; how many bytes it held."""
-            name, data, scanned = pending.popleft().result()
+            """The oldest file's rows; how many bytes it held. Problems are reported here,
+            in the files' order, whichever way the files were checked."""
+            name, size, data, scanned = pending.popleft().result()
             k = row[name]
-            size = len(data)
             if scanned is None:                      # line validator, in order, on this thread
-                f = read_output_lines(str(member(name)), data, pack, problems, self.columns,
-                                      expected)
-                if f is None:
-                    return size
-                scanned = f
-            decision[k] = scanned.decision
-            ticks[k] = scanned.ticks
+                scanned = read_output_lines(str(member(name)), data, pack, problems,
+                                            self.columns, expected)
+                del data
+            if scanned is not None and decision is not None:
+                decision[k] = scanned.decision
+                ticks[k] = scanned.ticks
             return size
 
-        pack.table()
+        if check_only:
+            pack.doc_ids.lookup()
+        else:
+            pack.table()
         stopped_early = False
         in_flight = 0                                # bytes of the pending files
+        checked = 0                                  # bytes checked with numpy
         with ThreadPoolExecutor(2) as pool:
             for name, data in progress(files, total=len(ids), what=f"reading {root.name}"):
                 if problems.full:
@@ -204,8 +245,14 @@ class _MaterialTask(Task):
                                  f"{self.id_name} of the pack")
                 else:
                     found[row[name]] = True
-                    pending.append(pool.submit(fast, name, data))
+                    if check_only and checked < NUMPY_CHECK_BYTES:
+                        checked += len(data)
+                        pending.append(check(name, data))
+                    else:
+                        pack.table()                 # built here, not on two workers
+                        pending.append(pool.submit(fast, name, data))
                     in_flight += len(data)
+                    del data
                     # bounded: a few files in memory at once, and few bytes (a .tgz of
                     # large members is read one member ahead: uploads' memory, issue 41)
                     while len(pending) > 4 or (len(pending) > 1 and in_flight > IN_FLIGHT_BYTES):

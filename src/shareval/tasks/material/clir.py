@@ -207,8 +207,7 @@ class MaterialClir(_MaterialTask):
         for name, labels in (("per_genre", pack.genres), ("per_mode", pack.modes)):
             if len(labels) != nd:
                 continue
-            arr = np.asarray(labels, dtype=object)
-            groups = {key: arr == key for key in sorted(set(labels) - {""})}
+            groups = labels.masks()
             if groups:
                 out[name] = groups
         return out

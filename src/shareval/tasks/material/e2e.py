@@ -87,7 +87,10 @@ class MaterialE2E(MaterialClir):
             out.append(("system", f"{system!r} is not <TeamID>.<SysLabel>"))
         return out
 
-    def _parse(self, root: Path, files, pack: Pack, problems: Problems) -> Submission:
+    def _parse(self, root: Path, files, pack: Pack, problems: Problems,
+               check_only: bool = False) -> Submission:
+        """Decoded even to validate (``check_only`` is not used): the summaries' checks
+        need each line's decision and metadata."""
         ids = list(pack.queries)
         known = set(ids)
         member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
