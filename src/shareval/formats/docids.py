@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from .strhash import hashes_of
+from .strhash import hashes_at
 
 HASH_BLOCK = 1 << 16               # ids hashed at once
 
@@ -97,12 +97,9 @@ class DocIds(Sequence):
         if self._lookup is None:
             n = len(self)
             h = np.empty(n, dtype=np.uint64)
-            words, end = self.words(), int(self.offsets[-1])
             for a in range(0, n, HASH_BLOCK):         # a block at a time: small temporaries
                 b = min(a + HASH_BLOCK, n)
-                begin = self.offsets[a:b]
-                h[a:b] = hashes_of(lambda j: words[np.minimum(begin + j, end)],
-                                   np.diff(self.offsets[a:b + 1]))
+                h[a:b] = hashes_at(self.data, self.offsets[a:b], np.diff(self.offsets[a:b + 1]))
             small = np.int32 if n < 2 ** 31 else np.int64
             order = np.argsort(h, kind="stable")
             h.sort()                                    # in place: no second array

@@ -8,7 +8,7 @@ The tasks built on it: ``clir.py`` (AQWV, MQWV, oracle, AUC), ``identification.p
 from __future__ import annotations
 
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -29,14 +29,11 @@ IN_FLIGHT_BYTES = 8 << 20        # past this, a submission's files are scanned o
 NUMPY_CHECK_BYTES = 64 << 20
 
 
-class _Done:
+def _done(value) -> Future:
     """A result ready now, settled like a worker's future (``_parse``)."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def result(self):
-        return self.value
+    f: Future = Future()
+    f.set_result(value)
+    return f
 
 
 def scan_file(*args, **kwargs):
@@ -206,7 +203,7 @@ class _MaterialTask(Task):
 
         def check(name, data):
             clean = self.columns == 3 and output_file_clean(data, pack.doc_ids, expected)
-            return _Done((name, len(data), None if clean else data, clean or None))
+            return _done((name, len(data), None if clean else data, clean or None))
 
         pending: deque = deque()
 
