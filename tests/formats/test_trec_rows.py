@@ -194,3 +194,87 @@ def test_windows_at_reads_what_the_padded_copy_holds(size):
     begin = np.arange(size, dtype=np.int64)[::-1].copy()
     assert np.array_equal(strhash.windows_at(data, begin), strhash.windows(data)[begin])
     assert strhash.windows_at(data[:0], begin[:0]).size == 0
+
+
+# -- ids no score reads are dropped once the qrels is known (drop_unscored_ids) --------
+
+def _write_tied_case(tmp_path, sorted_run=True):
+    """Queries where a judged id ties with a larger unjudged one: trec_eval ranks the
+    unjudged first (ids descending), so dropping a tied id changes AP."""
+    long = "-document-with-a-long-identifier"
+    qrels, run = [], []
+    for q in range(6):
+        judged = f"aa{q}{long}"
+        qrels.append(f"q{q} 0 {judged} 1\n")
+        qrels.append(f"q{q} 0 never-retrieved-{q}{long} 1\n")
+        rows = [(f"zz{q}{long}", 5.0), (judged, 5.0), (f"mm{q}{long}", 4.0),
+                (f"bb{q}{long}", 3.0 + 1e-9), (f"cc{q}{long}", 3.0), (f"dd{q}{long}", 1.0)]
+        if not sorted_run:
+            rows = rows[::-1]
+        run += [f"q{q} Q0 {d} {i + 1} {s!r} tag\n" for i, (d, s) in enumerate(rows)]
+    (tmp_path / "qrels").write_text("".join(qrels))
+    (tmp_path / "run").write_text("".join(run))
+    return tmp_path / "qrels", tmp_path / "run"
+
+
+@pytest.mark.parametrize("precision", ["float", "double"])
+@pytest.mark.parametrize("judged_bits", [24, 1])
+def test_dropped_ids_are_exactly_the_unjudged_untied_ones_and_scores_stay(
+        tmp_path, monkeypatch, precision, judged_bits):
+    """Judged rows and rows tied in single precision keep their ids (a superset by hash
+    prefix may keep more: judged_bits=1 keeps all); results equal the line reader's."""
+    from shareval.formats import trec_arrow
+    monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(trec_rows, "JUDGED_BITS", judged_bits)
+    qrels, run = _write_tied_case(tmp_path)
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    ref, sub = get("trec").load(str(qrels), str(run))
+    assert sub.docs_per_row and sub.d_hashes is None
+    ids = sub.d_dict.to_pylist()
+    full = [line.split()[2] for line in run.read_text().splitlines()]
+    for kept, doc in zip(ids, full):
+        must = doc.startswith(("aa", "zz", "bb", "cc"))     # judged, or tied in float
+        assert kept == doc if must or judged_bits == 1 else kept in (doc, "")
+    if judged_bits == 24:
+        assert ids.count("") >= 6          # "mm" and "dd" rows: 12, less hash-prefix luck
+    lines, fast = _score_both(monkeypatch, qrels, run, score_precision=precision)
+    _same(lines, fast)
+    assert fast.breakdowns["per_query"]["q0"]["map"] == pytest.approx(0.25)
+
+
+def test_a_run_not_in_score_order_keeps_every_id(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    qrels, run = _write_tied_case(tmp_path, sorted_run=False)
+    _, sub = get("trec").load(str(qrels), str(run))
+    assert "" not in sub.d_dict.to_pylist()
+    _same(*_score_both(monkeypatch, qrels, run))
+
+
+def test_without_hashes_the_exact_join_decides_what_is_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    qrels, run = _write_tied_case(tmp_path)
+    ref = get("trec").reference(str(qrels))
+    sub = read_run(run, Problems())
+    sub.d_hashes = None
+    from shareval.formats.trec_arrow import as_arrow
+    trec_rows.drop_unscored_ids(sub, as_arrow(ref.d_dict))
+    full = [line.split()[2] for line in run.read_text().splitlines()]
+    assert sub.d_dict.to_pylist() == [d if d.startswith(("aa", "zz", "bb", "cc")) else ""
+                                      for d in full]
+
+
+def test_the_streamed_reader_unifies_queries_across_blocks(tmp_path, monkeypatch):
+    """Queries split between blocks and coming back later, tags first seen late: the
+    same table as the line reader's."""
+    from shareval.formats import trec_arrow
+    monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 128)
+    rng = random.Random(3)
+    lines = [f"q{rng.randrange(7)} Q0 d{i:05d} {i} {rng.random():.6f} t{rng.randrange(3)}\n"
+             for i in range(300)]
+    (tmp_path / "run").write_text("".join(lines))
+    fast = trec_arrow.read_fast(tmp_path / "run", "run")
+    slow = trec_format._read_lines(tmp_path / "run", "run", Problems())
+    assert fast is not None and fast.d_dict.num_chunks > 10 if hasattr(fast.d_dict, "num_chunks") \
+        else fast is not None
+    assert fast.qids() == slow.qids() and fast.docs() == slow.docs()
+    assert fast.tags == slow.tags and np.array_equal(fast.value, slow.value)

@@ -198,3 +198,16 @@ def test_judgments_joined_by_small_blocks_equal_pytrec_eval(data, block):
         for name in cut:
             if name in TREC_NAMES:
                 assert cut[name][qid] == pytest.approx(values[TREC_NAMES[name]], abs=1e-9)
+
+
+def test_judgments_beyond_int32_keep_their_value():
+    """judgments_of narrows its column to int32 only when every judgment fits."""
+    from shareval.metrics.ranking import Encoded, by_position, judgments_of
+    big = 2 ** 40
+    e = Encoded(1, 3, np.array([0, 0, 0]), np.array([0, 1, 2]), np.array([3.0, 2.0, 1.0]),
+                np.array([0, 0]), np.array([0, 2]), np.array([big, 1]), by_position(np.arange(3)))
+    out = judgments_of(e, None, missing=-1)
+    assert out.tolist() == [big, -1, 1]
+    small = Encoded(1, 3, e.run_q, e.run_doc, e.run_score, e.qrels_q, e.qrels_doc,
+                    np.array([2, 1]), e.doc_tiebreak)
+    assert judgments_of(small, None).dtype == np.int32

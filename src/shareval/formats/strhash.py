@@ -76,15 +76,22 @@ def hashes_of(words_at, lens: np.ndarray) -> np.ndarray:
     return h
 
 
-def arrow_spans(arr) -> tuple[np.ndarray, np.ndarray]:
-    """(bytes, int64 offsets from 0) of a null-free pyarrow string array, no copy."""
-    n = len(arr)
-    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=n + 1,
-                            offset=arr.offset * 4).astype(np.int64)
+def arrow_offsets(arr) -> tuple[np.ndarray, np.ndarray, int]:
+    """(bytes, offsets as stored, first offset) of a null-free pyarrow string array:
+    views, no copy (string i is ``bytes[offsets[i] - first:offsets[i + 1] - first]``)."""
+    offsets = np.frombuffer(arr.buffers()[1], dtype=np.int32, count=len(arr) + 1,
+                            offset=arr.offset * 4)
     lo, hi = int(offsets[0]), int(offsets[-1])
     data = np.frombuffer(arr.buffers()[2], dtype=np.uint8, count=hi - lo, offset=lo) \
         if hi > lo else np.zeros(0, dtype=np.uint8)
-    return data, offsets - lo
+    return data, offsets, lo
+
+
+def arrow_spans(arr) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, int64 offsets from 0) of a null-free pyarrow string array; the bytes are
+    a view, the offsets a copy."""
+    data, offsets, lo = arrow_offsets(arr)
+    return data, offsets.astype(np.int64) - lo
 
 
 def arrow_hashes(arr) -> np.ndarray:

@@ -25,7 +25,9 @@ from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_numpy as _to_numpy
 
 _IDS = pa.string()
-BLOCK_BYTES = 1 << 24           # the CSV reader's block: each is parsed into a chunk
+# the CSV reader's block, parsed into one chunk: the streaming reader holds a few blocks
+# ahead, so 16 MB blocks held 270 MB more than 4 MB ones at 10M lines, no faster
+BLOCK_BYTES = 1 << 22
 _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
           "relevance": pa.int64(), "rank": pa.int64(), "score": pa.float64()}
 
@@ -62,24 +64,12 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:
-        t = pacsv.read_csv(path, **csv_options(names, delim, block_size=BLOCK_BYTES))
+        columns = _stream(path, kind, delim, names)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
-    if t.num_rows == 0:
+    if columns is None:
         return None
-    cols = {n: t[n] for n in t.column_names}
-    del t                       # each string column is freed once encoded
-    if kind == "run":
-        value = _numpy(cols.pop("score"))
-        if not np.all(np.isfinite(value)):
-            return None
-        tags = pc.unique(cols.pop("run_tag")).to_pylist()
-    else:
-        value = _numpy(cols.pop("relevance"))
-        tags = []
-    cols.pop("rank", None)      # parsed as an integer for validation only
-    q_codes, q_dict, _ = _codes(cols.pop("query_id"))
-    docs = cols.pop("doc_id")
+    q_codes, q_dict, docs, value, tags = columns
     per_row = kind == "run" and _longest(docs) > SHORT_ID_BYTES
     if per_row:                 # long ids: no run dictionary (trec_rows)
         d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=_code_type(len(docs))), docs, False
@@ -94,11 +84,52 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
     if _has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict):
         return None
     if per_row:
-        if trec_rows.has_duplicates(q_codes, d_dict):
+        table.d_hashes = trec_rows.row_hashes(d_dict)
+        if trec_rows.has_duplicates(q_codes, d_dict, table.d_hashes):
             return None
     elif _has_duplicates(table):
         return None
     return table
+
+
+def _stream(path: Path, kind: str, delim: str, names):
+    """(query codes, query dictionary, document id column, values, run tags), or None
+    (no rows, or a non-finite score). The file is parsed a block at a time and each
+    block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
+    the document ids are ever held as text: a 10M-line run's query, rank and tag columns
+    cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md)."""
+    reader = pacsv.open_csv(path, **csv_options(names, delim, block_size=BLOCK_BYTES))
+    value_name = "score" if kind == "run" else "relevance"
+    local_codes, q_dicts, docs, values, tags = [], [], [], [], {}
+    for batch in reader:
+        if batch.num_rows == 0:
+            continue
+        value = _to_numpy(batch.column(value_name))
+        if kind == "run":
+            if not np.all(np.isfinite(value)):
+                return None
+            tags.update(dict.fromkeys(pc.unique(batch.column("run_tag")).to_pylist()))
+        encoded = pc.dictionary_encode(batch.column("query_id"))
+        local_codes.append(_to_numpy(encoded.indices))
+        q_dicts.append(encoded.dictionary)
+        docs.append(batch.column("doc_id"))
+        values.append(value)
+        del batch, encoded
+    if not values:
+        return None
+    # one dictionary of query ids, in order of first appearance (each block's is)
+    q_both = pa.concat_arrays(q_dicts).dictionary_encode()
+    to_global = _to_numpy(q_both.indices)
+    rows = sum(c.size for c in local_codes)
+    q_codes = np.empty(rows, dtype=_code_type(rows))
+    at, first = 0, 0
+    for codes, block_dict in zip(local_codes, q_dicts):
+        q_codes[at:at + codes.size] = to_global[first + codes]
+        at += codes.size
+        first += len(block_dict)
+    del local_codes
+    value = values[0] if len(values) == 1 else np.concatenate(values)
+    return q_codes, q_both.dictionary, pa.chunked_array(docs, pa.string()), value, list(tags)
 
 
 def _code_type(n: int):
@@ -213,13 +244,13 @@ def _has_duplicates(t: TrecTable) -> bool:
     return bool(np.any(keys[1:] == keys[:-1]))
 
 
-def _as_arrow(dictionary) -> pa.Array:
+def as_arrow(dictionary) -> pa.Array:
     return dictionary if isinstance(dictionary, pa.Array) else _strings(dictionary)
 
 
 def _unify(a, b) -> tuple[np.ndarray, np.ndarray, pa.Array]:
     """Map two dictionaries into one: (codes of a's entries, codes of b's, union)."""
-    both = pa.concat_arrays([_as_arrow(a), _as_arrow(b)]).dictionary_encode()
+    both = pa.concat_arrays([as_arrow(a), as_arrow(b)]).dictionary_encode()
     idx = _to_numpy(both.indices).astype(np.int64)
     return idx[: len(a)], idx[len(a):], both.dictionary
 
@@ -242,7 +273,7 @@ def _docs_joined(qrels_dict, run_dict, run_sorted: bool = False
     the ``Encoded.doc_tiebreak`` of these codes). Hashes the qrels' dictionary, usually
     the smaller. ``run_sorted``: the run's dictionary is in byte order.
     """
-    qrels_dict, run_dict = _as_arrow(qrels_dict), _as_arrow(run_dict)
+    qrels_dict, run_dict = as_arrow(qrels_dict), as_arrow(run_dict)
     found = pc.index_in(run_dict, value_set=qrels_dict)
     in_run = _bools(found.is_valid())
     qrels_code = np.full(len(qrels_dict), -1, dtype=np.int64)
@@ -265,9 +296,10 @@ def _docs_joined(qrels_dict, run_dict, run_sorted: bool = False
 def encode(qrels: TrecTable, run: TrecTable) -> tuple[Encoded, list[str]]:
     """``trec.encode`` for tables with pyarrow dictionaries."""
     qa, qb, qdict = _unify(qrels.q_dict, run.q_dict)
-    run_q, qrels_q = qb[run.q_codes], qa[qrels.q_codes]
+    # the run's query codes in the table's width (int32): 80 MB less at 10M rows
+    run_q, qrels_q = qb.astype(run.q_codes.dtype)[run.q_codes], qa[qrels.q_codes]
     if run.docs_per_row:
-        run_d, n_docs, tiebreak = trec_rows.join(_as_arrow(qrels.d_dict), run.d_dict)
+        run_d, n_docs, tiebreak = trec_rows.join(as_arrow(qrels.d_dict), run.d_dict)
         qrels_d = qrels.d_codes
     else:
         qrels_doc_code, n_docs, tiebreak = _docs_joined(qrels.d_dict, run.d_dict,

@@ -34,6 +34,9 @@ class TrecTable:
     # a run's ids longer than 8 bytes (read by pyarrow) are kept one per row: d_dict[i]
     # is row i's id (an id repeats across queries) and d_codes is 0..n-1 (trec_rows)
     docs_per_row: bool = False
+    # such a run as read: the strhash of each row's id (uint64), for dropping the ids no
+    # score reads (trec_rows.scored_only); None once rows are dropped or changed
+    d_hashes: object = field(default=None, repr=False)
 
     def docs_in_byte_order(self) -> bool:
         return self.sorted_d_dict is not None and self.sorted_d_dict is self.d_dict

@@ -94,6 +94,7 @@ def _trec_table(t, keep: Keep):
     q_codes, q_dict = _compact(t.q_codes[rows], t.q_dict)
     d_codes, d_dict = _compact(t.d_codes[rows], t.d_dict)
     out = dataclasses.replace(t, q_codes=q_codes, q_dict=q_dict, d_codes=d_codes, d_dict=d_dict,
+                              d_hashes=None,
                               value=t.value[rows], tags=list(t.tags), notes=list(t.notes))
     if hasattr(t, "warnings"):
         out.warnings = list(t.warnings)

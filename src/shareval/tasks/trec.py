@@ -57,6 +57,17 @@ def _large(path) -> bool:
         return False
 
 
+def _scored_only(run, qrels):
+    """``run`` (just read, so ours) without the ids no score against ``qrels`` reads
+    (``trec_rows.drop_unscored_ids``): for runs whose long ids are kept per row, most
+    of their memory."""
+    if qrels is not None and getattr(run, "docs_per_row", False):
+        from ..formats import trec_rows
+        from ..formats.trec_arrow import as_arrow
+        trec_rows.drop_unscored_ids(run, as_arrow(qrels.d_dict))
+    return run
+
+
 @register
 class TrecTask(Task):
     name = "trec"
@@ -103,13 +114,13 @@ class TrecTask(Task):
                 pending.cancel()
                 raise
             sub = pending.result()
-        return ref, sub
+        return ref, _scored_only(sub, ref)
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
 
     def load_submission(self, path, reference=None):
-        t = load_checked(read_run, path)
+        t = _scored_only(load_checked(read_run, path), reference)
         t.warnings = list(t.notes)
         if len(t.tags) > 1:
             t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
