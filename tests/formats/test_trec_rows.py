@@ -226,6 +226,7 @@ def test_dropped_ids_are_exactly_the_unjudged_untied_ones_and_scores_stay(
     from shareval.formats import trec_arrow
     monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 256)
     monkeypatch.setattr(trec_rows, "JUDGED_BITS", judged_bits)
+    monkeypatch.setattr(trec_rows, "DROP_MIN_BYTES", 0)
     qrels, run = _write_tied_case(tmp_path)
     monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
     ref, sub = get("trec").load(str(qrels), str(run))
@@ -244,6 +245,7 @@ def test_dropped_ids_are_exactly_the_unjudged_untied_ones_and_scores_stay(
 
 def test_a_run_not_in_score_order_keeps_every_id(tmp_path, monkeypatch):
     monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    monkeypatch.setattr(trec_rows, "DROP_MIN_BYTES", 0)
     qrels, run = _write_tied_case(tmp_path, sorted_run=False)
     _, sub = get("trec").load(str(qrels), str(run))
     assert "" not in sub.d_dict.to_pylist()
@@ -256,6 +258,7 @@ def test_without_hashes_the_exact_join_decides_what_is_kept(tmp_path, monkeypatc
     ref = get("trec").reference(str(qrels))
     sub = read_run(run, Problems())
     sub.d_hashes = None
+    monkeypatch.setattr(trec_rows, "DROP_MIN_BYTES", 0)
     from shareval.formats.trec_arrow import as_arrow
     trec_rows.drop_unscored_ids(sub, as_arrow(ref.d_dict))
     full = [line.split()[2] for line in run.read_text().splitlines()]
@@ -278,3 +281,11 @@ def test_the_streamed_reader_unifies_queries_across_blocks(tmp_path, monkeypatch
         else fast is not None
     assert fast.qids() == slow.qids() and fast.docs() == slow.docs()
     assert fast.tags == slow.tags and np.array_equal(fast.value, slow.value)
+
+
+def test_ids_of_a_small_run_are_all_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    qrels, run = _write_tied_case(tmp_path)
+    monkeypatch.setattr(trec_rows, "DROP_MIN_BYTES", run.stat().st_size)
+    _, sub = get("trec").load(str(qrels), str(run))
+    assert "" not in sub.d_dict.to_pylist() and sub.d_hashes is None
