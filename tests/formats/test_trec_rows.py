@@ -266,11 +266,13 @@ def test_without_hashes_the_exact_join_decides_what_is_kept(tmp_path, monkeypatc
                                       for d in full]
 
 
-def test_the_streamed_reader_unifies_queries_across_blocks(tmp_path, monkeypatch):
-    """Queries split between blocks and coming back later, tags first seen late: the
-    same table as the line reader's."""
+@pytest.mark.parametrize("split", [False, True])
+def test_the_streamed_reader_unifies_queries_across_blocks(tmp_path, monkeypatch, split):
+    """Queries split between blocks (and halves of the file read at once) and coming
+    back later, tags first seen late: the same table as the line reader's."""
     from shareval.formats import trec_arrow
     monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 128)
+    monkeypatch.setattr(trec_arrow, "SPLIT_BYTES", 0 if split else 1 << 40)
     rng = random.Random(3)
     lines = [f"q{rng.randrange(7)} Q0 d{i:05d} {i} {rng.random():.6f} t{rng.randrange(3)}\n"
              for i in range(300)]
@@ -289,3 +291,18 @@ def test_ids_of_a_small_run_are_all_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(trec_rows, "DROP_MIN_BYTES", run.stat().st_size)
     _, sub = get("trec").load(str(qrels), str(run))
     assert "" not in sub.d_dict.to_pylist() and sub.d_hashes is None
+
+
+@pytest.mark.parametrize("where", [3, 150, 298])
+def test_a_bad_score_in_either_half_goes_to_the_line_reader(tmp_path, monkeypatch, where):
+    from shareval.formats import trec_arrow
+    monkeypatch.setattr(trec_arrow, "BLOCK_BYTES", 256)
+    monkeypatch.setattr(trec_arrow, "SPLIT_BYTES", 0)
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES", 0)
+    lines = [f"q{i // 10} Q0 d{i:05d} {i} {1000 - i} t\n" for i in range(300)]
+    lines[where] = lines[where].replace(f" {1000 - where} ", " inf ")
+    (tmp_path / "run").write_text("".join(lines))
+    assert trec_arrow.read_fast(tmp_path / "run", "run") is None
+    problems = Problems()
+    read_run(tmp_path / "run", problems)
+    assert [p.line for p in problems.items] == [where + 1]
