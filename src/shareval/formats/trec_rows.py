@@ -214,9 +214,11 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
         (strcmp's) among ids equal before ``start``."""
         out = np.zeros(codes.size, dtype=np.uint64)
         which = np.searchsorted(starts, codes, side="right") - 1
-        present = np.flatnonzero(np.bincount(which, minlength=len(sources)))
-        for k in present.tolist():                     # one source at a time
-            rows = np.flatnonzero(which == k) if present.size > 1 else slice(None)
+        # rows grouped by source once (a scan per source cost rows x chunks)
+        by_source = np.argsort(which, kind="stable")
+        bounds = np.searchsorted(which[by_source], np.arange(len(sources) + 1))
+        for k in np.flatnonzero(np.diff(bounds)).tolist():     # one source at a time
+            rows = by_source[bounds[k]:bounds[k + 1]]
             data, offsets, lo = spans[k]
             local = codes[rows] - starts[k]
             begin = offsets[local].astype(np.int64) - lo + start
