@@ -301,36 +301,15 @@ def grid_statistics(relevant: np.ndarray, ticks: np.ndarray, n_total: np.ndarray
 def _block_sums(relevant: np.ndarray, ticks: np.ndarray, w_miss: np.ndarray,
                 w_fa_cost: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
     """For a few queries (rows): gains summed per tick over the rows, the sum of
-    the rows' best prefixes (highest tick first, at least 0) and pairs per tick.
-
-    Only the ticks a row uses are visited: each row's pairs are sorted by (tick,
-    column) and its gains summed per tick in column order, so every float sum is
-    the one a dense (row, tick) table would give (an absent tick adds 0.0, which
-    changes no sum), at the cost of a sort of the row instead of passes over all
-    ``GRID + 1`` ticks. The tick sums go highest tick first into a (rows, ticks
-    used) table, padded with zeros, whose cumulative sums are the prefixes.
-    """
+    the rows' best prefixes (highest tick first, at least 0) and pairs per tick, each
+    float summed in the order of a dense (row, tick) table (``detection_blocks``)."""
     rows, n_d = ticks.shape
     width = GRID + 1
     if rows == 0 or n_d == 0:
         return np.zeros(width), 0.0, np.zeros(width, dtype=np.int64)
-    shift = (2 * n_d).bit_length()                     # key: tick | column | relevant
-    key = (ticks.astype(np.int64) << shift) | (np.arange(n_d, dtype=np.int64) << 1) | relevant
-    key.sort(axis=1)
-    tick = key >> shift
-    gain = np.where(key & 1, w_miss[:, None], w_fa_cost[:, None])
-    new = np.ones(tick.shape, dtype=bool)
-    new[:, 1:] = tick[:, 1:] != tick[:, :-1]
-    rank = np.cumsum(new, axis=1, dtype=np.int32) - 1  # tick's rank in the row, ascending
-    used = rank[:, -1] + 1                             # ticks each row uses
-    slot = (np.arange(rows) * n_d)[:, None] + (used[:, None] - 1 - rank)   # highest first
-    sums = np.bincount(slot.ravel(), weights=gain.ravel(), minlength=rows * n_d)
-    sums = sums.reshape(rows, n_d)
-    best = float(np.maximum(np.cumsum(sums, axis=1).max(axis=1), 0.0).sum())
-    # column sums over rows, in row order: rows' tick sums, row by row
-    first = np.flatnonzero(new)                        # one pair per (row, tick used)
-    tick_used = tick.ravel()[first]
-    column = np.bincount(tick_used, weights=sums.ravel()[slot.ravel()[first]], minlength=width)
-    count = np.bincount(tick_used, weights=np.diff(np.append(first, tick.size)),
-                        minlength=width).astype(np.int64)
-    return column, best, count
+    from .detection_blocks import block_sums
+    column, best, count = block_sums(
+        np.ascontiguousarray(relevant, dtype=bool), np.ascontiguousarray(ticks),
+        np.ascontiguousarray(w_miss, dtype=np.float64),
+        np.ascontiguousarray(w_fa_cost, dtype=np.float64), width)
+    return column, float(best.sum()), count
