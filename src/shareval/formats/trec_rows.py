@@ -214,8 +214,10 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
         (strcmp's) among ids equal before ``start``."""
         out = np.zeros(codes.size, dtype=np.uint64)
         which = np.searchsorted(starts, codes, side="right") - 1
-        # rows grouped by source once (a scan per source cost rows x chunks)
-        by_source = np.argsort(which, kind="stable")
+        # rows grouped by source once (a scan per source cost rows x chunks); a stable
+        # sort of 16-bit integers is a radix sort
+        small = which.astype(np.int16) if len(sources) < 2 ** 15 else which
+        by_source = np.argsort(small, kind="stable")
         bounds = np.searchsorted(which[by_source], np.arange(len(sources) + 1))
         for k in np.flatnonzero(np.diff(bounds)).tolist():     # one source at a time
             rows = by_source[bounds[k]:bounds[k + 1]]
