@@ -99,6 +99,11 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                         problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
                         ok = False
                         continue
+                    if not -2 ** 63 <= v < 2 ** 63:
+                        problems.add(path, lineno, "relevance",
+                                     f"out of range (a 64-bit integer): {parts[3]!r}")
+                        ok = False
+                        continue
                 else:
                     try:
                         int(parts[3])

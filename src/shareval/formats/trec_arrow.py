@@ -20,6 +20,7 @@ import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded, distinct_codes
 from . import trec_rows
+from .strhash import arrow_offsets
 from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable, arrow_codes
 from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_numpy as _to_numpy
@@ -42,6 +43,50 @@ def _delimiter(path: Path) -> str | None:
     return None
 
 
+def starts_with_bom(path: Path) -> bool:
+    """pyarrow skips a UTF-8 byte order mark; the line reader keeps it in the first id."""
+    with open(path, "rb") as f:
+        return f.read(3) == b"\xef\xbb\xbf"
+
+
+# whitespace str.split() splits on, beyond ASCII (the line reader's columns)
+_UNICODE_SPACE = "[\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}]"
+
+
+def _plain(col: pa.Array) -> bool:
+    """Whether every value of a text column is one field for the line reader as well:
+    no byte up to 0x20 (the other delimiter, tab, form feed, NUL, ...: str.split()
+    would cut there, and NUL would pad short ids into another id's code) and no
+    Unicode whitespace. ASCII text is checked by its smallest and largest byte."""
+    if not len(col):
+        return True
+    data, _, _ = arrow_offsets(col)
+    if data.size == 0:
+        return True
+    if int(data.min()) <= 0x20:
+        return False
+    if int(data.max()) < 0x80:
+        return True
+    return not pc.any(pc.match_substring_regex(col, _UNICODE_SPACE)).as_py()
+
+
+def plain_batch(batch, names) -> bool:
+    """Whether every text column of a parsed block is what the line reader would read
+    (``_plain``): else the file is left to it."""
+    columns = [batch.column(n) for n in names if batch.schema.field(n).type == pa.string()]
+    return all(_plain(chunk) for col in columns
+               for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))
+
+
+def checked_options(names, delim: str, **read) -> dict:
+    """``csv_options`` with every column read, the ignored ones too, for ``plain_batch``
+    (an ignored column holding a tab splits a line into more columns for the line
+    reader)."""
+    options = csv_options(names, delim, **read)
+    options["convert_options"].include_columns = list(names)
+    return options
+
+
 def csv_options(names, delim: str, **read) -> dict:
     """pyarrow.csv.read_csv's options for a TREC file with these columns: one
     definition for the fast reader and the upload child's block check, so that both
@@ -60,7 +105,7 @@ def csv_options(names, delim: str, **read) -> dict:
 def read_fast(path: Path, kind: str) -> TrecTable | None:
     """The table, or None when the file needs the line reader (which reports problems)."""
     delim = _delimiter(path)
-    if delim is None:
+    if delim is None or starts_with_bom(path):
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:
@@ -172,13 +217,15 @@ def _read_part(path: Path, span, kind: str, delim: str, names):
     tags) of the file or of its bytes ``span`` (whole lines), or None on a non-finite
     score."""
     source = path if span is None else pa.PythonFile(_Range(path, *span), mode="r")
-    reader = pacsv.open_csv(source, **csv_options(names, delim, block_size=BLOCK_BYTES))
+    reader = pacsv.open_csv(source, **checked_options(names, delim, block_size=BLOCK_BYTES))
     value_name = "score" if kind == "run" else "relevance"
     local_codes, q_dicts, docs, values, tags = [], [], [], [], {}
     try:
         for batch in reader:
             if batch.num_rows == 0:
                 continue
+            if not plain_batch(batch, names):
+                return None
             value = _to_numpy(batch.column(value_name))
             if kind == "run":
                 if not np.all(np.isfinite(value)):

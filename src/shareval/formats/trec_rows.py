@@ -163,7 +163,8 @@ def _tied_rows(q_codes: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     """Rows whose (query, single-precision score) another row shares, when each query's
     rows are together in non-increasing score order; else None."""
     n = q_codes.size
-    s = score.astype(np.float32)
+    with np.errstate(over="ignore"):        # beyond float32: inf, as when ranking
+        s = score.astype(np.float32)
     same_q = q_codes[1:] == q_codes[:-1]
     groups = n - int(np.count_nonzero(same_q))
     if n and groups != int(np.count_nonzero(np.bincount(q_codes))) or \

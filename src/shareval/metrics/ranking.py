@@ -279,7 +279,8 @@ def evaluate_encoded(e: Encoded, measures, rel_level: int = 1,
         raise ValueError(f"ties must be one of {TIE_RULES}, not {ties!r}")
     nq = e.n_queries
     num_rel = np.bincount(e.qrels_q, weights=(e.qrels_rel >= rel_level), minlength=nq)
-    score = e.run_score.astype(np.float32) if score_precision == "float" else e.run_score
+    with np.errstate(over="ignore"):        # beyond float32: inf, as trec_eval's float
+        score = e.run_score.astype(np.float32) if score_precision == "float" else e.run_score
     if ties == "doc_id":
         order, regrouped = _rank_order(e.run_q, score, e.run_doc, e.doc_tiebreak)
     else:

@@ -60,13 +60,13 @@ def trec_run_warnings(path: str | Path) -> list[str] | None:
 
     from shareval.formats import trec_arrow
     delim = trec_arrow._delimiter(path)
-    if delim is None:
+    if delim is None or trec_arrow.starts_with_bom(path):
         return None
     names = list(trec.RUN_FIELDS)
     tags: dict[str, None] = {}
     keys: list[np.ndarray] = []
     rows = 0
-    options = trec_arrow.csv_options(names, delim, use_threads=False)
+    options = trec_arrow.checked_options(names, delim, use_threads=False)
     try:
         for block in _line_blocks(path):
             # pyarrow's streaming reader reads ahead of its consumer (the whole file,
@@ -76,6 +76,8 @@ def trec_run_warnings(path: str | Path) -> list[str] | None:
             if batch.num_rows == 0:
                 continue
             batch = batch.combine_chunks()
+            if not trec_arrow.plain_batch(batch, names):
+                return None
             key = _block_keys(batch)
             if key is None:
                 return None
