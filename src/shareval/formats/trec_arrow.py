@@ -34,19 +34,17 @@ _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_
 
 
 def _delimiter(path: Path) -> str | None:
+    """The one delimiter of the file's lines, or None (the line reader's file): also for
+    a leading UTF-8 byte order mark, which pyarrow skips and the line reader keeps."""
     with open(path, "rb") as f:
         head = f.readline()
+    if head.startswith(b"\xef\xbb\xbf"):
+        return None
     if b"\t" in head and b" " not in head.strip():
         return "\t"
     if b" " in head and b"\t" not in head:
         return " "
     return None
-
-
-def starts_with_bom(path: Path) -> bool:
-    """pyarrow skips a UTF-8 byte order mark; the line reader keeps it in the first id."""
-    with open(path, "rb") as f:
-        return f.read(3) == b"\xef\xbb\xbf"
 
 
 # whitespace str.split() splits on, beyond ASCII (the line reader's columns)
@@ -105,7 +103,7 @@ def csv_options(names, delim: str, **read) -> dict:
 def read_fast(path: Path, kind: str) -> TrecTable | None:
     """The table, or None when the file needs the line reader (which reports problems)."""
     delim = _delimiter(path)
-    if delim is None or starts_with_bom(path):
+    if delim is None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     try:

@@ -60,7 +60,7 @@ def trec_run_warnings(path: str | Path) -> list[str] | None:
 
     from shareval.formats import trec_arrow
     delim = trec_arrow._delimiter(path)
-    if delim is None or trec_arrow.starts_with_bom(path):
+    if delim is None:
         return None
     names = list(trec.RUN_FIELDS)
     tags: dict[str, None] = {}
