@@ -1,7 +1,7 @@
 """Hostile and large uploads against a real server on 127.0.0.1 (issue 20.4).
 
     python bench/uploads.py [--run-mb 199] [--bombs 1] [--bomb-members 3] [--member-mb 500]
-                            [--format-mb 50] [--formats-only]
+                            [--format-mb 50] [--mat-docs 15000] [--formats-only]
 
 One run measures, against ``shareval server run --no-worker`` (SQLite; the
 upload path alone, nothing is scored) started in a fresh data folder:
@@ -20,6 +20,9 @@ upload path alone, nothing is scored) started in a fresh data folder:
 4. memory per byte (issue 41), for each task's format: a valid file of about
    ``--format-mb`` MB (TREC run, RCC citations JSON, SV-Ident detection TSV,
    MATERIAL CLIR .tgz) and a one-record file of the same format are uploaded;
+   MATERIAL twice: as an evaluation sends it (a ``--mat-docs`` collection, every
+   document listed for each of as many queries as make ``--format-mb`` MB packed)
+   and as 3 queries over a collection grown to ``--format-mb`` MB unpacked;
    the table gives the file's size, the peak RSS of the validating child
    (polled, and as the child reports it) and of the server, the ratio of the
    child's peak to the file's size, and the ratio of what the file adds (the
@@ -63,16 +66,16 @@ def free_port() -> int:
 # ---------------------------------------------------------------------------
 # Inputs
 
-def material_pack(root: Path, docs: int = 6) -> Path:
+def material_pack(root: Path, docs: int = 6, queries: int = 3) -> Path:
     root.mkdir(parents=True)
     (root / "pack.yaml").write_text("language: 1A\neval_period: EVAL1\ndocid_pattern: true\n")
     every = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, docs + 1)]
     (root / "documents.tsv").write_text("doc_id\tgenre\n" + "".join(f"{d}\ttext\n" for d in every))
     (root / "queries.tsv").write_text("query_id\tquery\ttype\n" + "".join(
-        f"query{q}\tword{q}:Lifestyle\tlexical\n" for q in range(1, 4)))
+        f"query{q}\tword{q}:Lifestyle\tlexical\n" for q in range(1, queries + 1)))
     for sub in ("clir", "domainid", "langid"):
         (root / sub).mkdir()
-    for q in range(1, 4):
+    for q in range(1, queries + 1):
         (root / "clir" / f"query{q}.tsv").write_text("".join(f"{d}\tN\n" for d in DOCS))
     return root
 
@@ -124,7 +127,8 @@ def _uuid(rng) -> str:
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
-def format_files(root: Path, mb: float, docs: int, seed: int = 0) -> dict:
+def format_files(root: Path, mb: float, docs: int, mat_docs: int = 15000,
+                 seed: int = 0) -> dict:
     """References (for the bundle) and, per format, a valid submission of about ``mb``
     MB and a one-record one: {"refs": {...}, "files": {fmt: (big, tiny, task slug)}}."""
     import json
@@ -178,13 +182,46 @@ def format_files(root: Path, mb: float, docs: int, seed: int = 0) -> dict:
             info = tarfile.TarInfo(f"query{q}.tsv")
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
+    # the same format as a real evaluation sends it: a collection of ``mat_docs``
+    # documents (the plan's evaluation packs: three epochs of ~5,000), one file per
+    # query listing every document, as many queries as make ``mb`` MB packed
+    mat_q, mat_q_tiny, queries = material_queries_tgz(root, mb, mat_docs, rng)
     tiny_run = root / "trec_tiny.txt"
     tiny_run.write_text("q0000 Q0 d0000001 1 1.0 bench\n")
     return {"refs": {"rcc": root / "rcc_ref.json", "sv": root / "sv_ref.tsv"},
             "files": {"SV-Ident detection TSV": (root / "sv.tsv", root / "sv_tiny.tsv", "sv"),
                       "RCC citations JSON": (root / "rcc.json", root / "rcc_tiny.json", "rcc"),
-                      "MATERIAL CLIR .tgz": (root / "mat.tgz", root / "mat_tiny.tgz", "clir")},
-            "tiny_run": tiny_run}
+                      f"MATERIAL CLIR .tgz, {queries} queries": (mat_q, mat_q_tiny, "clirq"),
+                      "MATERIAL CLIR .tgz, 3 queries": (root / "mat.tgz", root / "mat_tiny.tgz",
+                                                        "clir")},
+            "tiny_run": tiny_run, "mat_docs": mat_docs, "mat_queries": queries}
+
+
+def _add(tar: tarfile.TarFile, name: str, data: bytes) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def material_queries_tgz(root: Path, mb: float, docs: int, rng) -> tuple[Path, Path, int]:
+    """A .tgz of about ``mb`` MB packed (gzip's default level, as ``tar czf`` writes it):
+    query files of ``docs`` lines each; and its one-line-per-query twin."""
+    doc_ids = [f"MATERIAL_EVAL1-1A_{i:08d}" for i in range(1, docs + 1)]
+
+    def member():
+        return "".join(f"{d}\t{'Y' if rng.random() < .01 else 'N'}\t{rng.random():.5f}\n"
+                       for d in doc_ids).encode()
+    import zlib
+    packed = len(zlib.compress(member(), 6))
+    queries = max(1, round(mb * 2 ** 20 / packed))
+    path, tiny = root / "mat_q.tgz", root / "mat_q_tiny.tgz"
+    with tarfile.open(path, "w:gz", compresslevel=6) as tar:
+        for q in range(1, queries + 1):
+            _add(tar, f"query{q}.tsv", member())
+    with tarfile.open(tiny, "w:gz") as tar:
+        for q in range(1, queries + 1):
+            _add(tar, f"query{q}.tsv", f"{doc_ids[0]}\tN\t0.5\n".encode())
+    return path, tiny, queries
 
 
 CHILD_PEAK = """
@@ -210,9 +247,11 @@ def bundle(root: Path, qrels: Path, formats: dict | None = None, docs: int = 6) 
     if formats:
         shutil.copy(formats["refs"]["rcc"], root / "rcc_ref.json")
         shutil.copy(formats["refs"]["sv"], root / "sv_ref.tsv")
+        material_pack(root / "pack_q", formats["mat_docs"], formats["mat_queries"])
         tasks += [{"slug": "rcc", "task": "rcc-citations"},
-                  {"slug": "sv", "task": "svident-detection"}]
-        sets += [("rcc", "rcc_ref.json"), ("sv", "sv_ref.tsv")]
+                  {"slug": "sv", "task": "svident-detection"},
+                  {"slug": "clirq", "task": "material-clir"}]
+        sets += [("rcc", "rcc_ref.json"), ("sv", "sv_ref.tsv"), ("clirq", "pack_q")]
     (root / "bundle.yaml").write_text(yaml.safe_dump({
         "slug": "bench", "title": "Uploads", "tasks": tasks,
         "phases": [{"slug": "dev", "title": "Dev",
@@ -313,7 +352,10 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="keep the data folder")
     ap.add_argument("--bombs-only", action="store_true", help="step 1 only")
     ap.add_argument("--format-mb", type=float, default=50,
-                    help="size of each format's file in step 4 (MATERIAL: unpacked)")
+                    help="size of each format's file in step 4 (the 3-query MATERIAL "
+                         "archive: unpacked)")
+    ap.add_argument("--mat-docs", type=int, default=15000,
+                    help="documents in the many-query MATERIAL archive's collection")
     ap.add_argument("--formats-only", action="store_true", help="step 4 only")
     a = ap.parse_args()
     from shareval.client import submit
@@ -325,7 +367,7 @@ def main() -> int:
     qrels, run = trec_files(home, 1 if a.bombs_only or a.formats_only else a.run_mb)
     bomb = tar_bomb(home / "bomb.tgz", a.bomb_members, a.member_mb)
     docs = max(1, int(a.format_mb * 2 ** 20 / (3 * 36)))
-    formats = format_files(home / "formats", a.format_mb, docs)
+    formats = format_files(home / "formats", a.format_mb, docs, a.mat_docs)
     formats["files"] = {"TREC run": (trec_files(home / "fmt_trec", a.format_mb)[1],
                                      formats["tiny_run"], "runs"), **formats["files"]}
     print(f"inputs in {time.perf_counter() - t0:.0f} s: run {run.stat().st_size / 2**20:.0f} MB, "
@@ -367,9 +409,10 @@ def main() -> int:
 
         mem = []                # (format, file MB, child peak, tiny's child peak, server peak)
 
-        task_of = {"runs": "trec", "clir": "material-clir", "rcc": "rcc-citations",
-                   "sv": "svident-detection"}
-        ref_of = {"runs": "qrels.txt", "clir": "pack", "rcc": "rcc_ref.json", "sv": "sv_ref.tsv"}
+        task_of = {"runs": "trec", "clir": "material-clir", "clirq": "material-clir",
+                   "rcc": "rcc-citations", "sv": "svident-detection"}
+        ref_of = {"runs": "qrels.txt", "clir": "pack", "clirq": "pack_q", "rcc": "rcc_ref.json",
+                  "sv": "sv_ref.tsv"}
 
         def child_peak(path, ds) -> tuple[float, str]:
             """The validating child's own peak, run as the server runs it (isolate.validate)
@@ -402,13 +445,14 @@ def main() -> int:
                         pk.server_growth_mb(), f"{code}/{verdict}", took))
 
         def memory_table():
-            print(f"\n{'format':<40}{'file MB':>8}{'answer':>11}{'upload s':>9}{'child MB':>9}"
+            w = max(40, *(len(m[0]) + 2 for m in mem))
+            print(f"\n{'format':<{w}}{'file MB':>8}{'answer':>11}{'upload s':>9}{'child MB':>9}"
                   f"{'polled':>7}{'1-rec MB':>9}{'server MB (+)':>15}{'child/file':>11}"
                   f"{'added/file':>11}")
             for fmt, size, child, polled, base_mb, srv, growth, code, took in mem:
                 base = "-" if base_mb is None else f"{base_mb:.0f}"
                 added = "-" if base_mb is None else f"{(child - base_mb) / size:.2f}x"
-                print(f"{fmt:<40}{size:>8.1f}{code:>11}{took:>9.1f}{child:>9.0f}{polled:>7.0f}"
+                print(f"{fmt:<{w}}{size:>8.1f}{code:>11}{took:>9.1f}{child:>9.0f}{polled:>7.0f}"
                       f"{base:>9}{f'{srv:.0f} (+{growth:.0f})':>15}{child / size:>10.2f}x"
                       f"{added:>11}")
             print("child MB: the validating child's peak RSS (its ru_maxrss, validated as the "

@@ -149,3 +149,43 @@ def test_validate_scans_past_the_numpy_bytes(tmp_path, monkeypatch):
     monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", 1)
     assert get("material-clir").validate(str(sub), str(pack)) == []
     assert sorted(used) == ["numpy", "scan", "scan"]
+
+
+def test_an_archive_is_weighed_by_its_packed_bytes(tmp_path, monkeypatch):
+    """The switch to the scanner counts the submission's bytes as stored: a .tgz's
+    packed bytes (what the upload weighs), a folder's file bytes. The same files, the
+    same threshold: in the folder the third file is scanned, in the .tgz none is."""
+    pack = make_pack(tmp_path / "pack")
+    sub_tgz = tgz(tmp_path, [(n, t.encode()) for n, t in GOOD.items()])
+    threshold = sub_tgz.stat().st_size + 1
+    first_two = sum(len(t.encode()) for t in list(GOOD.values())[:2])
+    assert first_two >= threshold                # else the two rules would agree here
+    used = []
+    real_check, real_scan = base.output_file_clean, base.scan_file
+    monkeypatch.setattr(base, "output_file_clean",
+                        lambda *a, **k: used.append("numpy") or real_check(*a, **k))
+    monkeypatch.setattr(base, "scan_file",
+                        lambda *a, **k: used.append("scan") or real_scan(*a, **k))
+    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", threshold)
+    assert get("material-clir").validate(str(sub_tgz), str(pack)) == []
+    assert used == ["numpy"] * 3
+    used.clear()
+    assert get("material-clir").validate(str(folder(tmp_path, GOOD)), str(pack)) == []
+    assert used == ["numpy", "numpy", "scan"]
+
+
+def test_stored_read_counts_packed_bytes(tmp_path):
+    """``Stored.read`` before each member: the archive's bytes read so far, never more
+    than the file, far fewer than the unpacked bytes before it for text that packs."""
+    members = [(f"m{k}", b"MATERIAL_EVAL1-1A_00000001\tN\t0.50000\n" * 30000) for k in range(4)]
+    path = tgz(tmp_path, members)
+    stored, seen = archive.Stored(), []
+    for _, data in archive.iter_tgz(path, Problems(), stored=stored):
+        seen.append(stored.read)
+    assert seen == sorted(seen) and seen[-1] <= path.stat().st_size
+    assert seen[-1] < len(members[0][1]) // 10          # 3 members (3.4 MB) came before
+    folder_stored, sizes = archive.Stored(), []
+    sub = folder(tmp_path, {n: d for n, d in members})
+    for _, data in archive.iter_folder(sub, Problems(), stored=folder_stored):
+        sizes.append(folder_stored.read)
+    assert sizes == [k * len(members[0][1]) for k in range(4)]

@@ -33,6 +33,13 @@ class Limits:
     nested_ok: bool = False
 
 
+class Stored:
+    """How many bytes of the stored submission (a .tgz's packed bytes, a folder's
+    files) were read before the file just yielded: readers whose fixed costs pay off only past
+    a size compare them with that size, which is what the upload weighs."""
+    read: int = 0
+
+
 class Members:
     """The member paths of an archive read so far. A new member is refused when
     no folder on disk could hold it beside them: the same path twice (``a/./b``
@@ -78,20 +85,28 @@ def read_tgz(path, problems: Problems, limits: Limits = Limits()) -> dict[str, b
     return files
 
 
-def iter_tgz(path, problems: Problems, limits: Limits = Limits(), mutable: bool = False):
+def iter_tgz(path, problems: Problems, limits: Limits = Limits(), mutable: bool = False,
+             stored: Stored | None = None):
     """Yield (member path, bytes) of each regular file, one at a time; stops at a limit.
     ``mutable``: each member as a bytearray, read in place (a member's peak is its size,
     not twice it: the bytes are not joined from chunks), for readers that take any
-    bytes-like object (MATERIAL submissions)."""
+    bytes-like object (MATERIAL submissions). ``stored.read``: the packed bytes read
+    before the yielded member's own."""
     path = Path(path)
     members = Members()
     count = total = 0
     try:
-        tar = tarfile.open(path, mode="r|gz")
-    except (tarfile.TarError, OSError, EOFError) as e:
+        raw = open(path, "rb")
+    except OSError as e:
         problems.fatal(path, None, "archive", f"not a readable .tgz archive ({e})")
         return
-    with tar:
+    try:
+        tar = tarfile.open(fileobj=raw, mode="r|gz")
+    except (tarfile.TarError, OSError, EOFError) as e:
+        raw.close()
+        problems.fatal(path, None, "archive", f"not a readable .tgz archive ({e})")
+        return
+    with raw, tar:
         try:
             for member in tar:
                 name = member.name
@@ -127,6 +142,8 @@ def iter_tgz(path, problems: Problems, limits: Limits = Limits(), mutable: bool 
                     problems.fatal(path, None, "archive",
                                    f"more than {limits.max_files} files (limit)")
                     return
+                if stored is not None:
+                    stored.read = raw.tell()         # before this member's bytes
                 data = (_read_member_in_place if mutable else _read_member)(
                     tar, member, limits.max_member_bytes)
                 if data is None:
@@ -181,7 +198,8 @@ def _read_member_in_place(tar: tarfile.TarFile, member: tarfile.TarInfo,
     return data
 
 
-def iter_folder(path, problems: Problems, limits: Limits = Limits()):
+def iter_folder(path, problems: Problems, limits: Limits = Limits(),
+                stored: Stored | None = None):
     """The same stream for a submission given as a folder (links are refused)."""
     root = Path(path)
     count = total = 0
@@ -196,6 +214,8 @@ def iter_folder(path, problems: Problems, limits: Limits = Limits()):
             problems.add(p, None, "member", "only regular files are allowed")
             continue
         count += 1
+        if stored is not None:
+            stored.read = total                      # before this file's bytes
         total += p.stat().st_size
         if count > limits.max_files or total > limits.max_bytes:
             problems.fatal(root, None, "submission", "exceeds the size or file-count limit")

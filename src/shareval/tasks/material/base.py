@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...formats.archive import Limits, iter_folder, iter_tgz, parse_archive_name
+from ...formats.archive import Limits, Stored, iter_folder, iter_tgz, parse_archive_name
 from ...formats.errors import InvalidInput, Problem, Problems
 from ...formats.material import Pack, read_judgment_lines, read_output_lines, read_pack
 from ...formats.material_check import output_file_clean
@@ -23,9 +23,10 @@ from ..base import Task, load_checked
 
 
 IN_FLIGHT_BYTES = 8 << 20        # past this, a submission's files are scanned one ahead
-# validate: the files' first bytes up to this are checked with numpy (no numba: ~170 MB
-# less for an upload); past it the numba scanner, ~10x faster a line, checks the rest,
-# its fixed memory then under 3x what was read (uploads' memory, issue 41)
+# validate: the files are checked with numpy (no numba: ~110 MB less for an upload) until
+# this many bytes of the submission as stored (a .tgz's packed bytes) are read; then the
+# numba scanner, ~10x faster a line, checks the rest, its fixed memory under 3x the
+# upload's size (uploads' memory, issue 41)
 NUMPY_CHECK_BYTES = 64 << 20
 
 
@@ -71,13 +72,14 @@ def pack_limits(pack: Pack) -> Limits:
     return Limits(**{k: int(v) for k, v in given.items() if k in Limits.__dataclass_fields__})
 
 
-def iter_submission_files(path, problems: Problems, limits: Limits = Limits()):
+def iter_submission_files(path, problems: Problems, limits: Limits = Limits(),
+                          stored: Stored | None = None):
     """(name, bytes) of each file of a submission folder or .tgz (bytearray), one at a time."""
     p = Path(path)
     if p.is_dir():
-        return iter_folder(p, problems, limits)
+        return iter_folder(p, problems, limits, stored)
     if p.is_file():                     # bytearrays: every reader here takes them
-        return iter_tgz(p, problems, limits, mutable=True)
+        return iter_tgz(p, problems, limits, mutable=True, stored=stored)
     problems.fatal(p, None, "file", "does not exist")
     return iter(())
 
@@ -135,9 +137,10 @@ class _MaterialTask(Task):
         problems = Problems()
         fields = self._check_archive_name(Path(path), name or Path(path).name, reference,
                                           problems)
+        stored = Stored()
         sub = self._parse(Path(path), iter_submission_files(path, problems,
-                                                            pack_limits(reference)),
-                          reference, problems, check_only)
+                                                            pack_limits(reference), stored),
+                          reference, problems, check_only, stored)
         problems.raise_if_any()
         if fields:
             sub.warnings.append("archive name: " + ", ".join(
@@ -179,12 +182,13 @@ class _MaterialTask(Task):
         return fields
 
     def _parse(self, root: Path, files, pack: Pack, problems: Problems,
-               check_only: bool = False) -> Submission:
+               check_only: bool = False, stored: Stored | None = None) -> Submission:
         """Check each file's name against the pack and parse it as it arrives.
         ``check_only``: the verdict alone (``validate``): nothing is decoded into
         matrices; the files are checked with numpy (``material_check``), without
-        loading numba, up to NUMPY_CHECK_BYTES, then scanned; a file either refuses
-        goes to the line validator as before."""
+        loading numba, while ``stored.read`` (the submission's bytes as stored: a
+        .tgz's packed bytes) is under NUMPY_CHECK_BYTES, then scanned; a file either
+        refuses goes to the line validator as before."""
         ids = self.ids(pack)
         row = {f"{i}.tsv": k for k, i in enumerate(ids)}
         expected = self.expected_docs(pack)
@@ -242,7 +246,8 @@ class _MaterialTask(Task):
                                  f"{self.id_name} of the pack")
                 else:
                     found[row[name]] = True
-                    if check_only and checked < NUMPY_CHECK_BYTES:
+                    if check_only and (checked if stored is None else stored.read) \
+                            < NUMPY_CHECK_BYTES:
                         checked += len(data)
                         pending.append(check(name, data))
                     else:

@@ -88,9 +88,9 @@ class MaterialE2E(MaterialClir):
         return out
 
     def _parse(self, root: Path, files, pack: Pack, problems: Problems,
-               check_only: bool = False) -> Submission:
-        """Decoded even to validate (``check_only`` is not used): the summaries' checks
-        need each line's decision and metadata."""
+               check_only: bool = False, stored=None) -> Submission:
+        """Decoded even to validate (``check_only`` and ``stored`` are not used): the
+        summaries' checks need each line's decision and metadata."""
         ids = list(pack.queries)
         known = set(ids)
         member = (lambda name: f"{root}!{name}") if root.is_file() else (lambda name: root / name)
