@@ -147,7 +147,8 @@ def test_pyarrow_reader_equals_pytrec_eval_alone_or_mixed_with_the_line_reader(a
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
         mp.setattr(trec_format, "SMALL_FILE_BYTES", 0)
         mp.setattr(trec_arrow, "read_fast",
-                   lambda path, kind: fast(path, kind) if kind in arrow_kinds else None)
+                   lambda path, kind, *judged: fast(path, kind, *judged) if kind in arrow_kinds
+                   else None)
         res = get("trec").score(*files(tmp, qrels, run), measures=",".join(MEASURES))
     per_query, means = _pytrec_c_averages(qrels, run)
     for m, t in TREC_NAMES.items():

@@ -22,7 +22,8 @@ import numpy as np
 
 from ..metrics.ranking import Encoded, distinct_codes
 from .errors import Problems, locate_not_utf8
-from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable  # noqa: F401 (public here)
+from .trec_table import (DROP_WHILE_READING_BYTES, QRELS_FIELDS, RUN_FIELDS,  # noqa: F401
+                         TrecTable)
 
 # below this size a file is parsed in Python: importing pyarrow (0.15 s) costs more than
 # it saves. The line reader takes about 4 us a line, pyarrow about 2 (ids encoded,
@@ -35,18 +36,20 @@ def read_qrels(path, problems: Problems) -> TrecTable | None:
     return _read(Path(path), "qrels", problems)
 
 
-def read_run(path, problems: Problems) -> TrecTable | None:
-    return _read(Path(path), "run", problems)
+def read_run(path, problems: Problems, qrels: TrecTable | None = None) -> TrecTable | None:
+    """``qrels``: the run is scored against it, so a large run may leave "" in place of
+    the ids no score reads (``trec_arrow.read_fast``)."""
+    return _read(Path(path), "run", problems, None if qrels is None else qrels.d_dict)
 
 
-def _read(path: Path, kind: str, problems: Problems) -> TrecTable | None:
+def _read(path: Path, kind: str, problems: Problems, judged_ids=None) -> TrecTable | None:
     if not path.is_file():
         problems.fatal(path, None, "file",
                        "does not exist" if not path.exists() else "is not a file")
         return None
     if path.stat().st_size >= SMALL_FILE_BYTES:
         from . import trec_arrow
-        table = trec_arrow.read_fast(path, kind)
+        table = trec_arrow.read_fast(path, kind, judged_ids)
         if table is not None:
             return table
     return _read_lines(path, kind, problems)

@@ -20,8 +20,9 @@ import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded, distinct_codes
 from . import trec_rows
-from .strhash import arrow_offsets
-from .trec_table import QRELS_FIELDS, RUN_FIELDS, TrecTable, arrow_codes
+from .strhash import arrow_hashes, arrow_offsets
+from .trec_table import (DROP_WHILE_READING_BYTES, QRELS_FIELDS, RUN_FIELDS, TrecTable,
+                         arrow_codes)
 from .trec_table import arrow_bools as _bools
 from .trec_table import arrow_numpy as _to_numpy
 
@@ -100,35 +101,48 @@ def csv_options(names, delim: str, **read) -> dict:
             strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
-def read_fast(path: Path, kind: str) -> TrecTable | None:
-    """The table, or None when the file needs the line reader (which reports problems)."""
+def read_fast(path: Path, kind: str, judged_ids=None) -> TrecTable | None:
+    """The table, or None when the file needs the line reader (which reports problems).
+    ``judged_ids``: the qrels' distinct document ids, for a run of
+    ``DROP_WHILE_READING_BYTES`` or more to drop the others as it is read."""
     delim = _delimiter(path)
     if delim is None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
+    judged = None
+    if kind == "run" and judged_ids is not None and \
+            path.stat().st_size >= DROP_WHILE_READING_BYTES:
+        judged = trec_rows.judged_marks(as_arrow(judged_ids))
     try:
-        columns = _stream(path, kind, delim, names)
+        columns = _stream(path, kind, delim, names, judged)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
         return None
     if columns is None:
         return None
-    q_codes, q_dict, docs, value, tags = columns
-    per_row = kind == "run" and _longest(docs) > SHORT_ID_BYTES
+    q_codes, q_dict, docs, value, tags, hashes, dropped = columns
+    if dropped and not trec_rows.run_grouped(q_codes, value):
+        return read_fast(path, kind)      # a query comes back later: every id is needed
+    per_row = kind == "run" and (dropped or _longest(docs) > SHORT_ID_BYTES)
     if per_row:                 # long ids: no run dictionary (trec_rows)
         d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=_code_type(len(docs))), docs, False
     else:
         d_codes, d_dict, d_sorted = _codes(docs, short_ids=True)
     del docs
     table = TrecTable(str(path), kind, q_codes, q_dict, d_codes, d_dict, value, tags,
-                      sorted_d_dict=d_dict if d_sorted else None, docs_per_row=per_row)
+                      sorted_d_dict=d_dict if d_sorted else None, docs_per_row=per_row,
+                      ids_dropped=dropped)
     # a comment line parsed as data (the CSV reader has no comments; a comment with
-    # another column count fails above), an empty id (two adjacent delimiters) or a
-    # duplicate: the line reader skips comments and reports problems by line
-    if _has_comment(q_dict) or _has_empty(q_dict) or _has_empty(d_dict):
+    # another column count fails above), an empty id (two adjacent delimiters; checked
+    # block by block before any was dropped) or a duplicate: the line reader skips
+    # comments and reports problems by line
+    if _has_comment(q_dict) or _has_empty(q_dict) or (not dropped and _has_empty(d_dict)):
         return None
     if per_row:
-        table.d_hashes = trec_rows.row_hashes(d_dict)
-        if trec_rows.has_duplicates(q_codes, d_dict, table.d_hashes):
+        table.d_hashes = hashes if hashes is not None else trec_rows.row_hashes(d_dict)
+        duplicates = trec_rows.has_duplicates(q_codes, d_dict, table.d_hashes)
+        if duplicates is None:
+            return read_fast(path, kind)  # two ids share a hash, one dropped: read them all
+        if duplicates:
             return None
     elif _has_duplicates(table):
         return None
@@ -141,25 +155,30 @@ def read_fast(path: Path, kind: str) -> TrecTable | None:
 SPLIT_BYTES = 16 << 20
 
 
-def _stream(path: Path, kind: str, delim: str, names):
-    """(query codes, query dictionary, document id column, values, run tags), or None
-    (no rows, or a non-finite score). The file is parsed a block at a time and each
+def _stream(path: Path, kind: str, delim: str, names, judged=None):
+    """(query codes, query dictionary, document id column, values, run tags, hashes of
+    the ids as read when some were dropped (else None), whether ids were dropped), or None (no rows, or a
+    non-finite score, or an empty id). The file is parsed a block at a time and each
     block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
     the document ids are ever held as text: a 10M-line run's query, rank and tag columns
-    cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md)."""
+    cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md). With
+    ``judged`` (``trec_rows.judged_marks``) each block's ids are hashed and those no
+    score reads left "" (``trec_rows.block_keep``) as they are read."""
     size = path.stat().st_size
     mid = _line_start(path, size // 2) if size >= SPLIT_BYTES else size
     if not 0 < mid < size:
-        parts = [_read_part(path, None, kind, delim, names)]
+        parts = [_read_part(path, None, kind, delim, names, judged)]
     else:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(1) as pool:
-            second = pool.submit(_read_part, path, (mid, size), kind, delim, names)
-            parts = [_read_part(path, (0, mid), kind, delim, names), second.result()]
+            second = pool.submit(_read_part, path, (mid, size), kind, delim, names, judged)
+            parts = [_read_part(path, (0, mid), kind, delim, names, judged), second.result()]
     if any(p is None for p in parts):
         return None
-    local_codes, q_dicts, docs, values = ([x for p in parts for x in p[k]] for k in range(4))
+    local_codes, q_dicts, docs, values, hashes = (
+        [x for p in parts for x in p[k]] for k in (0, 1, 2, 3, 5))
     tags = list(dict.fromkeys(t for p in parts for t in p[4]))
+    dropped = any(p[6] for p in parts)
     del parts
     if not values:
         return None
@@ -175,7 +194,14 @@ def _stream(path: Path, kind: str, delim: str, names):
         first += len(block_dict)
     del local_codes
     value = values[0] if len(values) == 1 else np.concatenate(values)
-    return q_codes, q_both.dictionary, pa.chunked_array(docs, pa.string()), value, tags
+    del values
+    if not dropped:
+        hashes = None       # read_fast hashes per-row ids when it needs to
+    else:                   # blocks of short ids were not hashed (nor dropped)
+        hashes = np.concatenate([arrow_hashes(d) if h is None else h
+                                 for d, h in zip(docs, hashes)])
+    return (q_codes, q_both.dictionary, pa.chunked_array(docs, pa.string()), value, tags,
+            hashes, dropped)
 
 
 def _line_start(path: Path, at: int) -> int:
@@ -210,14 +236,16 @@ class _Range:
         self.closed = True
 
 
-def _read_part(path: Path, span, kind: str, delim: str, names):
+def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
     """(local query codes, query dictionaries, document ids, values: one per block; run
-    tags) of the file or of its bytes ``span`` (whole lines), or None on a non-finite
-    score."""
+    tags; the ids' hashes per block, with ``judged``; whether ids were dropped) of the
+    file or of its bytes ``span`` (whole lines), or None on a non-finite score or, with
+    ``judged``, an empty id."""
     source = path if span is None else pa.PythonFile(_Range(path, *span), mode="r")
     reader = pacsv.open_csv(source, **checked_options(names, delim, block_size=BLOCK_BYTES))
     value_name = "score" if kind == "run" else "relevance"
     local_codes, q_dicts, docs, values, tags = [], [], [], [], {}
+    hashes, dropped = [], False
     try:
         for batch in reader:
             if batch.num_rows == 0:
@@ -230,15 +258,30 @@ def _read_part(path: Path, span, kind: str, delim: str, names):
                     return None
                 tags.update(dict.fromkeys(pc.unique(batch.column("run_tag")).to_pylist()))
             encoded = pc.dictionary_encode(batch.column("query_id"))
-            local_codes.append(_to_numpy(encoded.indices))
+            codes = _to_numpy(encoded.indices)
+            doc = batch.column("doc_id")
+            if judged is not None:
+                lengths = np.diff(arrow_offsets(doc)[1])
+                if int(lengths.min()) == 0:
+                    return None               # an empty id: the line reader reports it
+                keep = None
+                if int(lengths.max()) > SHORT_ID_BYTES:   # short ids get codes, not rows
+                    hashes.append(arrow_hashes(doc))
+                    keep = trec_rows.block_keep(codes, value, hashes[-1], judged)
+                else:
+                    hashes.append(None)               # hashed later if at all
+                if keep is not None and not keep.all():
+                    doc = trec_rows.blank_unkept(doc, keep)
+                    dropped = True
+            local_codes.append(codes)
             q_dicts.append(encoded.dictionary)
-            docs.append(batch.column("doc_id"))
+            docs.append(doc)
             values.append(value)
-            del batch, encoded
+            del batch, encoded, doc
     finally:
         if span is not None:
             source.close()
-    return local_codes, q_dicts, docs, values, list(tags)
+    return local_codes, q_dicts, docs, values, list(tags), hashes, dropped
 
 
 def _code_type(n: int):
@@ -328,6 +371,10 @@ def _codes(col: pa.ChunkedArray, short_ids: bool = False
         coded = _short_id_codes(col)
         if coded is not None:
             return (*coded, True)
+        if col.null_count == 0 and col.type == pa.string():
+            coded = trec_rows.hash_codes(col)
+            if coded is not None:
+                return (*coded, False)
     col = pc.dictionary_encode(col)
     if col.num_chunks == 0:
         return np.zeros(0, dtype=np.int32), _strings([]), False

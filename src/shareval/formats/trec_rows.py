@@ -54,11 +54,53 @@ def row_hashes(col: pa.ChunkedArray) -> np.ndarray:
     return out
 
 
+def hash_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
+    """``pc.dictionary_encode``'s codes (int32) and dictionary (ids in order of first
+    appearance) of a null-free string column, found by sorting the ids' 64-bit hashes;
+    None when two different ids share a hash (the caller then encodes exactly). Every
+    row is compared with its code's first row, so equal hashes never merge two ids.
+    Arrow's hash table cost ~200 MB of short-lived memory for the 1.3M UUIDs of a
+    10M-line run's qrels; this about 60 MB."""
+    h = row_hashes(col)
+    n = h.size
+    order = np.argsort(h, kind="stable")            # a group's first row comes first
+    ranked = h[order]
+    del h
+    new = np.empty(n, dtype=bool)
+    new[:1] = True
+    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
+    del ranked
+    group = np.cumsum(new, dtype=np.int32) - 1        # of each sorted row, in hash order
+    first = order[new]                                # of each group (hash order)
+    del new
+    by_row = np.argsort(first, kind="stable")         # groups by first appearance
+    rank = np.empty(by_row.size, dtype=np.int32)
+    rank[by_row] = np.arange(by_row.size, dtype=np.int32)
+    codes = np.empty(n, dtype=np.int32)
+    codes[order] = rank[group]
+    del order, group, rank
+    heads = first[by_row]                             # ascending rows
+    del first, by_row
+    repeat = np.flatnonzero(heads[codes] != np.arange(n))
+    if repeat.size:                 # rows after their code's first: the same text?
+        reps = heads[codes[repeat]]
+        o = np.argsort(reps, kind="stable")
+        back = np.empty_like(o)
+        back[o] = np.arange(o.size)
+        theirs = _take(col, reps[o]).take(arrow_codes(back))
+        if not pc.all(pc.equal(_take(col, repeat), theirs)).as_py():
+            return None
+    return codes, _take(col, heads)
+
+
 BLOCK_ROWS = 1 << 20            # rows of key temporaries at a time
 
 
-def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray, hashes: np.ndarray) -> bool:
-    """Whether some query lists the same id twice (``hashes``: ``row_hashes(col)``)."""
+def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray,
+                   hashes: np.ndarray) -> bool | None:
+    """Whether some query lists the same id twice (``hashes``: ``row_hashes(col)``, of
+    the ids as read); None when two rows of a query share a hash and one of their ids
+    was dropped (``block_keep``), so only the text as read could tell."""
     def keys(rows: slice) -> np.ndarray:    # (query, upper half of the id's hash)
         key = q_codes[rows].astype(np.uint64)
         key <<= np.uint64(32)
@@ -77,9 +119,21 @@ def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray, hashes: np.ndarray
         return False
     shared = np.unique(ranked[1:][same])
     del ranked, same
-    # the rows sharing a (query, hash): their ids compared exactly
     rows = np.concatenate([np.flatnonzero(np.isin(keys(b), shared)) + b.start for b in blocks])
-    ids = pc.dictionary_encode(_take(col, rows))
+    # of these, the rows sharing their query and whole hash: their ids compared exactly
+    order = np.lexsort((hashes[rows], q_codes[rows]))
+    q, h = q_codes[rows][order], hashes[rows][order]
+    twin = (q[1:] == q[:-1]) & (h[1:] == h[:-1])
+    if not twin.any():
+        return False
+    pick = np.zeros(rows.size, dtype=bool)
+    pick[1:] |= twin
+    pick[:-1] |= twin
+    rows = np.sort(rows[order][pick])
+    taken = _take(col, rows)
+    if pc.min(pc.binary_length(taken)).as_py() == 0:
+        return None                 # a dropped id ("", block_keep): not decidable here
+    ids = pc.dictionary_encode(taken)
     codes = _to_numpy(ids.indices).astype(np.int64)
     pairs = q_codes[rows].astype(np.int64) * np.int64(len(ids.dictionary)) + codes
     return np.unique(pairs).size < pairs.size
@@ -126,6 +180,8 @@ def drop_unscored_ids(run, qrels_dict: pa.Array) -> None:
     sharing a hash prefix; measured). The table's chunks are replaced one by one, so
     its ids are never held twice."""
     hashes, run.d_hashes = run.d_hashes, None
+    if run.ids_dropped:
+        return
     text = sum(c.buffers()[2].size for c in run.d_dict.chunks if len(c) and c.buffers()[2])
     if text < DROP_MIN_BYTES:
         return
@@ -140,10 +196,7 @@ def drop_unscored_ids(run, qrels_dict: pa.Array) -> None:
                 keep[at:at + len(found)] |= _bools(found.is_valid())
             at += len(found)
     else:
-        shift = np.uint64(64 - JUDGED_BITS)
-        judged = np.zeros(1 << JUDGED_BITS, dtype=bool)
-        for i in range(0, len(qrels_dict), BLOCK_ROWS >> 4):    # bounded temporaries
-            judged[arrow_hashes(qrels_dict.slice(i, BLOCK_ROWS >> 4)) >> shift] = True
+        judged, shift = judged_marks(qrels_dict), _judged_shift()
         for i in range(0, n, BLOCK_ROWS):
             keep[i:i + BLOCK_ROWS] |= judged[hashes[i:i + BLOCK_ROWS] >> shift]
         del judged
@@ -151,12 +204,53 @@ def drop_unscored_ids(run, qrels_dict: pa.Array) -> None:
     chunks, run.d_dict = run.d_dict.chunks, None
     at = 0
     for k, c in enumerate(chunks):
-        bits = np.packbits(keep[at:at + len(c)], bitorder="little")
-        mask = pa.Array.from_buffers(pa.bool_(), len(c), [None, pa.py_buffer(bits)])
         at += len(c)
-        chunks[k] = pc.if_else(mask, c, "")
+        chunks[k] = blank_unkept(c, keep[at - len(c):at])
         del c
     run.d_dict = pa.chunked_array(chunks, pa.string())
+
+
+def _judged_shift() -> np.uint64:
+    return np.uint64(64 - JUDGED_BITS)
+
+
+def judged_marks(qrels_dict: pa.Array) -> np.ndarray:
+    """A mark (bool) per ``JUDGED_BITS``-bit prefix of the hash of each qrels id."""
+    judged, shift = np.zeros(1 << JUDGED_BITS, dtype=bool), _judged_shift()
+    for i in range(0, len(qrels_dict), BLOCK_ROWS >> 4):        # bounded temporaries
+        judged[arrow_hashes(qrels_dict.slice(i, BLOCK_ROWS >> 4)) >> shift] = True
+    return judged
+
+
+def blank_unkept(ids: pa.Array, keep: np.ndarray) -> pa.Array:
+    """``ids`` with "" where ``keep`` is False (a new array: only the kept text)."""
+    bits = np.packbits(keep, bitorder="little")
+    mask = pa.Array.from_buffers(pa.bool_(), len(ids), [None, pa.py_buffer(bits)])
+    return pc.if_else(mask, ids, "")
+
+
+def block_keep(q_codes: np.ndarray, score: np.ndarray, hashes: np.ndarray,
+               judged: np.ndarray) -> np.ndarray | None:
+    """``drop_unscored_ids``' rule for one block of a run as it is read (``q_codes``
+    the block's own), or None when the block does not list each query's rows together
+    by score: the rows whose id is judged (``judged_marks``), tied with another row of
+    its query, or of the block's first or last query, whose rows may go on in the
+    blocks beside it. A dropped row's query then lies inside its block, so its ties
+    were all seen, provided no query comes back in another block: ``run_grouped``
+    checks that once the whole run is read."""
+    keep = _tied_rows(q_codes, score)
+    if keep is None or keep.size == 0:
+        return None
+    keep |= q_codes == q_codes[0]
+    keep |= q_codes == q_codes[-1]
+    keep |= judged[hashes >> _judged_shift()]
+    return keep
+
+
+def run_grouped(q_codes: np.ndarray, score: np.ndarray) -> bool:
+    """Whether each query's rows are together in non-increasing score order (single
+    precision), as ``_tied_rows`` needs."""
+    return _tied_rows(q_codes, score) is not None
 
 
 def _tied_rows(q_codes: np.ndarray, score: np.ndarray) -> np.ndarray | None:

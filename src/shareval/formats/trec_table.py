@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+# from this size a run read against its qrels' ids drops, block by block as it is read,
+# the ids no score reads (trec_rows.block_keep): a 10M-line run of UUIDs never holds its
+# 377 MB of ids at once (docs/dev/i41-ranking.md)
+DROP_WHILE_READING_BYTES = 256 << 20
+
 QRELS_FIELDS = ("query_id", "iteration", "doc_id", "relevance")
 RUN_FIELDS = ("query_id", "Q0", "doc_id", "rank", "score", "run_tag")
 
@@ -37,6 +42,9 @@ class TrecTable:
     # such a run as read: the strhash of each row's id (uint64), for dropping the ids no
     # score reads (trec_rows.scored_only); None once rows are dropped or changed
     d_hashes: object = field(default=None, repr=False)
+    # the reader already left "" in place of the ids no score against the qrels it was
+    # given reads (trec_rows.block_keep); nothing more to drop
+    ids_dropped: bool = False
 
     def docs_in_byte_order(self) -> bool:
         return self.sorted_d_dict is not None and self.sorted_d_dict is self.d_dict

@@ -50,11 +50,15 @@ def parse_measures(text: str | list | tuple) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _large(path) -> bool:
+def _size(path) -> int:
     try:
-        return Path(path).stat().st_size >= trec_format.SMALL_FILE_BYTES
+        return Path(path).stat().st_size
     except OSError:
-        return False
+        return 0
+
+
+def _large(path) -> bool:
+    return _size(path) >= trec_format.SMALL_FILE_BYTES
 
 
 def _scored_only(run, qrels):
@@ -101,9 +105,13 @@ class TrecTask(Task):
 
     def load(self, reference, submission):
         """As ``Task.load``; a large run is read in a second thread while the qrels is
-        read (the pyarrow reader releases the GIL). The qrels' problems come first."""
+        read (the pyarrow reader releases the GIL), except from
+        ``trec_format.DROP_WHILE_READING_BYTES``, where the qrels is read first so that the run's
+        reader drops the ids no score reads as it goes (and the qrels' short-lived
+        memory does not add to the run's). The qrels' problems come first."""
         if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
-                and _large(submission)):
+                and _large(submission)) or \
+                _size(submission) >= trec_format.DROP_WHILE_READING_BYTES:
             return super().load(reference, submission)
         from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
         with ThreadPoolExecutor(1) as pool:
@@ -120,7 +128,7 @@ class TrecTask(Task):
         return load_checked(read_qrels, path)
 
     def load_submission(self, path, reference=None):
-        t = _scored_only(load_checked(read_run, path), reference)
+        t = _scored_only(load_checked(read_run, path, reference), reference)
         t.warnings = list(t.notes)
         if len(t.tags) > 1:
             t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
