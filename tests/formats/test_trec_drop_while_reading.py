@@ -136,22 +136,3 @@ def test_duplicates_undecidable_only_when_a_twin_hash_lost_its_id():
     assert trec_rows.has_duplicates(q[:2], twice, np.array([5, 5], dtype=np.uint64)) is True
     other = pa.chunked_array([pa.array(["one" + LONG, "two" + LONG])])
     assert trec_rows.has_duplicates(q[:2], other, np.array([5, 5], dtype=np.uint64)) is False
-
-
-@pytest.mark.parametrize("seed", range(3))
-def test_hash_codes_are_dictionary_encodes(seed):
-    rng = random.Random(seed)
-    ids = [f"{rng.randrange(300)}{LONG}{'é' * rng.randrange(2)}" for _ in range(2000)]
-    col = pa.chunked_array([pa.array(ids[:700]), pa.array(ids[700:])])
-    codes, dictionary = trec_rows.hash_codes(col)
-    expect = pa.chunked_array(col).dictionary_encode()
-    assert dictionary.to_pylist() == expect.chunk(0).dictionary.to_pylist()
-    assert codes.tolist() == np.concatenate([c.indices.to_numpy() for c in expect.chunks]).tolist()
-
-
-def test_hash_codes_refuse_two_ids_sharing_a_hash(monkeypatch):
-    col = pa.chunked_array([pa.array(["a" + LONG, "b" + LONG, "a" + LONG])])
-    monkeypatch.setattr(trec_rows, "row_hashes", lambda c: np.zeros(len(c), dtype=np.uint64))
-    assert trec_rows.hash_codes(col) is None
-    codes, dictionary, _ = trec_arrow._codes(col, short_ids=True)   # falls back, exact
-    assert dictionary.to_pylist() == ["a" + LONG, "b" + LONG] and codes.tolist() == [0, 1, 0]

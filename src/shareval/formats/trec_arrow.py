@@ -371,10 +371,6 @@ def _codes(col: pa.ChunkedArray, short_ids: bool = False
         coded = _short_id_codes(col)
         if coded is not None:
             return (*coded, True)
-        if col.null_count == 0 and col.type == pa.string():
-            coded = trec_rows.hash_codes(col)
-            if coded is not None:
-                return (*coded, False)
     col = pc.dictionary_encode(col)
     if col.num_chunks == 0:
         return np.zeros(0, dtype=np.int32), _strings([]), False

@@ -54,45 +54,6 @@ def row_hashes(col: pa.ChunkedArray) -> np.ndarray:
     return out
 
 
-def hash_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
-    """``pc.dictionary_encode``'s codes (int32) and dictionary (ids in order of first
-    appearance) of a null-free string column, found by sorting the ids' 64-bit hashes;
-    None when two different ids share a hash (the caller then encodes exactly). Every
-    row is compared with its code's first row, so equal hashes never merge two ids.
-    Arrow's hash table cost ~200 MB of short-lived memory for the 1.3M UUIDs of a
-    10M-line run's qrels; this about 60 MB."""
-    h = row_hashes(col)
-    n = h.size
-    order = np.argsort(h, kind="stable")            # a group's first row comes first
-    ranked = h[order]
-    del h
-    new = np.empty(n, dtype=bool)
-    new[:1] = True
-    np.not_equal(ranked[1:], ranked[:-1], out=new[1:])
-    del ranked
-    group = np.cumsum(new, dtype=np.int32) - 1        # of each sorted row, in hash order
-    first = order[new]                                # of each group (hash order)
-    del new
-    by_row = np.argsort(first, kind="stable")         # groups by first appearance
-    rank = np.empty(by_row.size, dtype=np.int32)
-    rank[by_row] = np.arange(by_row.size, dtype=np.int32)
-    codes = np.empty(n, dtype=np.int32)
-    codes[order] = rank[group]
-    del order, group, rank
-    heads = first[by_row]                             # ascending rows
-    del first, by_row
-    repeat = np.flatnonzero(heads[codes] != np.arange(n))
-    if repeat.size:                 # rows after their code's first: the same text?
-        reps = heads[codes[repeat]]
-        o = np.argsort(reps, kind="stable")
-        back = np.empty_like(o)
-        back[o] = np.arange(o.size)
-        theirs = _take(col, reps[o]).take(arrow_codes(back))
-        if not pc.all(pc.equal(_take(col, repeat), theirs)).as_py():
-            return None
-    return codes, _take(col, heads)
-
-
 BLOCK_ROWS = 1 << 20            # rows of key temporaries at a time
 
 
