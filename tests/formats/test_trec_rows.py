@@ -306,3 +306,19 @@ def test_a_bad_score_in_either_half_goes_to_the_line_reader(tmp_path, monkeypatc
     problems = Problems()
     read_run(tmp_path / "run", problems)
     assert [p.line for p in problems.items] == [where + 1]
+
+
+@pytest.mark.parametrize("codes", [[0, 1, 2, 5, 6, 9], [3, 3, 4, 8], [9], [], [7, 2, 5]])
+def test_take_ids_of_a_chunked_column_takes_chunk_by_chunk(codes):
+    """Ascending codes are taken from each chunk (no join of every chunk: a split of a
+    per-row run); the same ids as Arrow's own take, in any order."""
+    import pyarrow as pa
+    from shareval.formats.trec_table import take_ids
+    col = pa.chunked_array([pa.array([f"id-{i}-long-enough" for i in range(k, k + 4)])
+                            for k in (0, 4, 8)] + [pa.array([], pa.string())])
+    codes = np.array(codes, dtype=np.int64)
+    got = take_ids(col, codes)
+    assert got.to_pylist() == [f"id-{i}-long-enough" for i in codes.tolist()]
+    if codes.size > 1 and np.all(codes[1:] >= codes[:-1]):
+        assert isinstance(got, pa.ChunkedArray)
+        assert got.num_chunks == len(set(np.searchsorted([4, 8], codes, side="right").tolist()))

@@ -69,6 +69,16 @@ def take_ids(dictionary, codes: np.ndarray):
     pyarrow one."""
     if isinstance(dictionary, list):
         return [dictionary[c] for c in codes.tolist()]
+    if getattr(dictionary, "num_chunks", 1) > 1 and codes.size > 1 and \
+            bool(np.all(codes[1:] >= codes[:-1])):
+        # chunk by chunk: a chunked array's take joins every chunk first, a copy of the
+        # whole text (a split of a run whose ids are kept per row takes rows in order)
+        import pyarrow as pa
+        starts = np.cumsum([0] + [len(c) for c in dictionary.chunks])
+        cut = np.searchsorted(codes, starts)
+        return pa.chunked_array([c.take(arrow_codes(codes[cut[k]:cut[k + 1]] - starts[k]))
+                                 for k, c in enumerate(dictionary.chunks)
+                                 if cut[k + 1] > cut[k]], dictionary.type)
     return dictionary.take(arrow_codes(codes))
 
 
