@@ -322,3 +322,23 @@ def test_take_ids_of_a_chunked_column_takes_chunk_by_chunk(codes):
     if codes.size > 1 and np.all(codes[1:] >= codes[:-1]):
         assert isinstance(got, pa.ChunkedArray)
         assert got.num_chunks == len(set(np.searchsorted([4, 8], codes, side="right").tolist()))
+
+
+@pytest.mark.parametrize("stem", ["doc", "clueweb12-0000tw-", "abcdefgh"])
+def test_ties_among_ids_sharing_a_prefix_rank_as_the_line_reader_ranks_them(
+        tmp_path, monkeypatch, stem):
+    """Every id starts with ``stem`` (the tie-break skips what all share), some ids
+    are the stem alone or prefixes of others: the line reader's order."""
+    rng = random.Random(len(stem))
+    tails = ["", "1", "10", "100", "2", "9", "1-long-tail-x", "é", "0", "00", "-long-id-z"]
+    qrels, run = [], []
+    for q in range(25):
+        docs = [stem + t for t in rng.sample(tails, 8)]
+        for d in rng.sample(docs, 3):
+            qrels.append(f"q{q} 0 {d} {rng.choice((1, 2))}\n")
+        run += [f"q{q} Q0 {d} {i} {rng.choice((1.0, 2.0))} t\n" for i, d in enumerate(docs, 1)]
+    run.append(f"q0 Q0 {stem}-an-id-longer-than-eight-bytes 99 0.5 t\n")
+    (tmp_path / "qrels").write_text("".join(qrels))
+    (tmp_path / "run").write_text("".join(run))
+    lines, fast = _score_both(monkeypatch, tmp_path / "qrels", tmp_path / "run")
+    _same(lines, fast)

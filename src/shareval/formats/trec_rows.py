@@ -232,6 +232,18 @@ def _tied_rows(q_codes: np.ndarray, score: np.ndarray) -> np.ndarray | None:
     return keep
 
 
+def _common_prefix(first: np.ndarray) -> int:
+    """How many leading bytes every id shares, of their first 8 bytes ``first`` (big-
+    endian, 0 past an id's end): "doc", "clueweb12-" order nothing, so the tie-break
+    starts after them (a sort of every tied row fewer)."""
+    if first.size < 2:
+        return 0
+    differ = int(np.bitwise_or.reduce(first ^ first[0]))
+    # bytes are big-endian from the top; a byte past an id's end reads 0, so an id
+    # that is a prefix of the others differs from them there
+    return 8 - (differ.bit_length() + 7) // 8
+
+
 def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
     """(document code of each run row, number of codes, ``Encoded.doc_tiebreak``), for
     a run whose ids are kept per row (``docs``) and a qrels whose codes index
@@ -300,7 +312,10 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
             order = np.argsort(runs, kind="stable")
             runs_sorted = runs[order]
         group = np.cumsum(np.concatenate(([True], runs_sorted[1:] != runs_sorted[:-1]))) - 1
-        done = 0                                       # bytes of the ids compared so far
+        # every id's first 8 bytes, once: the first pass (and the prefix all ids share,
+        # "doc", "clueweb12-", which orders nothing and is skipped) read them from here
+        first = piece(codes, 0, 8)
+        done = _common_prefix(first)                   # bytes of the ids compared so far
         while done < longest:
             same = group[1:] == group[:-1]
             if not same.any():
@@ -311,7 +326,13 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
             at = np.flatnonzero(tied)
             g = group[at].astype(np.uint64)
             width = max(1, min(7, (64 - int(g[-1]).bit_length()) // 8))
-            key = (g << np.uint64(8 * width)) | piece(codes[order[at]], done, width)
+            rows = order[at]
+            if done + width <= 8:
+                bytes_ = (first[rows] << np.uint64(8 * done)) >> np.uint64(64 - 8 * width)
+            else:
+                bytes_ = piece(codes[rows], done, width)
+            key = (g << np.uint64(8 * width)) | bytes_
+            del rows, bytes_
             local = np.argsort(key)
             order[at] = order[at][local]
             # new groups: a boundary wherever the group or the bytes compared change
