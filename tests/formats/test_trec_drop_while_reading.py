@@ -136,3 +136,46 @@ def test_duplicates_undecidable_only_when_a_twin_hash_lost_its_id():
     assert trec_rows.has_duplicates(q[:2], twice, np.array([5, 5], dtype=np.uint64)) is True
     other = pa.chunked_array([pa.array(["one" + LONG, "two" + LONG])])
     assert trec_rows.has_duplicates(q[:2], other, np.array([5, 5], dtype=np.uint64)) is False
+
+
+class _Later:
+    """A Future of the qrels that is not done for its first ``wait`` looks."""
+
+    def __init__(self, value, wait, error=None):
+        self.value, self.wait, self.error = value, wait, error
+
+    def done(self):
+        self.wait -= 1
+        return self.wait < 0
+
+    def result(self):
+        if self.error:
+            raise self.error
+        return self.value
+
+
+@pytest.mark.parametrize("wait", [0, 3, 10 ** 6])
+def test_blocks_read_before_the_qrels_are_dropped_from_once_it_is(tmp_path, dropping, wait):
+    """The run is read while the qrels is: blocks read before it is done keep their ids
+    until it is (or until the run is read), then lose the same ones."""
+    qrels, run, _ = _write(tmp_path, 0)
+    ref = get("trec").reference(str(qrels))
+    now = trec_arrow.read_fast(run, "run", ref)
+    later = trec_arrow.read_fast(run, "run", _Later(ref, wait))
+    assert now.ids_dropped and later.ids_dropped
+    assert later.d_dict.to_pylist() == now.d_dict.to_pylist()
+
+
+def test_a_qrels_that_cannot_be_read_leaves_every_id(tmp_path, dropping):
+    qrels, run, _ = _write(tmp_path, 0)
+    t = trec_arrow.read_fast(run, "run", _Later(None, 2, InvalidInput([])))
+    assert not t.ids_dropped and "" not in t.d_dict.to_pylist()
+
+
+def test_the_qrels_problems_come_first(tmp_path, dropping):
+    qrels, run, _ = _write(tmp_path, 0)
+    qrels.write_text("q1 0 d1 notanumber\n" + qrels.read_text())
+    run.write_text("q1 Q0 d1 1 x t\n" + run.read_text())
+    with pytest.raises(InvalidInput) as e:
+        get("trec").load(str(qrels), str(run))
+    assert str(qrels) in e.value.lines()[0]

@@ -36,20 +36,21 @@ def read_qrels(path, problems: Problems) -> TrecTable | None:
     return _read(Path(path), "qrels", problems)
 
 
-def read_run(path, problems: Problems, qrels: TrecTable | None = None) -> TrecTable | None:
-    """``qrels``: the run is scored against it, so a large run may leave "" in place of
-    the ids no score reads (``trec_arrow.read_fast``)."""
-    return _read(Path(path), "run", problems, None if qrels is None else qrels.d_dict)
+def read_run(path, problems: Problems, qrels=None) -> TrecTable | None:
+    """``qrels`` (a table, or a Future of one being read): the run is scored against
+    it, so a large run may leave "" in place of the ids no score reads
+    (``trec_arrow.read_fast``)."""
+    return _read(Path(path), "run", problems, qrels)
 
 
-def _read(path: Path, kind: str, problems: Problems, judged_ids=None) -> TrecTable | None:
+def _read(path: Path, kind: str, problems: Problems, qrels=None) -> TrecTable | None:
     if not path.is_file():
         problems.fatal(path, None, "file",
                        "does not exist" if not path.exists() else "is not a file")
         return None
     if path.stat().st_size >= SMALL_FILE_BYTES:
         from . import trec_arrow
-        table = trec_arrow.read_fast(path, kind, judged_ids)
+        table = trec_arrow.read_fast(path, kind, qrels)
         if table is not None:
             return table
     return _read_lines(path, kind, problems)

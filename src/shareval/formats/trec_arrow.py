@@ -101,18 +101,19 @@ def csv_options(names, delim: str, **read) -> dict:
             strings_can_be_null=False, quoted_strings_can_be_null=False))
 
 
-def read_fast(path: Path, kind: str, judged_ids=None) -> TrecTable | None:
+def read_fast(path: Path, kind: str, qrels=None) -> TrecTable | None:
     """The table, or None when the file needs the line reader (which reports problems).
-    ``judged_ids``: the qrels' distinct document ids, for a run of
-    ``DROP_WHILE_READING_BYTES`` or more to drop the others as it is read."""
+    ``qrels``: the qrels table the run is scored against, or a Future of it (read
+    meanwhile), for a run of ``DROP_WHILE_READING_BYTES`` or more to drop the ids no
+    score reads as it is read."""
     delim = _delimiter(path)
     if delim is None:
         return None
     names = QRELS_FIELDS if kind == "qrels" else RUN_FIELDS
     judged = None
-    if kind == "run" and judged_ids is not None and \
+    if kind == "run" and qrels is not None and \
             path.stat().st_size >= DROP_WHILE_READING_BYTES:
-        judged = trec_rows.judged_marks(as_arrow(judged_ids))
+        judged = Judged(qrels)
     try:
         columns = _stream(path, kind, delim, names, judged)
     except (pa.ArrowInvalid, pa.ArrowTypeError, UnicodeDecodeError, OSError):
@@ -162,8 +163,8 @@ def _stream(path: Path, kind: str, delim: str, names, judged=None):
     block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
     the document ids are ever held as text: a 10M-line run's query, rank and tag columns
     cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md). With
-    ``judged`` (``trec_rows.judged_marks``) each block's ids are hashed and those no
-    score reads left "" (``trec_rows.block_keep``) as they are read."""
+    ``judged`` (``Judged``) each block's ids are hashed and those no score reads left ""
+    (``trec_rows.block_keep``) as they are read, or once the qrels is."""
     size = path.stat().st_size
     mid = _line_start(path, size // 2) if size >= SPLIT_BYTES else size
     if not 0 < mid < size:
@@ -246,6 +247,7 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
     value_name = "score" if kind == "run" else "relevance"
     local_codes, q_dicts, docs, values, tags = [], [], [], [], {}
     hashes, dropped = [], False
+    waiting: list[int] = []             # blocks of long ids not yet dropped from
     try:
         for batch in reader:
             if batch.num_rows == 0:
@@ -264,24 +266,72 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
                 lengths = np.diff(arrow_offsets(doc)[1])
                 if int(lengths.min()) == 0:
                     return None               # an empty id: the line reader reports it
-                keep = None
                 if int(lengths.max()) > SHORT_ID_BYTES:   # short ids get codes, not rows
                     hashes.append(arrow_hashes(doc))
-                    keep = trec_rows.block_keep(codes, value, hashes[-1], judged)
+                    waiting.append(len(docs))
                 else:
                     hashes.append(None)               # hashed later if at all
-                if keep is not None and not keep.all():
-                    doc = trec_rows.blank_unkept(doc, keep)
-                    dropped = True
             local_codes.append(codes)
             q_dicts.append(encoded.dictionary)
             docs.append(doc)
             values.append(value)
             del batch, encoded, doc
+            if waiting and judged.ready():
+                dropped |= _drop_blocks(waiting, judged.marks(), local_codes, values,
+                                        hashes, docs)
+        if waiting:                          # the qrels was still being read: wait for it
+            dropped |= _drop_blocks(waiting, judged.marks(), local_codes, values, hashes,
+                                    docs)
     finally:
         if span is not None:
             source.close()
     return local_codes, q_dicts, docs, values, list(tags), hashes, dropped
+
+
+def _drop_blocks(waiting: list[int], marks, local_codes, values, hashes, docs) -> bool:
+    """Leave "" in place of the ids no score reads (``trec_rows.block_keep``) in the
+    blocks ``waiting`` (emptied); whether some were. No marks (the qrels could not be
+    read): nothing is dropped."""
+    dropped = False
+    for k in waiting if marks is not None else ():
+        keep = trec_rows.block_keep(local_codes[k], values[k], hashes[k], marks)
+        if keep is not None and not keep.all():
+            docs[k] = trec_rows.blank_unkept(docs[k], keep)
+            dropped = True
+    waiting.clear()
+    return dropped
+
+
+class Judged:
+    """The marks of a qrels' judged ids (``trec_rows.judged_marks``), for a run read
+    while the qrels is: ``qrels`` a table, or a Future of one (None, or an error, when
+    it cannot be read: the run then keeps every id). Shared by the reading threads."""
+
+    def __init__(self, qrels):
+        import threading
+        self._qrels = qrels
+        self._marks = None
+        self._done = False
+        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        done = getattr(self._qrels, "done", None)
+        return done is None or done()
+
+    def marks(self):
+        """The marks, waiting for the qrels if it is still being read; None without."""
+        with self._lock:
+            if not self._done:
+                qrels = self._qrels
+                if hasattr(qrels, "result"):
+                    try:
+                        qrels = qrels.result()
+                    except BaseException:           # its reader reports it
+                        qrels = None
+                if qrels is not None:
+                    self._marks = trec_rows.judged_marks(as_arrow(qrels.d_dict))
+                self._done = True
+            return self._marks
 
 
 def _code_type(n: int):

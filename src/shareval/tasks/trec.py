@@ -104,31 +104,33 @@ class TrecTask(Task):
     }
 
     def load(self, reference, submission):
-        """As ``Task.load``; a large run is read in a second thread while the qrels is
-        read (the pyarrow reader releases the GIL), except from
-        ``trec_format.DROP_WHILE_READING_BYTES``, where the qrels is read first so that the run's
-        reader drops the ids no score reads as it goes (and the qrels' short-lived
-        memory does not add to the run's). The qrels' problems come first."""
+        """As ``Task.load``; a large run is read while the qrels is read in a second
+        thread (the pyarrow reader releases the GIL). From
+        ``trec_format.DROP_WHILE_READING_BYTES`` the run's reader drops the ids no score
+        reads as it goes, once the qrels is read. The qrels' problems come first."""
         if not (isinstance(reference, (str, Path)) and isinstance(submission, (str, Path))
-                and _large(submission)) or \
-                _size(submission) >= trec_format.DROP_WHILE_READING_BYTES:
+                and _large(submission)):
             return super().load(reference, submission)
         from concurrent.futures import ThreadPoolExecutor      # not needed for small runs
         with ThreadPoolExecutor(1) as pool:
-            pending = pool.submit(self.submission, submission)
+            pending = pool.submit(self.reference, reference)
             try:
-                ref = self.reference(reference)
+                sub = self._load_run(submission, pending)
             except BaseException:
-                pending.cancel()
+                pending.result()           # the qrels' problems, if any, come first
                 raise
-            sub = pending.result()
+            ref = pending.result()
         return ref, _scored_only(sub, ref)
 
     def load_reference(self, path):
         return load_checked(read_qrels, path)
 
     def load_submission(self, path, reference=None):
-        t = _scored_only(load_checked(read_run, path, reference), reference)
+        return _scored_only(self._load_run(path, reference), reference)
+
+    def _load_run(self, path, qrels=None):
+        """The run, read against ``qrels`` (a table, a Future of one, or None)."""
+        t = load_checked(read_run, path, qrels)
         t.warnings = list(t.notes)
         if len(t.tags) > 1:
             t.warnings.append(f"{path}: run has {len(t.tags)} different run tags: "
