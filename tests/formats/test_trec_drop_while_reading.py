@@ -118,12 +118,23 @@ def test_an_empty_id_while_dropping_is_reported_by_line(tmp_path, dropping):
     assert ":31" in "\n".join(e.value.lines())
 
 
-def test_short_ids_are_never_dropped(tmp_path, dropping):
-    (tmp_path / "qrels").write_text("".join(f"q{q} 0 d{q}-1 1\n" for q in range(30)))
-    (tmp_path / "run").write_text("".join(f"q{q} Q0 d{q}-{i} {i} {10 - i} t\n"
-                                          for q in range(30) for i in range(1, 9)))
-    _, sub = get("trec").load(str(tmp_path / "qrels"), str(tmp_path / "run"))
-    assert not sub.ids_dropped and not sub.docs_per_row
+@pytest.mark.parametrize("against_qrels", [True, False])
+def test_short_ids_are_kept_per_row_in_a_run_read_against_its_qrels(
+        tmp_path, monkeypatch, dropping, against_qrels):
+    """Ids of at most 8 bytes (MS MARCO's numbers): per row and dropped when the run
+    is read against its qrels, a dictionary in byte order otherwise; the same scores,
+    ties included."""
+    rng = random.Random(5)
+    (tmp_path / "qrels").write_text("".join(f"q{q} 0 {q}{i} 1\n" for q in range(60)
+                                            for i in rng.sample(range(40), 3)))
+    (tmp_path / "run").write_text("".join(
+        f"q{q} Q0 {q}{i} {k} {s} t\n" for q in range(60)
+        for k, (i, s) in enumerate(sorted(((i, rng.choice((1, 2, 3, 4, 5, 6)))
+                                           for i in range(40)), key=lambda x: -x[1]), 1)))
+    ref = get("trec").reference(str(tmp_path / "qrels"))
+    sub = trec_arrow.read_fast(tmp_path / "run", "run", ref if against_qrels else None)
+    assert sub.docs_per_row == against_qrels and sub.ids_dropped == against_qrels
+    _same(*_score_both(monkeypatch, tmp_path / "qrels", tmp_path / "run"))
 
 
 def test_duplicates_undecidable_only_when_a_twin_hash_lost_its_id():

@@ -20,7 +20,7 @@ import pyarrow.csv as pacsv
 
 from ..metrics.ranking import Encoded, distinct_codes
 from . import trec_rows
-from .strhash import arrow_hashes, arrow_offsets
+from .strhash import arrow_hashes, arrow_offsets, windows_at
 from .trec_table import (DROP_WHILE_READING_BYTES, QRELS_FIELDS, RUN_FIELDS, TrecTable,
                          arrow_codes)
 from .trec_table import arrow_bools as _bools
@@ -123,7 +123,10 @@ def read_fast(path: Path, kind: str, qrels=None) -> TrecTable | None:
     q_codes, q_dict, docs, value, tags, hashes, dropped = columns
     if dropped and not trec_rows.run_grouped(q_codes, value):
         return read_fast(path, kind)      # a query comes back later: every id is needed
-    per_row = kind == "run" and (dropped or _longest(docs) > SHORT_ID_BYTES)
+    # ids are kept per row when long, and in a run read against its qrels (whose ids
+    # are mostly dropped): sorting 10M short ids into a dictionary cost more (1.0-1.7 s)
+    # than hashing them, and held more once the unscored ones are gone
+    per_row = kind == "run" and (judged is not None or _longest(docs) > SHORT_ID_BYTES)
     if per_row:                 # long ids: no run dictionary (trec_rows)
         d_codes, d_dict, d_sorted = np.arange(len(docs), dtype=_code_type(len(docs))), docs, False
     else:
@@ -158,7 +161,7 @@ SPLIT_BYTES = 16 << 20
 
 def _stream(path: Path, kind: str, delim: str, names, judged=None):
     """(query codes, query dictionary, document id column, values, run tags, hashes of
-    the ids as read when some were dropped (else None), whether ids were dropped), or None (no rows, or a
+    the ids as read with ``judged`` (else None), whether ids were dropped), or None (no rows, or a
     non-finite score, or an empty id). The file is parsed a block at a time and each
     block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
     the document ids are ever held as text: a 10M-line run's query, rank and tag columns
@@ -196,11 +199,10 @@ def _stream(path: Path, kind: str, delim: str, names, judged=None):
     del local_codes
     value = values[0] if len(values) == 1 else np.concatenate(values)
     del values
-    if not dropped:
+    if judged is None:
         hashes = None       # read_fast hashes per-row ids when it needs to
-    else:                   # blocks of short ids were not hashed (nor dropped)
-        hashes = np.concatenate([arrow_hashes(d) if h is None else h
-                                 for d, h in zip(docs, hashes)])
+    else:
+        hashes = hashes[0] if len(hashes) == 1 else np.concatenate(hashes)
     return (q_codes, q_both.dictionary, pa.chunked_array(docs, pa.string()), value, tags,
             hashes, dropped)
 
@@ -266,11 +268,8 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
                 lengths = np.diff(arrow_offsets(doc)[1])
                 if int(lengths.min()) == 0:
                     return None               # an empty id: the line reader reports it
-                if int(lengths.max()) > SHORT_ID_BYTES:   # short ids get codes, not rows
-                    hashes.append(arrow_hashes(doc))
-                    waiting.append(len(docs))
-                else:
-                    hashes.append(None)               # hashed later if at all
+                hashes.append(arrow_hashes(doc))
+                waiting.append(len(docs))
             local_codes.append(codes)
             q_dicts.append(encoded.dictionary)
             docs.append(doc)
@@ -373,21 +372,15 @@ def _short_id_codes(col: pa.ChunkedArray) -> tuple[np.ndarray, pa.Array] | None:
         m = len(chunk)
         if m == 0:
             continue
-        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32, count=m + 1,
-                                offset=chunk.offset * 4).astype(np.int64)
+        data, offsets, lo = arrow_offsets(chunk)
         lens = np.diff(offsets)
         if int(lens.max()) > SHORT_ID_BYTES or int(lens.min()) == 0:
             return None
-        data = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)
-        out = keys[at:at + m]
-        for j in range(int(lens.max())):          # byte j of every id long enough
-            rows = np.flatnonzero(lens > j) if j >= int(lens.min()) else None
-            byte = data[offsets[:-1] + j] if rows is None else data[offsets[:-1][rows] + j]
-            shifted = byte.astype(np.uint64) << np.uint64(8 * (SHORT_ID_BYTES - 1 - j))
-            if rows is None:
-                out |= shifted
-            else:
-                out[rows] |= shifted
+        # the 8 bytes at each id's start, as a big-endian integer, cut after the id
+        word = windows_at(data, offsets[:-1].astype(np.int64) - lo).byteswap()
+        word &= trec_rows.HIGH_BYTES[lens]
+        keys[at:at + m] = word
+        del word
         at += m
     unique, codes = trec_rows.factorize(keys)
     del keys

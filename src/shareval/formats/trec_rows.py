@@ -39,8 +39,9 @@ def factorize(keys: np.ndarray, dtype=np.int32) -> tuple[np.ndarray, np.ndarray]
     return ranked[new], codes
 
 
-_HIGH = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
-                 dtype=np.uint64)
+# the top k bytes of a uint64 (a big-endian word's first k bytes)
+HIGH_BYTES = _HIGH = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
+                              dtype=np.uint64)
 
 
 def row_hashes(col: pa.ChunkedArray) -> np.ndarray:
