@@ -135,18 +135,24 @@ def test_members_read_in_place_are_the_members(tmp_path):
     assert "larger than" in problems.items[0].message
 
 
-def test_validate_scans_past_the_numpy_bytes(tmp_path, monkeypatch):
-    """The files after the first NUMPY_CHECK_BYTES are scanned by numba, not decoded
-    into matrices: the first file is checked with numpy, the other two scanned."""
-    pack = make_pack(tmp_path / "pack")
-    sub = folder(tmp_path, GOOD)
+def _which_check(monkeypatch, numpy_bytes: int) -> list[str]:
+    """The list each file's check ("numpy" or "scan") is appended to, in order."""
     used = []
     real_check, real_scan = base.output_file_clean, base.scan_file
     monkeypatch.setattr(base, "output_file_clean",
                         lambda *a, **k: used.append("numpy") or real_check(*a, **k))
     monkeypatch.setattr(base, "scan_file",
                         lambda *a, **k: used.append("scan") or real_scan(*a, **k))
-    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", 1)
+    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", numpy_bytes)
+    return used
+
+
+def test_validate_scans_past_the_numpy_bytes(tmp_path, monkeypatch):
+    """The files after the first NUMPY_CHECK_BYTES are scanned by numba, not decoded
+    into matrices: the first file is checked with numpy, the other two scanned."""
+    pack = make_pack(tmp_path / "pack")
+    sub = folder(tmp_path, GOOD)
+    used = _which_check(monkeypatch, 1)
     assert get("material-clir").validate(str(sub), str(pack)) == []
     assert sorted(used) == ["numpy", "scan", "scan"]
 
@@ -160,13 +166,7 @@ def test_an_archive_is_weighed_by_its_packed_bytes(tmp_path, monkeypatch):
     threshold = sub_tgz.stat().st_size + 1
     first_two = sum(len(t.encode()) for t in list(GOOD.values())[:2])
     assert first_two >= threshold                # else the two rules would agree here
-    used = []
-    real_check, real_scan = base.output_file_clean, base.scan_file
-    monkeypatch.setattr(base, "output_file_clean",
-                        lambda *a, **k: used.append("numpy") or real_check(*a, **k))
-    monkeypatch.setattr(base, "scan_file",
-                        lambda *a, **k: used.append("scan") or real_scan(*a, **k))
-    monkeypatch.setattr(base, "NUMPY_CHECK_BYTES", threshold)
+    used = _which_check(monkeypatch, threshold)
     assert get("material-clir").validate(str(sub_tgz), str(pack)) == []
     assert used == ["numpy"] * 3
     used.clear()
