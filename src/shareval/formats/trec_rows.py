@@ -40,8 +40,8 @@ def factorize(keys: np.ndarray, dtype=np.int32) -> tuple[np.ndarray, np.ndarray]
 
 
 # the top k bytes of a uint64 (a big-endian word's first k bytes)
-HIGH_BYTES = _HIGH = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
-                              dtype=np.uint64)
+HIGH_BYTES = np.array([0] + [((1 << (8 * k)) - 1) << (8 * (8 - k)) for k in range(1, 9)],
+                      dtype=np.uint64)
 
 
 def row_hashes(col: pa.ChunkedArray) -> np.ndarray:
@@ -295,7 +295,7 @@ def join(qrels_dict: pa.Array, docs: pa.ChunkedArray):
             begin = offsets[local].astype(np.int64) - lo + start
             left = np.clip(offsets[local + 1] - lo - begin, 0, width)
             w = windows_at(data, np.minimum(begin, data.size - 1)).byteswap()
-            w &= _HIGH[left]
+            w &= HIGH_BYTES[left]
             out[rows] = w >> np.uint64(8 * (8 - width))
         return out
 
