@@ -138,3 +138,58 @@ def test_loaded_qrels_and_run_score_as_their_files(tmp_path):
     sub.warnings = []
     assert get("trec").score(ref, sub, measures="map,ndcg").to_dict() == from_files
     assert get("trec").score(q, sub, measures="map,ndcg").to_dict() == from_files
+
+
+@pytest.fixture(params=["line reader", "fast reader"])
+def reader(request, monkeypatch):
+    """The column rules hold whichever reader a file's size picks."""
+    from shareval.formats import trec as trec_format
+    monkeypatch.setattr(trec_format, "SMALL_FILE_BYTES",
+                        1 << 30 if request.param == "line reader" else 0)
+
+
+def _score_text(tmp_path, qrels: str, run: str):
+    (tmp_path / "qrels").write_text(qrels, encoding="utf-8")
+    (tmp_path / "run").write_text(run, encoding="utf-8")
+    return get("trec").score(tmp_path / "qrels", tmp_path / "run", measures="map")
+
+
+def _problems(tmp_path, qrels: str, run: str) -> list[str]:
+    with pytest.raises(InvalidInput) as e:
+        _score_text(tmp_path, qrels, run)
+    return [str(p).replace(str(tmp_path) + "/", "") for p in e.value.problems]
+
+
+def test_an_empty_column_makes_a_line_one_column_short(tmp_path, reader):
+    # conventions.md, Ranking, columns: two adjacent tabs are one separator
+    assert _problems(tmp_path, "q\t0\td\t1\n", "q\tQ0\td\t1\t2.5\tt\nq\t\te\t2\t1.5\tt\n") == [
+        "run:2: line: expected 6 whitespace-separated columns "
+        "(query_id Q0 doc_id rank score run_tag), found 5"]
+    assert _problems(tmp_path, "q\t0\td\t1\nq\t\te\t1\n", "q\tQ0\td\t1\t2.5\tt\n") == [
+        "qrels:2: line: expected 4 whitespace-separated columns "
+        "(query_id iteration doc_id relevance), found 3"]
+
+
+def test_integers_are_decimal(tmp_path, reader):
+    # conventions.md, Ranking: 0x10 is an error, a sign is allowed, judgments fit 64 bits
+    assert _problems(tmp_path, "q 0 d 0x10\n", "q Q0 d 1 2.5 t\n") == [
+        "qrels:1: relevance: not an integer: '0x10'"]
+    assert _problems(tmp_path, "q 0 d 1\n", "q Q0 d 0X1f 2.5 t\n") == [
+        "run:1: rank: not an integer: '0X1f'"]
+    assert _problems(tmp_path, "q 0 d 1\nq 0 e 9223372036854775808\n", "q Q0 d 1 2.5 t\n") == [
+        "qrels:2: relevance: out of range (a 64-bit integer): '9223372036854775808'"]
+    res = _score_text(tmp_path, "q 0 d -1\nq 0 e +1\n", "q Q0 d -5 2.5 t\nq Q0 e +007 1.5 t\n")
+    assert res.metrics == {"map": 0.5}
+
+
+def test_a_byte_order_mark_belongs_to_the_first_query_id(tmp_path, reader):
+    # conventions.md, Ranking, columns: "\ufeffq" is another query than "q"
+    res = _score_text(tmp_path, "q 0 d 1\n", "\ufeffq Q0 d 1 2.5 t\n")
+    assert res.metrics == {"map": 0.0}
+    assert res.counts["queries_in_run"] == 1 and any("\ufeffq" in w for w in res.warnings)
+
+
+def test_unicode_spaces_separate_columns(tmp_path, reader):
+    # conventions.md, Ranking, columns: what str.split() splits at
+    res = _score_text(tmp_path, "q 0 d 1\n", "q\u2003Q0\xa0d 1 2.5 t\n")
+    assert res.metrics == {"map": 1.0}

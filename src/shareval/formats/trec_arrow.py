@@ -30,8 +30,15 @@ _IDS = pa.string()
 # the CSV reader's block, parsed into one chunk: the streaming reader holds a few blocks
 # ahead, so 16 MB blocks held 270 MB more than 4 MB ones at 10M lines, no faster
 BLOCK_BYTES = 1 << 22
+# integers are read as text: pyarrow's integer parser also takes hexadecimal ("0x10"),
+# which Python's int(), the line reader's, refuses (``_integers`` checks the text)
+_INTEGERS = ("relevance", "rank")
 _TYPES = {"query_id": _IDS, "doc_id": _IDS, "iteration": _IDS, "Q0": _IDS, "run_tag": _IDS,
-          "relevance": pa.int64(), "rank": pa.int64(), "score": pa.float64()}
+          "relevance": _IDS, "rank": _IDS, "score": pa.float64()}
+
+
+# pyarrow's CSV reader skips a UTF-8 byte order mark where a stream starts
+BOM = b"\xef\xbb\xbf"
 
 
 def _delimiter(path: Path) -> str | None:
@@ -39,7 +46,7 @@ def _delimiter(path: Path) -> str | None:
     a leading UTF-8 byte order mark, which pyarrow skips and the line reader keeps."""
     with open(path, "rb") as f:
         head = f.readline()
-    if head.startswith(b"\xef\xbb\xbf"):
+    if head.startswith(BOM):
         return None
     if b"\t" in head and b" " not in head.strip():
         return "\t"
@@ -54,14 +61,15 @@ _UNICODE_SPACE = "[\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\
 
 def _plain(col: pa.Array) -> bool:
     """Whether every value of a text column is one field for the line reader as well:
-    no byte up to 0x20 (the other delimiter, tab, form feed, NUL, ...: str.split()
-    would cut there, and NUL would pad short ids into another id's code) and no
-    Unicode whitespace. ASCII text is checked by its smallest and largest byte."""
+    not empty (two adjacent delimiters: one column fewer for str.split()), no byte up
+    to 0x20 (the other delimiter, tab, form feed, NUL, ...: str.split() would cut
+    there, and NUL would pad short ids into another id's code) and no Unicode
+    whitespace. ASCII text is checked by its smallest and largest byte."""
     if not len(col):
         return True
-    data, _, _ = arrow_offsets(col)
-    if data.size == 0:
-        return True
+    data, offsets, _ = arrow_offsets(col)
+    if int(np.diff(offsets).min()) == 0:
+        return False
     if int(data.min()) <= 0x20:
         return False
     if int(data.max()) < 0x80:
@@ -69,12 +77,47 @@ def _plain(col: pa.Array) -> bool:
     return not pc.any(pc.match_substring_regex(col, _UNICODE_SPACE)).as_py()
 
 
+def _integers(col: pa.Array) -> bool:
+    """Whether every value of an integer column (read as text) is an optional minus
+    and decimal digits: what Python's int() takes, but "+" and "_" (left to the line
+    reader, which takes them too) and Unicode digits (which the other checks refuse)."""
+    if not len(col):
+        return True
+    data, offsets, first = arrow_offsets(col)
+    lengths = np.diff(offsets)
+    if int(lengths.min()) == 0:
+        return False
+    not_digit = np.subtract(data, ord("0"), dtype=np.uint8) > 9
+    if not not_digit.any():
+        return True
+    at = np.flatnonzero(not_digit)
+    if not bool(np.all(data[at] == ord("-"))):
+        return False
+    # a minus only first, and followed by a digit
+    value = np.searchsorted(offsets, at + first, side="right") - 1
+    return bool(np.all(offsets[value] - first == at)) and bool(np.all(lengths[value] > 1))
+
+
+def _chunks(col):
+    return col.chunks if isinstance(col, pa.ChunkedArray) else [col]
+
+
 def plain_batch(batch, names) -> bool:
-    """Whether every text column of a parsed block is what the line reader would read
-    (``_plain``): else the file is left to it."""
-    columns = [batch.column(n) for n in names if batch.schema.field(n).type == pa.string()]
-    return all(_plain(chunk) for col in columns
-               for chunk in (col.chunks if isinstance(col, pa.ChunkedArray) else [col]))
+    """Whether every column of a parsed block that is text is what the line reader
+    would read (``_plain``, ``_integers``): else the file is left to it."""
+    for name in names:
+        if batch.schema.field(name).type != pa.string():
+            continue
+        check = _integers if name in _INTEGERS else _plain
+        if not all(check(chunk) for chunk in _chunks(batch.column(name))):
+            return False
+    return True
+
+
+def integer_values(col) -> np.ndarray:
+    """The int64 values of an integer column that ``_integers`` accepted (ArrowInvalid
+    beyond 64 bits: the line reader reports it)."""
+    return _to_numpy(pc.cast(col, pa.int64()))
 
 
 def checked_options(names, delim: str, **read) -> dict:
@@ -136,10 +179,9 @@ def read_fast(path: Path, kind: str, qrels=None) -> TrecTable | None:
                       sorted_d_dict=d_dict if d_sorted else None, docs_per_row=per_row,
                       ids_dropped=dropped)
     # a comment line parsed as data (the CSV reader has no comments; a comment with
-    # another column count fails above), an empty id (two adjacent delimiters; checked
-    # block by block before any was dropped) or a duplicate: the line reader skips
-    # comments and reports problems by line
-    if _has_comment(q_dict) or _has_empty(q_dict) or (not dropped and _has_empty(d_dict)):
+    # another column count fails above) or a duplicate: the line reader skips comments
+    # and reports problems by line (an empty value was refused block by block)
+    if _has_comment(q_dict):
         return None
     if per_row:
         table.d_hashes = hashes if hashes is not None else trec_rows.row_hashes(d_dict)
@@ -161,8 +203,9 @@ SPLIT_BYTES = 16 << 20
 
 def _stream(path: Path, kind: str, delim: str, names, judged=None):
     """(query codes, query dictionary, document id column, values, run tags, hashes of
-    the ids as read with ``judged`` (else None), whether ids were dropped), or None (no rows, or a
-    non-finite score, or an empty id). The file is parsed a block at a time and each
+    the ids as read with ``judged`` (else None), whether ids were dropped), or None (no
+    rows, a value the line reader reads otherwise (``plain_batch``), a non-finite score,
+    or a byte order mark where the second half starts). The file is parsed a block at a time and each
     block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
     the document ids are ever held as text: a 10M-line run's query, rank and tag columns
     cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md). With
@@ -170,6 +213,8 @@ def _stream(path: Path, kind: str, delim: str, names, judged=None):
     (``trec_rows.block_keep``) as they are read, or once the qrels is."""
     size = path.stat().st_size
     mid = _line_start(path, size // 2) if size >= SPLIT_BYTES else size
+    if 0 < mid < size and _starts_with_bom(path, mid):
+        return None     # pyarrow would drop it from the query id; the line reader keeps it
     if not 0 < mid < size:
         parts = [_read_part(path, None, kind, delim, names, judged)]
     else:
@@ -215,6 +260,12 @@ def _line_start(path: Path, at: int) -> int:
         return f.tell()
 
 
+def _starts_with_bom(path: Path, at: int) -> bool:
+    with open(path, "rb") as f:
+        f.seek(at)
+        return f.read(3) == BOM
+
+
 class _Range:
     """Bytes start..end of a file, read as a stream (for pyarrow's PythonFile). Reads
     are pyarrow buffers from pyarrow's allocator: as Python bytes, the C library kept
@@ -242,8 +293,8 @@ class _Range:
 def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
     """(local query codes, query dictionaries, document ids, values: one per block; run
     tags; the ids' hashes per block, with ``judged``; whether ids were dropped) of the
-    file or of its bytes ``span`` (whole lines), or None on a non-finite score or, with
-    ``judged``, an empty id."""
+    file or of its bytes ``span`` (whole lines), or None on a value the line reader
+    reads otherwise (``plain_batch``) or a non-finite score."""
     source = path if span is None else pa.PythonFile(_Range(path, *span), mode="r")
     reader = pacsv.open_csv(source, **checked_options(names, delim, block_size=BLOCK_BYTES))
     value_name = "score" if kind == "run" else "relevance"
@@ -256,7 +307,8 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
                 continue
             if not plain_batch(batch, names):
                 return None
-            value = _to_numpy(batch.column(value_name))
+            value = _to_numpy(batch.column(value_name)) if kind == "run" else \
+                integer_values(batch.column(value_name))
             if kind == "run":
                 if not np.all(np.isfinite(value)):
                     return None
@@ -265,9 +317,6 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
             codes = _to_numpy(encoded.indices)
             doc = batch.column("doc_id")
             if judged is not None:
-                lengths = np.diff(arrow_offsets(doc)[1])
-                if int(lengths.min()) == 0:
-                    return None               # an empty id: the line reader reports it
                 hashes.append(arrow_hashes(doc))
                 waiting.append(len(docs))
             local_codes.append(codes)
@@ -423,10 +472,6 @@ def _codes(col: pa.ChunkedArray, short_ids: bool = False
 
 def _has_comment(q_dict: pa.Array) -> bool:
     return len(q_dict) > 0 and pc.any(pc.starts_with(q_dict, "#")).as_py()
-
-
-def _has_empty(dictionary: pa.Array) -> bool:
-    return len(dictionary) > 0 and pc.min(pc.utf8_length(dictionary)).as_py() == 0
 
 
 def _has_duplicates(t: TrecTable) -> bool:

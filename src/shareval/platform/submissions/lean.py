@@ -4,12 +4,13 @@ Validation needs a verdict, not the parsed submission. A large TREC run is read
 by the task's reader into a full table (every column, then integer codes for the
 ids), which peaks at several times the file's size. Here a large run is read in
 blocks by the same pyarrow parser with the same options (``trec_arrow``), each
-block is checked as the fast reader checks the whole table (finite scores, no
-comment or empty id) and only an 8-byte key per line is kept: a hash of its
-query and document ids, for the duplicate check. Whatever this pass cannot
-accept (a block the parser refuses, a non-finite score, a comment, an empty id,
-two equal keys: a duplicate or, rarely, two pairs with the same hash) goes to the
-task's own validation, so every problem is reported by the same code, with the
+block is checked as the fast reader checks the whole table (every value as the
+line reader reads it, finite scores, no comment) and only an 8-byte key per line
+is kept: a hash of its query and document ids, for the duplicate check. Whatever
+this pass cannot accept (a block the parser refuses, a value the line reader
+reads otherwise, a byte order mark where a block starts, a non-finite score, a
+comment, two equal keys: a duplicate or, rarely, two pairs with the same hash)
+goes to the task's own validation, so every problem is reported by the same code, with the
 same text, as before; an accepted run gets the same warnings (run tags) as the
 task gives. An SV-Ident detection file is checked against the reference's uuids
 alone (``lean_svident``).
@@ -71,6 +72,8 @@ def trec_run_warnings(path: str | Path) -> list[str] | None:
         for block in _line_blocks(path):
             # pyarrow's streaming reader reads ahead of its consumer (the whole file,
             # measured); blocks of whole lines parsed one at a time stay small
+            if block.startswith(trec_arrow.BOM):
+                return None             # each parse would drop it from the query id
             batch = pacsv.read_csv(pa.BufferReader(block), **options)
             del block
             if batch.num_rows == 0:
