@@ -33,10 +33,11 @@ class Limits:
     nested_ok: bool = False
 
 
+@dataclass
 class Stored:
     """How many bytes of the stored submission (a .tgz's packed bytes, a folder's
-    files) were read before the file just yielded: readers whose fixed costs pay off only past
-    a size compare them with that size, which is what the upload weighs."""
+    files) were read before the file just yielded: readers whose fixed costs pay off
+    only past a size compare them with that size, which is what the upload weighs."""
     read: int = 0
 
 

@@ -83,8 +83,9 @@ def has_duplicates(q_codes: np.ndarray, col: pa.ChunkedArray,
     del ranked, same
     rows = np.concatenate([np.flatnonzero(np.isin(keys(b), shared)) + b.start for b in blocks])
     # of these, the rows sharing their query and whole hash: their ids compared exactly
-    order = np.lexsort((hashes[rows], q_codes[rows]))
-    q, h = q_codes[rows][order], hashes[rows][order]
+    q, h = q_codes[rows], hashes[rows]
+    order = np.lexsort((h, q))
+    q, h = q[order], h[order]
     twin = (q[1:] == q[:-1]) & (h[1:] == h[:-1])
     if not twin.any():
         return False
