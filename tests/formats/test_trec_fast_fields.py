@@ -65,6 +65,12 @@ CASES = {
     "two minuses": ("q 0 d1 --1\n", "q Q0 d1 1 5 t\n"),
     "underscore in a rank": ("q 0 d1 1\n", "q Q0 d1 1_000 5 t\n"),
     "arabic-indic digit": ("q 0 d1 \u0663\n", "q Q0 d1 1 5 t\n"),
+    # int() refuses more than 4,300 digits (CPython's limit), leading zeros included
+    "a rank of 4,301 digits": ("q 0 d1 1\n", "q Q0 d1 " + "1" * 4301 + " 5 t\n"),
+    "a relevance of 4,301 digits": ("q 0 d1 " + "0" * 4300 + "1\n", "q Q0 d1 1 5 t\n"),
+    "a rank of 25 digits": ("q 0 d1 1\n", "q Q0 d1 " + "9" * 25 + " 5 t\n"),
+    "int64 limits": ("q 0 d1 -9223372036854775808\nq 0 d2 9223372036854775807\n",
+                     "q Q0 d2 -0000000000000000001 5 t\nq Q0 d1 1 4 t\n"),
 }
 
 
@@ -109,7 +115,8 @@ def test_a_byte_order_mark_where_the_second_half_starts(tmp_path, monkeypatch):
 @pytest.mark.parametrize("value,accepted", [
     ("0", True), ("42", True), ("-3", True), ("007", True), ("-0", True),
     ("", False), ("-", False), ("+5", False), ("0x10", False), ("1-2", False),
-    ("--1", False), ("1_0", False), ("\u0663", False), (" 5", False), ("5.0", False)])
+    ("--1", False), ("1_0", False), ("\u0663", False), (" 5", False), ("5.0", False),
+    ("-9223372036854775808", True), ("0" * 21, False), ("1" * 4301, False)])
 def test_integer_text_is_what_int_reads(value, accepted):
     """``_integers`` takes a subset of what Python's int() takes (the rest goes to the
     line reader): never a value int() refuses."""
@@ -121,7 +128,8 @@ def test_integer_text_is_what_int_reads(value, accepted):
 
 @pytest.mark.parametrize("case", ["nul in a short id", "tab in a space file", "em space",
                                   "bom on the run", "empty Q0", "empty run tag",
-                                  "empty rank", "hexadecimal rank", "minus after a digit"])
+                                  "empty rank", "hexadecimal rank", "minus after a digit",
+                                  "a rank of 4,301 digits"])
 def test_the_upload_check_leaves_such_runs_to_the_task_reader(tmp_path, monkeypatch, case):
     """The upload child's block check accepts exactly the lines the fast reader takes."""
     from shareval.platform.submissions import lean

@@ -77,15 +77,20 @@ def _plain(col: pa.Array) -> bool:
     return not pc.any(pc.match_substring_regex(col, _UNICODE_SPACE)).as_py()
 
 
+_LONGEST_INTEGER = len(str(-2 ** 63))
+
+
 def _integers(col: pa.Array) -> bool:
     """Whether every value of an integer column (read as text) is an optional minus
-    and decimal digits: what Python's int() takes, but "+" and "_" (left to the line
-    reader, which takes them too) and Unicode digits (which the other checks refuse)."""
+    and decimal digits, at most 20 bytes: what Python's int() takes, but "+" and "_"
+    (left to the line reader, which takes them too), Unicode digits (which the other
+    checks refuse) and long values (int() refuses more than 4,300 digits, leading
+    zeros too; -2**63 has 20 bytes)."""
     if not len(col):
         return True
     data, offsets, first = arrow_offsets(col)
     lengths = np.diff(offsets)
-    if int(lengths.min()) == 0:
+    if int(lengths.min()) == 0 or int(lengths.max()) > _LONGEST_INTEGER:
         return False
     not_digit = np.subtract(data, ord("0"), dtype=np.uint8) > 9
     if not not_digit.any():
