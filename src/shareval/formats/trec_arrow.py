@@ -210,16 +210,17 @@ def _stream(path: Path, kind: str, delim: str, names, judged=None):
     """(query codes, query dictionary, document id column, values, run tags, hashes of
     the ids as read with ``judged`` (else None), whether ids were dropped), or None (no
     rows, a value the line reader reads otherwise (``plain_batch``), a non-finite score,
-    or a byte order mark where the second half starts). The file is parsed a block at a time and each
-    block's query ids, tags and ranks are reduced at once to codes (or dropped), so only
-    the document ids are ever held as text: a 10M-line run's query, rank and tag columns
-    cost 300 MB as strings and numbers (measured in docs/dev/i41-ranking.md). With
-    ``judged`` (``Judged``) each block's ids are hashed and those no score reads left ""
-    (``trec_rows.block_keep``) as they are read, or once the qrels is."""
+    or a byte order mark where the second half starts). The file is parsed a block at a
+    time and each block's query ids, tags and ranks are reduced at once to codes (or
+    dropped), so only the document ids are ever held as text: a 10M-line run's query,
+    rank and tag columns cost 300 MB as strings and numbers (measured in
+    docs/dev/i41-ranking.md). With ``judged`` (``Judged``) each block's ids are hashed and
+    those no score reads left "" (``trec_rows.block_keep``) as they are read, or once
+    the qrels is."""
     size = path.stat().st_size
     mid = _line_start(path, size // 2) if size >= SPLIT_BYTES else size
     if 0 < mid < size and _starts_with_bom(path, mid):
-        return None     # pyarrow would drop it from the query id; the line reader keeps it
+        return None     # pyarrow would drop it from the id; the line reader keeps it
     if not 0 < mid < size:
         parts = [_read_part(path, None, kind, delim, names, judged)]
     else:
@@ -302,7 +303,6 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
     reads otherwise (``plain_batch``) or a non-finite score."""
     source = path if span is None else pa.PythonFile(_Range(path, *span), mode="r")
     reader = pacsv.open_csv(source, **checked_options(names, delim, block_size=BLOCK_BYTES))
-    value_name = "score" if kind == "run" else "relevance"
     local_codes, q_dicts, docs, values, tags = [], [], [], [], {}
     hashes, dropped = [], False
     waiting: list[int] = []             # blocks of long ids not yet dropped from
@@ -312,12 +312,13 @@ def _read_part(path: Path, span, kind: str, delim: str, names, judged=None):
                 continue
             if not plain_batch(batch, names):
                 return None
-            value = _to_numpy(batch.column(value_name)) if kind == "run" else \
-                integer_values(batch.column(value_name))
             if kind == "run":
+                value = _to_numpy(batch.column("score"))
                 if not np.all(np.isfinite(value)):
                     return None
                 tags.update(dict.fromkeys(pc.unique(batch.column("run_tag")).to_pylist()))
+            else:
+                value = integer_values(batch.column("relevance"))
             encoded = pc.dictionary_encode(batch.column("query_id"))
             codes = _to_numpy(encoded.indices)
             doc = batch.column("doc_id")

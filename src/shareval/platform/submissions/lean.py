@@ -10,9 +10,9 @@ is kept: a hash of its query and document ids, for the duplicate check. Whatever
 this pass cannot accept (a block the parser refuses, a value the line reader
 reads otherwise, a byte order mark where a block starts, a non-finite score, a
 comment, two equal keys: a duplicate or, rarely, two pairs with the same hash)
-goes to the task's own validation, so every problem is reported by the same code, with the
-same text, as before; an accepted run gets the same warnings (run tags) as the
-task gives. An SV-Ident detection file is checked against the reference's uuids
+goes to the task's own validation, so every problem is reported by the same
+code, with the same text, as before; an accepted run gets the same warnings (run
+tags) as the task gives. An SV-Ident detection file is checked against the reference's uuids
 alone (``lean_svident``).
 """
 from __future__ import annotations
