@@ -181,19 +181,26 @@ def test_one_teams_pile_of_runs_does_not_starve_another_team(stack, tmp_path):
         a = list(ex.map(lambda _: client_submit(stack.url, tokens["alice"], f, "tiny", "dev",
                                                 "labels")[1]["id"], range(5)))
     b = client_submit(stack.url, tokens["bob"], f, "tiny", "dev", "labels")[1]["id"]
+    # B's job is committed (visible to every worker) before its upload is answered; its
+    # "queued" event is written earlier, in the transaction, which a loaded database may
+    # take over 0.5 s to commit (CI, PostgreSQL: two of A's runs were claimed 0.53 s after
+    # B's "queued" event, before B's job could be seen)
+    b_visible = dt.datetime.now(dt.timezone.utc)
     done = {sid: stack.wait_state(sid, tok, timeout=300)
             for sid, tok in [(s, tokens["alice"]) for s in a] + [(b, tokens["bob"])]}
 
     def at(sid, state):
         return dt.datetime.fromisoformat(next(e["at"] for e in done[sid]["events"]
                                               if e["state"] == state))
-    b_queued, b_started = at(b, "queued"), at(b, "running")
-    waiting = [at(s, "running") for s in a if at(s, "running") > b_queued]
-    assert waiting, "no run of team A was still waiting: the test proves nothing"
-    # no run of A started between B's queueing and B's start (0.5 s for a claim in flight).
-    # Two lanes that free up together take B and one of A's runs in the same round;
-    # each "running" event is written after its claim, so A's may come first by a
-    # few ms: a start within 0.5 s before B's is that round, not A served first.
-    cut = b_queued + dt.timedelta(seconds=0.5)
-    before_b = b_started - dt.timedelta(seconds=0.5)
-    assert not [t for t in waiting if cut < t < before_b], (b_queued, b_started, waiting)
+    b_started = at(b, "running")
+    waiting = [at(s, "running") for s in a if at(s, "running") > b_visible]
+    assert waiting, ("no run of team A was still waiting: the test proves nothing",
+                     b_visible, [at(s, "running") for s in a])
+    # no run of A started between B's job becoming visible and B's start. Margins of 2 s,
+    # far below a lane's 10 s: each "running" event is written after its claim (an A
+    # claimed just before B became visible may record its start later), and two lanes
+    # that free up together take B and one of A's runs in the same round, A's possibly
+    # recorded first. A served before B would start a whole lane's turn (10 s) earlier.
+    cut = b_visible + dt.timedelta(seconds=2)
+    before_b = b_started - dt.timedelta(seconds=2)
+    assert not [t for t in waiting if cut < t < before_b], (b_visible, b_started, waiting)
