@@ -178,6 +178,12 @@ def test_integers_are_decimal(tmp_path, reader):
         "run:1: rank: not an integer: '0X1f'"]
     assert _problems(tmp_path, "q 0 d 1\nq 0 e 9223372036854775808\n", "q Q0 d 1 2.5 t\n") == [
         "qrels:2: relevance: out of range (a 64-bit integer): '9223372036854775808'"]
+    # ASCII digits only: Python's int() would take these, trec_eval's atol reads 1 and 0
+    for bad in ("1_0", "\u0661"):
+        assert _problems(tmp_path, f"q 0 d {bad}\n", "q Q0 d 1 2.5 t\n") == [
+            f"qrels:1: relevance: not an integer: {bad!r}"]
+        assert _problems(tmp_path, "q 0 d 1\n", f"q Q0 d {bad} 2.5 t\n") == [
+            f"run:1: rank: not an integer: {bad!r}"]
     res = _score_text(tmp_path, "q 0 d -1\nq 0 e +1\n", "q Q0 d -5 2.5 t\nq Q0 e +007 1.5 t\n")
     assert res.metrics == {"map": 0.5}
 

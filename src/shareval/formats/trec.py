@@ -100,7 +100,10 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                     try:
                         v = int(parts[3])
                     except ValueError:
-                        problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
+                        v = None
+                    if v is None or "_" in parts[3] or not parts[3].isascii():
+                        problems.add(path, lineno, "relevance",
+                                     f"not an integer: {parts[3]!r}")
                         ok = False
                         continue
                     if not -2 ** 63 <= v < 2 ** 63:
@@ -111,7 +114,10 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 else:
                     try:
                         int(parts[3])
+                        decimal = "_" not in parts[3] and parts[3].isascii()
                     except ValueError:
+                        decimal = False
+                    if not decimal:
                         problems.add(path, lineno, "rank", f"not an integer: {parts[3]!r}")
                         ok = False
                     try:

@@ -82,10 +82,9 @@ _LONGEST_INTEGER = len(str(-2 ** 63))
 
 def _integers(col: pa.Array) -> bool:
     """Whether every value of an integer column (read as text) is an optional minus
-    and decimal digits, at most 20 bytes: what Python's int() takes, but "+" and "_"
-    (left to the line reader, which takes them too), Unicode digits (which the other
-    checks refuse) and long values (int() refuses more than 4,300 digits, leading
-    zeros too; -2**63 has 20 bytes)."""
+    and ASCII digits, at most 20 bytes; anything else goes to the line reader, which
+    takes "+" and refuses "_", other scripts' digits and int()'s limit of 4,300 digits
+    (leading zeros too; -2**63 has 20 bytes)."""
     if not len(col):
         return True
     data, offsets, first = arrow_offsets(col)
