@@ -85,3 +85,15 @@ def test_mentions_min_score_keeps_equal_scores_and_f05(tmp_path):
     # tp 2, fp 1, fn 0: precision and recall weigh differently in F0.5
     assert r.metrics["partial_f0_5"] == pytest.approx(2.5 / (2.5 + 1))
     assert r.conventions["min_score"] is None and r.conventions["jaccard_threshold"] == 0.5
+
+
+def test_exact_mentions_match_after_nfkc(tmp_path):
+    # conventions.md, rcc-mentions: exact matching after NFKC normalisation. Fullwidth
+    # letters tell NFKC from case folding alone (which already turns the ligature into fi)
+    ref = [{"publication_id": 1, "data_set_id": 7, "mention_list": ["\ufb01nancial survey",
+                                                                    "\uff21\uff24\uff2e\uff29"]}]
+    sub = [{"publication_id": 1, "mention": "Financial  Survey", "score": 1.0},
+           {"publication_id": 1, "mention": "adni", "score": 1.0}]
+    r = score(tmp_path, ref, sub, task="rcc-mentions")
+    assert [r.counts[k] for k in ("exact_tp", "exact_fp", "exact_fn")] == [2, 0, 0]
+    assert r.metrics["exact_f1"] == 1.0

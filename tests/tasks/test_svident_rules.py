@@ -110,3 +110,39 @@ def test_disambiguation_rows_and_counts_by_hand(tmp_path):
     assert r.warnings == [MIXED_WARNING]
     u = get("svident-disambiguation").unit_stats(ref, sub)
     assert sorted(u.units) == ["d1", "d2 (de)"]
+
+
+@pytest.mark.parametrize("name", ["de.tsv", "en.tsv"])
+def test_a_trial_file_without_lang_takes_its_language_from_its_name(tmp_path, name):
+    # conventions.md, SV-Ident: the language comes from the file name (en.tsv, de.tsv)
+    ref = write(tmp_path / name, "doc_id\ttext\tis_variable\tvariable\tuuid\n"
+                                 "d1\tAlter\t1\t311-yes,286-No\tu1\nd1\tHallo\t0\tNo\tu2\n")
+    sub = write(tmp_path / "sub.json", json.dumps({"u1": 1, "u2": 0}))
+    r = get("svident-detection").score(ref, sub)
+    assert list(r.breakdowns["per_language"]) == [name[:2]]
+    assert r.metrics["f1_macro"] == 1.0
+    other = write(tmp_path / "fr.tsv", (tmp_path / name).read_text())
+    with pytest.raises(InvalidInput) as e:
+        get("svident-detection").score(other, sub)
+    assert "missing column lang" in str(e.value.problems[0])
+
+
+LANGS = ["en", "de", "en", "de", "en"]
+
+
+def _two_languages(tmp_path):
+    """3 English and 2 German documents of two sentences, the second with a variable."""
+    return reference(tmp_path, [["s", str(k), f"v{d}" if k else "", "", f"d{d}", f"u{d}_{k}",
+                                 lang] for d, lang in enumerate(LANGS) for k in (0, 1)])
+
+
+@pytest.mark.parametrize("task,sub", [
+    ("svident-detection", {f"u{d}_{k}": k for d in range(5) for k in (0, 1)}),
+    ("svident-disambiguation", {f"u{d}_1": {f"v{d}": 1.0, "x": 0.5} for d in range(5)})])
+def test_compare_resamples_documents_within_their_language(tmp_path, task, sub):
+    # conventions.md, compare: SV-Ident units are resampled within each language
+    ref = _two_languages(tmp_path)
+    s = write(tmp_path / "sub.json", json.dumps(sub))
+    stats = get(task).unit_stats(ref, s)
+    assert stats.units == [f"d{d}" for d in range(5)]
+    assert list(stats.strata) == LANGS

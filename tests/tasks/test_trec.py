@@ -247,8 +247,14 @@ def test_extra_run_columns_are_ignored_with_a_warning(tmp_path, reader):
     run.write_text("q Q0 b 1 0.9 t\nq Q0 a 2 0.1 t extra 7\n")
     res = get("trec").score(tmp_path / "qrels", run, measures="mrr")
     assert res.metrics["mrr"] == 0.5
-    assert f"{run}:2: 1 run lines have more than 6 columns; the columns after run_tag are " \
+    assert f"{run}:2: 1 run line has more than 6 columns; the columns after run_tag are " \
            f"ignored (as trec_eval does)" in res.warnings
+    # the warning names the first such line and counts them all
+    run.write_text("q Q0 b 1 0.9 t\nq Q0 a 2 0.1 t extra\nq Q0 c 3 0.0 t x y\n")
+    res = get("trec").score(tmp_path / "qrels", run, measures="mrr")
+    assert [w for w in res.warnings if "columns" in w] == [
+        f"{run}:2: 2 run lines have more than 6 columns; the columns after run_tag are "
+        f"ignored (as trec_eval does)"]
 
 
 def test_extra_qrels_columns_are_an_error(tmp_path, reader):

@@ -153,7 +153,8 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
         return None
     notes = []
     if extra:
-        notes.append(f"{path}:{extra[0]}: {len(extra)} run lines have more than 6 columns; "
+        lines = "1 run line has" if len(extra) == 1 else f"{len(extra)} run lines have"
+        notes.append(f"{path}:{extra[0]}: {lines} more than 6 columns; "
                      f"the columns after run_tag are ignored (as trec_eval does)")
     dtype = np.int64 if kind == "qrels" else np.float64
     return TrecTable(str(path), kind, np.asarray(q_codes, dtype=np.int64), list(q_index),
