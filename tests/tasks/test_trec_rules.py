@@ -39,6 +39,9 @@ def test_whole_result_by_hand(tmp_path):
     # --rel-level 2: only c counts in q1, and c was not retrieved
     two = get("trec").score(q, r, measures="map", rel_level=2, exclude_empty=True)
     assert two.breakdowns["per_query"] == {"q1": {"map": 0.0, "num_rel": 1, "num_ret": 3}}
+    # conventions.md, General: counts are integers (1, not 1.0, in the JSON)
+    assert [type(two.breakdowns["per_query"]["q1"][k]) for k in ("num_rel", "num_ret")] == \
+        [int, int]
     assert two.conventions["rel_level"] == 2 and two.conventions["exclude_empty"] is True
     assert two.counts["queries_without_relevant"] == 2
     assert two.counts["queries_missing_from_run"] == 0         # q3 is not evaluated

@@ -183,7 +183,8 @@ class TrecTask(Task):
             warnings.append(f"{int(extra.sum())} run queries have no judgments (ignored): "
                             f"{preview(qarr[extra])}")
         idx = np.flatnonzero(evaluated)
-        cols = {m: values[m][idx].tolist() for m in measures + ["num_rel", "num_ret"]}
+        cols = {m: values[m][idx].tolist() for m in measures}
+        cols.update({m: values[m][idx].astype(np.int64).tolist() for m in ("num_rel", "num_ret")})
         per_query = {qids[i]: {m: cols[m][j] for m in cols} for j, i in enumerate(idx.tolist())}
         counts = {
             "queries_evaluated": n_eval,
