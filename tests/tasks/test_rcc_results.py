@@ -298,9 +298,10 @@ def test_fields_methods_counts_and_comparison_by_hand(tmp_path):
         "survey": {"records": 2, "publications": 2}, "ols": {"records": 1, "publications": 1}}
     # value sets {regression, survey, ols} and {regression, interviews, ols}: 2 of 4
     # per publication: 1 {reg, survey} vs {reg} 1/2; 2 {reg} vs {} 0; 3 0; 4 0
-    assert r.metrics == {"distinct_values": 3.0, "values_per_publication": pytest.approx(5 / 3),
+    assert r.metrics == {"distinct_values": 3, "values_per_publication": pytest.approx(5 / 3),
                          "value_set_jaccard": 0.5,
                          "mean_publication_jaccard": pytest.approx(0.5 / 4)}
+    assert type(r.metrics["distinct_values"]) is int              # a count (conventions.md)
     assert r.counts == {"records": 5, "publications": 3, "kind": "method", "records_other": 3,
                         "publications_other": 2, "shared_values": 2}
     assert r.breakdowns["compare"] == {

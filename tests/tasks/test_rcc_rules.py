@@ -97,3 +97,16 @@ def test_exact_mentions_match_after_nfkc(tmp_path):
     r = score(tmp_path, ref, sub, task="rcc-mentions")
     assert [r.counts[k] for k in ("exact_tp", "exact_fp", "exact_fn")] == [2, 0, 0]
     assert r.metrics["exact_f1"] == 1.0
+
+
+def test_precision_with_no_kept_prediction_is_zero_with_a_warning(tmp_path):
+    # conventions.md, General: a ratio whose denominator is 0 is 0, with a warning
+    r = score(tmp_path, [cit(1, 7)], [cit(1, 7, score=0.2)], min_score=0.5)
+    assert (r.metrics["precision"], r.metrics["recall"], r.metrics["f1"]) == (0.0, 0.0, 0.0)
+    assert r.warnings == ["no submitted pairs with a score >= 0.5: precision and F1 are 0 (0/0)"]
+    assert score(tmp_path, [cit(1, 7)], [cit(1, 7, score=0.2)]).warnings == []
+    ref = [cit(1, 7, mentions=["ALLBUS"])]
+    sub = [{"publication_id": 1, "mention": "ALLBUS", "score": 0.2}]
+    r = score(tmp_path, ref, sub, task="rcc-mentions", min_score=0.5)
+    assert r.metrics["exact_precision"] == 0.0 and r.warnings == [
+        "no submitted mentions with a score >= 0.5: precision and F1 are 0 (0/0)"]

@@ -23,6 +23,18 @@ def _prf(tp, fp, fn, prefix=""):
     return {f"{prefix}precision": p, f"{prefix}recall": r, f"{prefix}f1": f}
 
 
+def _zero_division(predicted, gold, what: str, min_score) -> list[str]:
+    """The warnings of docs/conventions.md "Zero division is 0": precision with no
+    prediction, recall with no gold item."""
+    kept = "" if min_score is None else f" with a score >= {min_score}"
+    out = []
+    if not predicted:
+        out.append(f"no submitted {what}{kept}: precision and F1 are 0 (0/0)")
+    if not gold:
+        out.append(f"no reference {what}: recall and F1 are 0 (0/0)")
+    return out
+
+
 # ---------------------------------------------------------------------------
 # Dataset citations: (publication, dataset) pairs
 
@@ -41,7 +53,7 @@ class RccCitations(Task):
         "averaging": "micro: tp, fp, fn summed over all pairs",
         "duplicates": "a pair submitted twice counts once (highest score kept), with a warning",
         "true_negatives": "not counted (as in the competition)",
-        "zero_division": "0",
+        "zero_division": "0, with a warning",
         "per_publication_flags": "above_mean_fp / above_mean_fn mark publications whose fp or "
                                  "fn exceeds the mean over the publications in the breakdown",
         "breakdown_publications": "publications of the reference folder's publications.json when "
@@ -121,7 +133,7 @@ class RccCitations(Task):
             row["above_mean_fn"] = c > mean_fn
             per_pub[p] = row
         curve = pr_curve(gold, pred)
-        warnings = []
+        warnings = _zero_division(pred, gold, "pairs", min_score)
         if dup:
             warnings.append(f"{dup} duplicate (publication_id, data_set_id) records in the "
                             f"submission were counted once")
@@ -220,7 +232,7 @@ class RccMentions(Task):
         "averaging": "micro over all publications (tp, fp, fn summed); per publication in "
                      "the breakdown",
         "f0_5": "partial F-beta with beta 0.5, the Kaggle 2021 ranking metric",
-        "zero_division": "0",
+        "zero_division": "0, with a warning",
     }
 
     load_reference = RccCitations.load_reference
@@ -268,7 +280,7 @@ class RccMentions(Task):
                   "exact_fn": int(tot[2]), "partial_tp": int(tot[3]), "partial_fp": int(tot[4]),
                   "partial_fn": int(tot[5]), "submitted_records": len(sub.records),
                   "gold_mentions_empty_after_cleaning": unmatchable}
-        warnings = []
+        warnings = _zero_division(tot[0] + tot[1], tot[0] + tot[2], "mentions", min_score)
         if unmatchable:
             warnings.append(f"{unmatchable} gold mentions have no letter or digit left after "
                             f"{cleaning} cleaning and are left out of the partial scores"
@@ -339,7 +351,7 @@ class RccFieldsMethods(Task):
         per_pub, counts, pubs_per_value = self._sets(sub)
         breakdowns = {"value_counts": {v: {"records": n, "publications": len(pubs_per_value[v])}
                                        for v, n in counts.most_common(top)}}
-        metrics = {"distinct_values": float(len(counts)),
+        metrics = {"distinct_values": len(counts),
                    "values_per_publication": float(np.mean([len(s) for s in per_pub.values()]))
                    if per_pub else 0.0}
         result_counts = {"records": len(sub.records), "publications": len(per_pub),
