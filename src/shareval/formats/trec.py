@@ -99,11 +99,10 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 if kind == "qrels":
                     try:
                         v = int(parts[3])
+                        if "_" in parts[3] or not parts[3].isascii():   # int() takes them
+                            raise ValueError
                     except ValueError:
-                        v = None
-                    if v is None or "_" in parts[3] or not parts[3].isascii():
-                        problems.add(path, lineno, "relevance",
-                                     f"not an integer: {parts[3]!r}")
+                        problems.add(path, lineno, "relevance", f"not an integer: {parts[3]!r}")
                         ok = False
                         continue
                     if not -2 ** 63 <= v < 2 ** 63:
@@ -114,10 +113,9 @@ def _read_lines(path: Path, kind: str, problems: Problems) -> TrecTable | None:
                 else:
                     try:
                         int(parts[3])
-                        decimal = "_" not in parts[3] and parts[3].isascii()
+                        if "_" in parts[3] or not parts[3].isascii():
+                            raise ValueError
                     except ValueError:
-                        decimal = False
-                    if not decimal:
                         problems.add(path, lineno, "rank", f"not an integer: {parts[3]!r}")
                         ok = False
                     try:
