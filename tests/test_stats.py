@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from shareval.stats import MIN_UNITS, agreement_result, compare_unit_stats, too_few_units
-from shareval.tasks.base import UnitStats, weighted_mean
 from tests.conftest import write
+from tests.overview.test_significance import mean_stats
 
 
 def test_an_empty_label_is_a_missing_judgment(tmp_path):
@@ -26,8 +26,7 @@ def test_an_empty_label_is_a_missing_judgment(tmp_path):
 
 
 def _units(n, shift):
-    v = np.linspace(0.2, 0.8, n)[:, None] + shift
-    return UnitStats("map", [f"q{i}" for i in range(n)], v, weighted_mean, np.ones(n))
+    return mean_stats(np.linspace(0.2, 0.8, n) + shift, units=[f"q{i}" for i in range(n)])
 
 
 @pytest.mark.parametrize("n,warned", [(MIN_UNITS - 1, True), (MIN_UNITS, False)])
