@@ -141,11 +141,13 @@ def test_replaying_the_design_sources_on_the_demo(browser, demo, tmp_path):
     assert "Choose your topic areas" in judge.inner_text("#work")
     # the judge ranks one phase-1 publication alone: Kendall's W is undefined, not "nan"
     judge.click("tr[id$=-topics] a.open-work")          # "Start" on the topics row
+    judge.wait_for_selector("input[name=topics]")       # .all() below does not wait
     for box in judge.locator("input[name=topics]").all():
         box.check()
     judge.click("#save-topics")
     judge.wait_for_selector("text=Your topic areas are saved.")
     judge.click("#work-rank a")
+    judge.wait_for_selector("select[name=rank-0]")      # .count() below does not wait
     for i in range(judge.locator("select[name^=rank-]").count()):
         judge.select_option(f"select[name=rank-{i}]", str(i + 1))
     judge.click("#save-ranking")

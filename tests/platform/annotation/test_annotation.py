@@ -389,3 +389,17 @@ def test_results_without_reviewed_publications_are_empty(rcc, client):
     board = client.get(f"/api/competitions/{st.competition.slug}/leaderboard/dev/rcc/").json()
     assert all(h["measure"] != "related-to F1" for h in board["human"])
     assert math.isnan(results.consensus(st)["w"])
+
+
+def test_saving_no_topic_area_is_refused_and_keeps_the_earlier_choice(rcc, client):
+    """Unticking every box would silently leave the judge without work."""
+    from shareval.platform.annotation.models import Member
+    st = make_study(rcc)
+    judge = rcc["users"]["judge1"]
+    client.force_login(judge)
+    r = client.post(url(st, "work"), {"topics": ["Finance"]}, follow=True)
+    assert "Your topic areas are saved." in r.content.decode()
+    r = client.post(url(st, "work"), {}, follow=True)
+    page = r.content.decode()
+    assert "choose at least one topic area" in page and "are saved" not in page
+    assert Member.objects.get(study=st, user=judge, role=Member.JUDGE).topics == ["Finance"]

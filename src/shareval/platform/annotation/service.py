@@ -154,6 +154,9 @@ def study_topics(study: Study) -> list[str]:
 def declare_topics(study: Study, user, topics: list[str]) -> Member:
     """A judge names the topic areas they know; they get items from those only."""
     _need(study, user, Member.JUDGE)
+    if not topics:
+        # an empty choice would silently stop all of this judge's work
+        raise BadInput("choose at least one topic area: you get publications from those only")
     known = set(study_topics(study))
     bad = sorted(set(topics) - known)
     if bad:
