@@ -401,5 +401,5 @@ def test_saving_no_topic_area_is_refused_and_keeps_the_earlier_choice(rcc, clien
     assert "Your topic areas are saved." in r.content.decode()
     r = client.post(url(st, "work"), {}, follow=True)
     page = r.content.decode()
-    assert "choose at least one topic area" in page and "are saved" not in page
+    assert "Choose at least one topic area" in page and "are saved" not in page
     assert Member.objects.get(study=st, user=judge, role=Member.JUDGE).topics == ["Finance"]

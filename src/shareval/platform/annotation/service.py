@@ -156,7 +156,7 @@ def declare_topics(study: Study, user, topics: list[str]) -> Member:
     _need(study, user, Member.JUDGE)
     if not topics:
         # an empty choice would silently stop all of this judge's work
-        raise BadInput("choose at least one topic area: you get publications from those only")
+        raise BadInput("Choose at least one topic area: you get publications from those only.")
     known = set(study_topics(study))
     bad = sorted(set(topics) - known)
     if bad:
