@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from . import test_browser
 from .factories import build_demo, live_stack
@@ -151,6 +152,7 @@ def test_a_month_judged_annotated_and_evaluated_on_demand(browser, month, tmp_pa
     carol = test_browser.login(browser, s, "carol")
     carol.goto(s.url + "/c/kbp-demo/submissions/")
     carol.click("table tbody tr td a >> nth=0")
+    expect(carol.locator("body")).to_contain_text("Assessment by judges")   # the new page
     body = carol.inner_text("body")
     assert "reused" in body and "Assessment by judges" in body
     carol.screenshot(path=str(shots / "kbp-late-run.png"), full_page=True)

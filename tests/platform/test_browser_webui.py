@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from .factories import make_bundle
 from .stack import Stack
@@ -73,7 +74,7 @@ def test_copy_buttons_paging_and_error_pages(browser, stack, tmp_path):
     assert r.status == 405 and "takes a form" in org.inner_text("#error-title")
     org.goto(stack.url + "/accounts/logout/")
     org.click("#logout-confirm")
-    assert "You are logged out" in org.inner_text("main")
+    expect(org.locator("main")).to_contain_text("You are logged out")
 
 
 def test_material_result_page_shows_the_det_plot(browser, tmp_path):

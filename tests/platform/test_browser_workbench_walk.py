@@ -17,6 +17,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from shareval.formats.errors import Problems
 from shareval.formats.standoff import annotation_key
@@ -154,7 +155,7 @@ def test_two_annotators_agreement_curation_export_dataset_and_xmi(browser, world
     p.select_option("#dataset-form select[name=task]", "mentions")
     p.fill("#dataset-form input[name=slug]", "gold-mentions")
     p.click("#dataset-form button")
-    assert "dataset dev/gold-mentions made from the gold of" in p.inner_text("body")
+    expect(p.locator("body")).to_contain_text("dataset dev/gold-mentions made from the gold of")
     ref = next(Path(world.home).rglob("rcc-gold/dev/gold-mentions")) / "reference"
     assert json.loads((ref / "data_set_citations.json").read_text()) == \
         json.loads((folder / "data_set_citations.json").read_text())
@@ -167,7 +168,7 @@ def test_two_annotators_agreement_curation_export_dataset_and_xmi(browser, world
     p.set_input_files("#import-form input[type=file]", str(xmi))
     p.select_option("#import-form select[name=format]", "xmi")
     p.click("#import-form button")
-    assert "imported" in p.inner_text("body")
+    expect(p.locator("body")).to_contain_text("imported")
     with p.expect_download() as dl:
         p.evaluate("location.href = '/c/tiny/workbench/rcc-gold/export/xmi/?who=org'")
     back = tmp_path / "org-xmi.zip"

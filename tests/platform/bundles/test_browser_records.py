@@ -9,6 +9,8 @@ import os
 import shutil
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 
 from ..factories import make_bundle, run_with_accuracy
 from ..test_browser import login, pytestmark, wait_scored  # noqa: F401 (marks: browser, skipif)
@@ -60,7 +62,7 @@ def test_fact_sheet_runs_board_disqualify_and_export_import(browser, stacks, tmp
     alice = login(browser, a, "alice")
     submit_with_sheet(alice, a.url, tmp_path, "a1.tsv", 17, "", True)
     alice.click("#submit-button")                      # the method is required
-    assert "factsheet.method: required" in alice.inner_text("#problems")
+    expect(alice.locator("#problems")).to_contain_text("factsheet.method: required")
     assert alice.input_value("#fs_gpu_hours") == "4.5"          # what was typed is kept
     submit_with_sheet(alice, a.url, tmp_path, "a1.tsv", 17, "BiLSTM-CRF", True)
     shot(alice, tmp_path, "1-submit-factsheet.png")

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 from ..factories import make_bundle
 from .. import test_browser
@@ -109,13 +110,14 @@ def test_judging_with_the_keyboard_adjudication_and_leaderboard(browser, stack, 
     # the manager sees results, agreement and the disagreement, and adjudicates it
     org.goto(stack.url + "/c/tiny/organize/campaigns/")
     org.click("text=Side")
-    assert re.search(r"Team X\s+sum of scores\s+1\.000", org.inner_text("#results"))
+    expect(org.locator("#results")).to_contain_text(re.compile(r"Team X\s+sum of scores\s+1\.000"),
+                                                  use_inner_text=True)
     org.goto(stack.url + "/c/tiny/organize/campaigns/")
     org.click("text=Related")
-    assert "Team X" in org.inner_text("#results")
+    expect(org.locator("#results")).to_contain_text("Team X")
     org.goto(stack.url + "/c/tiny/organize/campaigns/")
     org.click("text=Chains")
-    assert "Krippendorff" in org.inner_text("#agreement")
+    expect(org.locator("#agreement")).to_contain_text("Krippendorff")
     org.click("#adjudicate")
     card = org.locator(".adjudication").first
     card.locator("input[name=note]").first.fill("j2 is right: checked the gold")
