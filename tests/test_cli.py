@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shareval import cli
+from shareval import cli, tasks
 from shareval.demo import run_demo
 from tests.conftest import write
 
@@ -125,6 +125,17 @@ def test_console_script_entry_point(tmp_path):
     for name in ("rcc-citations", "rcc-mentions", "rcc-fields-methods", "svident-detection",
                  "svident-disambiguation", "trec", "classification"):
         assert name in proc.stdout
+
+
+def test_tasks_names_each_primary_metric(cli):
+    """docs/kbp.md: entity_f1 (primary); docs/conventions.md: partial_f1 stays the
+    primary metric of rcc-mentions; rcc-fields-methods has no gold to rank by."""
+    code, out, _ = cli("tasks")
+    lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    assert code == 0 and set(lines) == set(tasks.names())
+    assert lines["kbp-relations"].endswith("(primary metric entity_f1)")
+    assert lines["rcc-mentions"].endswith("(primary metric partial_f1)")
+    assert lines["rcc-fields-methods"].endswith("(no primary metric: not ranked)")
 
 
 def test_internal_errors_have_no_traceback(cli, monkeypatch, trec_files):

@@ -342,7 +342,9 @@ def _dispatch(args, console) -> int:
     if args.command == "tasks":
         for name in tasks.names():
             t = tasks.get(name)
-            console.print(f"[bold]{name}[/bold]  {t.description}")
+            primary = f"primary metric {t.primary_metric}" if t.primary_metric else \
+                "no primary metric: not ranked"
+            console.print(f"[bold]{name}[/bold]  {t.description} [dim]({primary})[/dim]")
         return 0
     if args.command == "score":
         task = tasks.get(args.task)

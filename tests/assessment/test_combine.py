@@ -57,3 +57,49 @@ def test_coverage_from_binomial_estimates():
         _, low, high = f1_interval(*est, draws=4000, seed=k)
         hits += low <= f1(p, r) <= high
     assert 0.93 <= hits / 400 <= 0.99, hits / 400
+
+
+def _oracle_f1_interval(p, r, n=400_000, seed=11):
+    """docs/kbp-assessment.md's recipe built another way: each estimate's split normal
+    as a fair coin between the half-normal below (spread (est - low) / 1.96) and the one
+    above ((high - est) / 1.96), P and R drawn independently, clipped, F1 percentiles."""
+    rng = np.random.default_rng(seed)
+
+    def split(est, low, high):
+        side = rng.random(n) < 0.5
+        mag = np.abs(rng.normal(size=n))
+        return np.clip(np.where(side, est - mag * (est - low) / 1.96,
+                                est + mag * (high - est) / 1.96), 0, 1)
+    ps, rs = split(*p), split(*r)
+    fs = 2 * ps * rs / np.maximum(ps + rs, 1e-300)
+    return tuple(np.quantile(fs, [0.025, 0.975]))
+
+
+@pytest.mark.parametrize("p, r", [
+    ((0.5, 0.3, 0.7), (0.5, 0.3, 0.7)),            # independent: narrower than either
+    ((0.6, 0.3, 0.65), (0.9, 0.85, 0.99)),         # asymmetric both ways
+    ((0.97, 0.85, 1.0), (0.4, 0.35, 0.5))])        # precision's upper tail clipped at 1
+def test_interval_equals_an_independent_oracle(p, r):
+    _, low, high = f1_interval(p, r)
+    o_low, o_high = _oracle_f1_interval(p, r)
+    assert low == pytest.approx(o_low, abs=0.006) and high == pytest.approx(o_high, abs=0.006)
+
+
+def test_a_fixed_recall_gives_the_precision_interval_through_f1():
+    """R known exactly: F1 rises with P, so its percentiles are F1 at P's: the split
+    normal's 2.5th and 97.5th percentiles are the interval's ends, on each side."""
+    _, low, high = f1_interval((0.6, 0.3, 0.65), (1.0, 1.0, 1.0))
+    assert low == pytest.approx(f1(0.3, 1.0), abs=0.004)
+    assert high == pytest.approx(f1(0.65, 1.0), abs=0.004)
+
+
+def test_draws_beyond_zero_and_one_are_clipped():
+    from shareval.assessment.combine import _split_normal
+    got = _split_normal(0.9, 0.5, 1.0, 1.96, np.array([-10.0, -1.96, 0.0, 1.96, 10.0]))
+    assert got == pytest.approx([0.0, 0.5, 0.9, 1.0, 1.0])
+
+
+def test_twenty_thousand_draws_by_default():
+    p, r = (0.6, 0.45, 0.72), (0.5, 0.3, 0.66)
+    assert f1_interval(p, r) == f1_interval(p, r, draws=20_000)
+    assert f1_interval(p, r) != f1_interval(p, r, draws=2_000)

@@ -42,6 +42,18 @@ def test_rcc_folder_layout_and_what_the_reader_sees(tmp_path):
         "ALLBUS", "ALLBUS 2010", "ALLBUS 2012", "NHANES", "survey"]
 
 
+def test_rcc_ids_become_json_numbers_only_when_ascii_digits_without_a_leading_zero(tmp_path):
+    """The id the reader gives back is the annotated one: "07" and "\u0661\u0662"
+    (Arabic-Indic 12, which int() reads as 12) stay strings."""
+    docs = [Doc(pid, "ALLBUS", [Span(0, 6, "DS", "7")])
+            for pid in ("12", "07", "\u0661\u0662", "5\u00b2")]
+    folder = write_rcc_gold(docs, tmp_path / "gold")
+    ids = [c["publication_id"] for c in json.loads((folder / "data_set_citations.json")
+                                                   .read_text(encoding="utf-8"))]
+    assert sorted(map(str, ids)) == sorted(["12", "07", "\u0661\u0662", "5\u00b2"])
+    assert [i for i in ids if isinstance(i, int)] == [12]
+
+
 def _score(cli, task, folder, submission):
     code, out, err = cli("score", task, "-r", folder, submission, "--format", "json")
     assert code == 0, err

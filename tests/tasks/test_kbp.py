@@ -115,6 +115,15 @@ def test_no_predictions_scores_zero_with_a_warning(tmp_path):
     assert any("no predictions" in w for w in r.warnings)
 
 
+def test_a_relation_without_gold_has_recall_0_in_per_relation(tmp_path):
+    """P27 (country of citizenship) has no gold label in the tiny reference."""
+    line = "Anna Berg\tAnna Berg\t0\t9\tP27\tOslo\t22\t26\t1"
+    r = TASK.score(write_reference(tmp_path / "ref"), _run(tmp_path, [line]))
+    row = r.breakdowns["per_relation"]["P27"]
+    assert row["entity_gold"] == 0 and row["mention_recall"] == row["entity_recall"] == 0.0
+    assert row["mention_precision"] == 0.0 and r.warnings == []
+
+
 def test_cli_validate_and_score(cli, tmp_path):
     ref, run = write_reference(tmp_path / "ref"), _run(tmp_path, RUN)
     code, out, err = cli("validate", "kbp-relations", "-r", ref, run)

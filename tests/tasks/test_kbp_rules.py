@@ -52,10 +52,27 @@ def _line(**cells) -> str:
     ({"object_end": "2.5"}, "2: object_end: expected a whole number >= 0, found '2.5'"),
     ({"confidence": "high"}, "2: confidence: expected a finite number, found 'high'"),
     ({"confidence": "nan"}, "2: confidence: expected a finite number, found 'nan'"),
+    ({"confidence": "inf"}, "2: confidence: expected a finite number, found 'inf'"),
+    # str.isdigit() takes these and int() refuses or reads them: whole numbers are ASCII
+    ({"object_end": "5\u00b2"}, "2: object_end: expected a whole number >= 0, found '5\u00b2'"),
+    ({"subject_start": "\u0660"},
+     "2: subject_start: expected a whole number >= 0, found '\u0660'"),
     ({"object": " "}, "2: object: empty"),
 ])
 def test_a_bad_cell_is_a_problem_naming_line_and_field(tmp_path, cells, problem):
     assert _problems(tmp_path, HEADER + _line(**cells) + "\n") == [problem]
+
+
+def test_evidence_names_sentences_of_the_document(tmp_path):
+    """Anna Berg has sentences 0 and 1."""
+    header = HEADER.rstrip("\n") + "\tevidence\n"
+    path = tmp_path / "ok.tsv"
+    path.write_text(header + GOOD + "\t0, 1\n", encoding="utf-8")
+    assert TASK.validate(path, write_reference(tmp_path / "ok-ref")) == []
+    assert _problems(tmp_path, header + GOOD + "\t1,2\n") == [
+        "2: evidence: document 'Anna Berg' has sentences 0 to 1, not 2"]
+    assert _problems(tmp_path, header + GOOD + "\t1;2\n") == [
+        "2: evidence: expected sentence ids separated by ',', found '1;2'"]
 
 
 def test_every_bad_line_is_reported_in_one_go(tmp_path):

@@ -34,7 +34,7 @@ def output_rows(lines: Iterable[str], names: Iterable[str] = (),
     comments are skipped, and so is the first other line when it is a header: its first
     cell is a header word (:data:`HEADER_WORDS`), or it holds every column ``names``
     names. A header's cells are put in ``header``."""
-    names = {n.lower() for n in names if not n.isdigit()}
+    names = {n.lower() for n in names if not (n.isascii() and n.isdigit())}
     first = True
     for number, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
@@ -88,7 +88,8 @@ def _pick(row, cols, header_cols, path, lineno, problems, what):
             out.append(str(row[c]))
         else:
             lowered = [h.lower() for h in header_cols]
-            i = int(c) - 1 if c.isdigit() else (lowered.index(c.lower()) if c.lower() in lowered
+            number = c.isascii() and c.isdigit()
+            i = int(c) - 1 if number else (lowered.index(c.lower()) if c.lower() in lowered
                                                 else -1)
             if i < 0 or i >= len(row) or row[i].strip() == "":
                 problems.add(path, lineno, f"column {c}", f"{what} column missing or empty")
@@ -112,7 +113,8 @@ def read_output(path: str | Path, name: str, key: list[str] | None, doc: str | N
         problems.add(path, None, "file", f"cannot read: {e}")
         return Output(name, items)
     header: list[str] = []
-    named = [c for c in [*(key or ()), *([doc] if doc else [])] if not c.isdigit()]
+    named = [c for c in [*(key or ()), *([doc] if doc else [])]
+             if not (c.isascii() and c.isdigit())]
     for lineno, row in _rows(path, text, jsonl, named, header, problems):
         if named and not jsonl and _unnamed(named, header):
             problems.fatal(path, lineno, "--key", f"no header line names the columns "

@@ -39,7 +39,8 @@ def _checked(docs: list[Doc], what: str) -> None:
 
 
 def _json_id(value: str):
-    return int(value) if value.isdigit() and not (len(value) > 1 and value[0] == "0") else value
+    number = value.isascii() and value.isdigit() and not (len(value) > 1 and value[0] == "0")
+    return int(value) if number else value
 
 
 def _dump(path: Path, records) -> None:

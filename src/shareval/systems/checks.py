@@ -42,7 +42,7 @@ def raise_problems(problems):
 
 
 def pub_id(stem: str):
-    return int(stem) if stem.isdigit() else stem
+    return int(stem) if stem.isascii() and stem.isdigit() else stem
 
 
 def write_json(path: Path, value) -> None:

@@ -191,7 +191,7 @@ def _thin(curve: list[dict]) -> dict:
 
 
 def _natural(s: str):
-    return (0, int(s), "") if s.isdigit() else (1, 0, s)
+    return (0, int(s), "") if s.isascii() and s.isdigit() else (1, 0, s)
 
 
 # ---------------------------------------------------------------------------

@@ -81,6 +81,33 @@ def test_the_first_run_of_an_empty_campaign_is_drawn_when_scored(kbp, scored):
     assert row["rank"] is None and row["note"] == "no recall documents yet"
 
 
+def test_a_run_is_drawn_with_the_documented_defaults(kbp, scored):
+    """half_width 0.05, pilot 50, no budget when the campaign's settings leave them out."""
+    camp = kbp["camp"]
+    camp.config = {k: v for k, v in camp.config.items()
+                   if k not in ("half_width", "pilot", "budget")}
+    camp.save()
+    upload(kbp, "Team A", run(4, 1))
+    scored()
+    ev = RunOutput.objects.get(campaign=camp).evaluation
+    assert (ev.half_width, ev.pilot, ev.budget) == (0.05, 50, None)
+
+
+def test_a_precision_over_1_is_clipped_in_the_estimates_not_in_the_evaluation(kbp, scored):
+    """Importance sampling can overshoot 1 in a finite sample; the campaign page keeps
+    the raw value, the run's estimates are clipped to [0, 1]."""
+    upload(kbp, "Team A", run(4, 1))
+    scored()
+    judge_all(kbp["camp"], kbp["judge"])
+    out = RunOutput.objects.get(campaign=kbp["camp"])
+    LateEvaluation.objects.filter(pk=out.evaluation.pk).update(estimate=1.04, low=0.97,
+                                                               high=1.11)
+    caches["boards"].clear()
+    row = estimates.dataset_estimates(kbp["ds"]["dev"])[out.name]
+    assert (row["precision"], row["precision_low"], row["precision_high"]) == (1.0, 0.97, 1.0)
+    assert LateEvaluation.objects.get(pk=out.evaluation.pk).estimate == 1.04
+
+
 def fake_recall(monkeypatch, table: dict[str, float]):
     """Recall per team (by output name prefix) as judging/recall.py would give it."""
     def recall(dataset, outputs):

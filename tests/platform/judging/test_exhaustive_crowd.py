@@ -74,7 +74,8 @@ def test_bad_rows_name_line_and_column_and_nothing_is_stored(batch):
     rows = [("W1", "3", ""), ("W2", "1", "1-2 | born in | 11"),
             ("W3", "", "0 | residence | 11"), ("W4", "", "1-2 residence 11"),
             ("W5", "", "6 | country | 6"), ("W6", "x", ""), ("W7", "", "1-2 | residence | 11-13"),
-            ("W8", "", "2-1 | residence | 11"), ("W9", "", "1-2 | residence | 11")]
+            ("W8", "", "2-1 | residence | 11"), ("W9", "", "1-2 | residence | 11"),
+            ("W10", "\u00b2", "")]                  # a digit to str.isdigit(), not to int()
     text = _results([{"HITId": hit, "WorkerId": w, "Answer.accepted": acc, "Answer.added": add}
                      for w, acc, add in rows] +
                     [{"HITId": oslo, "WorkerId": "W1", "Answer.accepted": "1"}])
@@ -95,7 +96,8 @@ def test_bad_rows_name_line_and_column_and_nothing_is_stored(batch):
         f"results.csv:8: Answer.added: added relation 1: object: '11-13' is not a word number "
         f"or range N-M {words}",
         f"results.csv:9: Answer.added: added relation 1: subject: '2-1' is not a word number or "
-        f"range N-M {words}"]
+        f"range N-M {words}",
+        "results.csv:11: Answer.accepted: '\u00b2' is not a suggestion number (1-2)"]
     assert not Assignment.objects.filter(item__campaign=batch["camp"]).exists()
 
 

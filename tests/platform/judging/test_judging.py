@@ -454,3 +454,21 @@ def test_opening_the_judging_page_takes_no_item(judged, client):
     Assignment.objects.filter(item=other).update(deadline=timezone.now()
                                                  - dt.timedelta(minutes=1))
     assert service.items_left(camp, judge) == left - 2
+
+
+def test_a_gold_item_comes_every_tenth_assignment_by_default(judged):
+    """docs/kbp-assessment.md: controls are mixed in "one every gold_every assignments,
+    10 by default"; before the tenth, a judge gets real items."""
+    camp, judge = judged["camp"], judged["judges"][0]
+    camp.config = {k: v for k, v in camp.config.items() if k != "gold_every"}
+    camp.save()
+    items = list(camp.items.order_by("pk"))
+    assert len(items) >= 10, len(items)
+    gold = items[-1]
+    gold.gold = designs.clean_answer(camp, gold, _truthful(gold))
+    gold.save()
+    got = []
+    while len(got) < 10 and (a := service.next_assignment(camp, judge)) is not None:
+        got.append(a.item.gold is not None)
+        assert service.submit(a, _truthful(a.item))
+    assert got == [False] * 9 + [True]

@@ -167,10 +167,12 @@ def test_crowd_batch_exports_relation_items_and_imports_chain_answers(kbp):
     w = csv.DictWriter(out, ["HITId", "WorkerId", "Answer.subject", "Answer.object",
                              "Answer.relation"], lineterminator="\n")
     w.writeheader()
-    for x in rows:
-        w.writerow({"HITId": x["HITId"], "WorkerId": "W1", "Answer.subject": "yes",
-                    "Answer.object": "Y", "Answer.relation": "yes"})
-        w.writerow({"HITId": x["HITId"], "WorkerId": "W2", "Answer.subject": "no"})
+    # every documented spelling: yes/no, y/n, true/false, 1/0, in any case
+    yes, no = ["yes", "Y", "True", "1", " y"], ["no", "N", "FALSE", "0", "n "]
+    for i, x in enumerate(rows):
+        w.writerow({"HITId": x["HITId"], "WorkerId": "W1", "Answer.subject": yes[i % 5],
+                    "Answer.object": yes[(i + 1) % 5], "Answer.relation": yes[(i + 2) % 5]})
+        w.writerow({"HITId": x["HITId"], "WorkerId": "W2", "Answer.subject": no[i % 5]})
     assert crowd.import_results(camp, out.getvalue()) == 2 * len(rows)
     got = {(a.judge.username, a.answer["correct"]) for a in
            Assignment.objects.filter(item__campaign=camp, status="done")}

@@ -117,7 +117,7 @@ def read_access(doc: dict, r, task_slugs: dict, phases: set[str]) -> dict:
             slug, _, version = str(ph["catalog"]).partition("@")
             if slug not in out["catalogs"]:
                 r.err(ph, f"{w}.catalog", f"{slug!r} is not under catalogs:")
-            if version and not version.isdigit():
+            if version and not (version.isascii() and version.isdigit()):
                 r.err(ph, f"{w}.catalog", "slug or slug@version")
             used = {task_slugs.get(d.get("task")) for d in ph.get("datasets") or []
                     if isinstance(d, dict)}

@@ -23,9 +23,10 @@ def run(args, console) -> int:
     from shareval.platform.judging import e2e_items, e2e_publish, results
     from shareval.platform.judging.models import Campaign
     camps = Campaign.objects.filter(dataset__phase__competition__slug=args.competition)
-    camp = (camps.filter(pk=int(args.campaign)) if args.campaign.isdigit() else
+    by_pk = args.campaign.isascii() and args.campaign.isdigit()
+    camp = (camps.filter(pk=int(args.campaign)) if by_pk else
             camps.filter(slug=args.campaign)).first()
-    if camp is None or (not args.campaign.isdigit() and
+    if camp is None or (not by_pk and
                         camps.filter(slug=args.campaign).count() > 1):
         console.print(f"no single campaign {args.campaign!r} in {args.competition!r}",
                       markup=False)

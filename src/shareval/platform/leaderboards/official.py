@@ -163,6 +163,12 @@ def _breakdown_label(columns: list[tuple[str, str]]) -> str:
     return next((name for key, name in columns if key == BREAKDOWN_VALUE), "AQWV")
 
 
+def _natural(key: str) -> tuple:
+    """Numeric keys first, in number order ("2" before "10"); then the others."""
+    number = key.isascii() and key.isdigit()
+    return (not number, int(key) if number else 0, key)
+
+
 def _breakdowns(rows: list[dict], value: str = "AQWV") -> list[dict]:
     out = []
     for name, words in BREAKDOWNS:
@@ -173,7 +179,7 @@ def _breakdowns(rows: list[dict], value: str = "AQWV") -> list[dict]:
                     keys.append(k)
         if not keys:
             continue
-        keys.sort(key=lambda k: (not k.isdigit(), int(k) if k.isdigit() else 0, k))
+        keys.sort(key=_natural)
         out.append({"name": name, "title": f"{value} by {words}", "keys": keys, "rows": [
             {"team": r["team"], "values": [_number(((r["result"].get("breakdowns") or {})
                                                     .get(name, {}).get(k) or {})

@@ -235,7 +235,7 @@ def load_rcc(project: Project, texts: Path, publications: list[str], catalog: Pa
 
 
 def _natural(s: str):
-    return (0, int(s), "") if s.isdigit() else (1, 0, s)
+    return (0, int(s), "") if s.isascii() and s.isdigit() else (1, 0, s)
 
 
 def _title(rows, key) -> str:
