@@ -136,12 +136,71 @@ def test_bad_judgments_list_every_problem(tmp_path):
                    (5, "inclusion_probability"), (6, "submissions")]
 
 
+def test_answers_are_yes_no_1_0_true_false_or_a_fraction(tmp_path):
+    f = tmp_path / "j.csv"
+    spelled = ["yes", "no", "1", "0", "true", "false", "TRUE", " No ", "0.25", "1.0"]
+    f.write_text("item,submissions,answer,inclusion_probability\n" + "".join(
+        f"i{k},A,{a},0.5\n" for k, a in enumerate(spelled)), encoding="utf-8")
+    problems = Problems()
+    j = read_judgments(f, problems)
+    assert problems.items == []
+    assert [r.answer for r in j.records] == [1, 0, 1, 0, 1, 0, 1, 0, 0.25, 1]
+    f.write_text("item,submissions,answer,inclusion_probability\n"
+                 "a,A,1.5,0.5\nb,A,nan,0.5\nc,A,-0.1,0.5\nd,A,yes please,0.5\n",
+                 encoding="utf-8")
+    problems = Problems()
+    read_judgments(f, problems)
+    assert [(p.line, p.field) for p in problems.items] == [(k, "answer") for k in (2, 3, 4, 5)]
+
+
 def test_outputs_report_file_and_line(tmp_path):
     f = tmp_path / "run.jsonl"
     f.write_text('{"pub": 1, "ds": 2}\nnot json\n{"pub": 3}\n', encoding="utf-8")
     with pytest.raises(InvalidInput) as e:
         read_outputs([str(f)], ["pub", "ds"], None)
     assert [(p.line, p.field) for p in e.value.problems] == [(2, "json"), (3, "ds")]
+
+
+def test_cli_defaults_joint_design_and_95_percent(tmp_path, cli):
+    """docs/assessment.md: `--design joint` (default), 95% intervals (`--confidence`);
+    `assess plan` at 95% needs 385 judgments for +-0.05."""
+    code, out, _ = cli("assess", "plan", "--half-width", "0.05", "--format", "json")
+    res = json.loads(out)
+    assert code == 0 and res["metrics"]["judgments"] == 385 and res["counts"]["confidence"] == 0.95
+    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    a.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in A.items), encoding="utf-8")
+    b.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in B.items), encoding="utf-8")
+    s = tmp_path / "s.tsv"
+    assert cli("assess", "sample", f"A={a}", f"B={b}", "--n", "20", "-o", s)[0] == 0
+    rows = list(csv.DictReader(s.read_text().splitlines()[2:], delimiter="\t"))
+    shared = [r for r in rows if r["item"] in ("d1|a", "d2|c")]
+    assert len(shared) == 2 and all(r["submissions"] == "A,B" for r in shared)   # joint
+    j = tmp_path / "j.csv"
+    with open(j, "w", encoding="utf-8") as f:
+        w = csv.DictWriter(f, [*rows[0], "answer"])
+        w.writeheader()
+        w.writerows({**r, "answer": "yes" if TRUTH[r["item"]] else "no"} for r in rows)
+
+    def precision(*extra):
+        code, out, err = cli("assess", "estimate", str(j), "--format", "json", *extra)
+        assert code == 0, err
+        return json.loads(out)["breakdowns"]["precision"]["B"]
+    default = precision()
+    assert default == precision("--confidence", "0.95") != precision("--confidence", "0.9")
+
+
+def test_importance_without_a_judged_item_of_the_submission_is_unknown(tmp_path, cli):
+    """No judged item B output: NaN (null), as with the design estimator, not 0 +- 0."""
+    j = tmp_path / "e.csv"
+    j.write_text("# sizes: A=10,B=5\n# overlaps: A+B=2\n"
+                 "item,submissions,inclusion_probability,answer,drawn_by\n"
+                 "x,A,0.5,yes,A\n", encoding="utf-8")
+    for method in ("design", "importance"):
+        code, out, err = cli("assess", "estimate", str(j), "--method", method,
+                             "--format", "json")
+        assert code == 0, err
+        b = json.loads(out)["breakdowns"]["precision"]["B"]
+        assert b["judged_items"] == 0 and b["estimate"] is None and b["low"] is None
 
 
 def test_cli_sample_then_estimate(tmp_path, capsys):

@@ -33,6 +33,21 @@ def test_a_header_line_is_not_an_item(tmp_path, header, comment):
     assert out.items["d2|Jakarta|gpe:capital_of|Indonesia"] == "d2"
 
 
+@pytest.mark.parametrize("word", ["item", "id", "uuid", "doc", "doc_id", "docid", "query",
+                                  "qid", "query_id", "item_id"])
+def test_each_header_word_of_the_guide_marks_a_header(tmp_path, word):
+    out = read_output(_tsv(tmp_path / "run.tsv", f"{word}\tsubject\trelation\tobject"), "A",
+                      None, None, Problems())
+    assert set(out.items) == KEYS
+
+
+def test_only_the_first_line_is_a_header_and_duplicates_count_once(tmp_path):
+    rows = RELATIONS + [("item", "a", "b", "c"), RELATIONS[0], RELATIONS[0]]
+    out = read_output(_tsv(tmp_path / "run.tsv", None, rows=rows), "A", None, None,
+                      Problems())
+    assert set(out.items) == KEYS | {"item|a|b|c"} and len(out) == 4
+
+
 def test_sample_and_the_server_read_the_same_items(tmp_path):
     """The judging campaign's units of a run (platform/judging/content.py) and `assess
     sample`'s items of the same file are the same keys, with and without a header

@@ -54,7 +54,10 @@ ESTIMATE_CONVENTIONS = {
     "entity_precision": "P_e = P^r P^s P^o, the product of the relation, subject and object "
                         "questions' precisions (spec 002); percentile bootstrap interval",
     "recall": "share of the true items of the exhaustively annotated documents that the "
-              "submission output; Wilson interval; _boot_: bootstrap over documents",
+              "submission output; interval (low, high) over documents (Korn and Graubard: "
+              "Wilson on the effective number of items, Student t with D-1 degrees of "
+              "freedom; none with one document); item_: Wilson on the items as if "
+              "independent; _boot_: bootstrap over documents",
     "recall_importance": "pool recall x |X_i| P_i / (correct items of the pool), the pool "
                          "total estimated with weights ~ n_j (uniform: equal) so that every "
                          "drawn output counts (Chaganty et al.); point estimate",

@@ -337,6 +337,8 @@ def _importance_precision(imp: _Importance, s, rng, bootstrap, confidence, warni
     if imp.counts[i] == 0:
         warnings.append(f"{s}: no draws of its own; items only it output are never seen, so "
                         f"its importance estimate is biased (draw from it: assess sample)")
+    if not imp.member[:, i].any():          # no judged item of its own: unknown, not 0
+        return float("nan"), float("nan"), float("nan"), None
     w_row = imp.w[i]
     if np.any(np.isnan(w_row)):
         return float("nan"), float("nan"), float("nan"), None
