@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 
+import numpy as np
 import pytest
 
-from shareval.assessment.kbp_sim import truth
+from shareval.assessment.kbp_sim import Oracle, truth
 from shareval.formats.errors import Problems
 from shareval.formats.kbp import read_reference
-from shareval.formats.kbp_runs import read_run
+from shareval.formats.kbp_runs import item_key, read_run
 
 
 @pytest.fixture
@@ -37,6 +38,7 @@ def kbp(db, tmp_path, shared_data):
 @pytest.mark.realdata
 def test_the_kbp_demo_ranks_judged_runs_whose_truth_is_known(kbp, client):
     from shareval.platform.demo_kbp import bundle
+    from shareval.platform.demo_kbp.server import JUDGE_ERROR
     from shareval.platform.judging.estimates import dataset_estimates
     comp = kbp["competition"]
     ds = comp.phases.get(slug=bundle.PHASE).datasets.get(slug=bundle.DATASET)
@@ -45,6 +47,7 @@ def test_the_kbp_demo_ranks_judged_runs_whose_truth_is_known(kbp, client):
     rows = {r["team"]: r for r in board["rows"]}
     assert set(rows) == {"Team Alpha", "Team Beta", "Team Gamma"}
     ref = read_reference(kbp["home"] / bundle.SLUG / "reference", Problems())
+    oracle = Oracle(ref)
     est = {row["team"]: row for row in dataset_estimates(ds).values()}
     for team, file in (("Team Alpha", "alpha.tsv"), ("Team Beta", "beta.tsv"),
                        ("Team Gamma", "gamma.tsv")):
@@ -55,7 +58,16 @@ def test_the_kbp_demo_ranks_judged_runs_whose_truth_is_known(kbp, client):
         assert m["mention_precision"] == pytest.approx(t.precision)
         e = est[team]
         assert e["precision"] is not None and e["precision_low"] <= e["precision_high"]
-        assert abs(e["precision"] - t.precision) < 0.15, (team, e["precision"], t.precision)
+        # the judges err: the estimate targets what they would say of every mention (a
+        # mention counts when each chain question comes out right, each wrong with
+        # JUDGE_ERROR), lower than the truth; the draws (seeded with the evaluation's id,
+        # which PostgreSQL's sequences make vary between test orders) add +-0.05
+        said = np.mean([np.prod([1 - JUDGE_ERROR if v else JUDGE_ERROR
+                                 for v in oracle.questions(item_key(
+                                     p.doc, p.subject, p.relation, p.object)).values()])
+                        for p in run.predictions])
+        assert said < t.precision and abs(e["precision"] - said) < 0.1, \
+            (team, e["precision"], said, t.precision)
         assert e["recall"] is not None and 0 <= e["recall"] <= 1
     # the board ranks by judged F1: Alpha (fewer errors) above Beta
     order = [r["team"] for r in board["rows"]]
