@@ -65,8 +65,7 @@ def _texts(upload, folder: Path) -> tuple[Path, list[str]]:
             raise CreateRefused(f"{upload.name}/{name}: publication {stem} is there twice")
         (out / f"{stem}{suffix}").write_bytes(data)
         ids.append(stem)
-    return out, sorted(ids, key=lambda s: (0, int(s), "") if s.isascii() and s.isdigit()
-                       else (1, 0, s))
+    return out, sorted(ids, key=sources.natural)
 
 
 def create_from_uploads(comp, user, fields: dict, files: dict):

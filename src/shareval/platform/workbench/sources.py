@@ -215,7 +215,7 @@ def load_rcc(project: Project, texts: Path, publications: list[str], catalog: Pa
     for pid in publications:
         text = publication_text(texts, pid)
         proposals = rcc_suggestions(text, linker) if linker else []
-        datasets = sorted(cited.get(pid, set()) | {s["target"] for s in proposals}, key=_natural)
+        datasets = sorted(cited.get(pid, set()) | {s["target"] for s in proposals}, key=natural)
         datasets = [d for d in datasets if d in keys]
         if project.kind == "rcc-pairs":
             for ds in datasets:
@@ -234,7 +234,8 @@ def load_rcc(project: Project, texts: Path, publications: list[str], catalog: Pa
     return _store(project, units, suggestions, "rcc-linker", SPAN, "dataset")
 
 
-def _natural(s: str):
+def natural(s: str):
+    """Sort key: numeric ids first, in number order; then the others."""
     return (0, int(s), "") if s.isascii() and s.isdigit() else (1, 0, s)
 
 
