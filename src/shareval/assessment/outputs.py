@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..formats.digits import is_digits
 from ..formats.errors import Problems
 from ..formats.jsonfile import json_object_line
 
@@ -34,7 +35,7 @@ def output_rows(lines: Iterable[str], names: Iterable[str] = (),
     comments are skipped, and so is the first other line when it is a header: its first
     cell is a header word (:data:`HEADER_WORDS`), or it holds every column ``names``
     names. A header's cells are put in ``header``."""
-    names = {n.lower() for n in names if not (n.isascii() and n.isdigit())}
+    names = {n.lower() for n in names if not is_digits(n)}
     first = True
     for number, line in enumerate(lines, 1):
         line = line.rstrip("\r\n")
@@ -88,8 +89,7 @@ def _pick(row, cols, header_cols, path, lineno, problems, what):
             out.append(str(row[c]))
         else:
             lowered = [h.lower() for h in header_cols]
-            number = c.isascii() and c.isdigit()
-            i = int(c) - 1 if number else (lowered.index(c.lower()) if c.lower() in lowered
+            i = int(c) - 1 if is_digits(c) else (lowered.index(c.lower()) if c.lower() in lowered
                                                 else -1)
             if i < 0 or i >= len(row) or row[i].strip() == "":
                 problems.add(path, lineno, f"column {c}", f"{what} column missing or empty")
@@ -113,8 +113,7 @@ def read_output(path: str | Path, name: str, key: list[str] | None, doc: str | N
         problems.add(path, None, "file", f"cannot read: {e}")
         return Output(name, items)
     header: list[str] = []
-    named = [c for c in [*(key or ()), *([doc] if doc else [])]
-             if not (c.isascii() and c.isdigit())]
+    named = [c for c in [*(key or ()), *([doc] if doc else [])] if not is_digits(c)]
     for lineno, row in _rows(path, text, jsonl, named, header, problems):
         if named and not jsonl and _unnamed(named, header):
             problems.fatal(path, lineno, "--key", f"no header line names the columns "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from .digits import is_digits
 from .errors import Problems
 from .standoff import LINKS, NON_SPACE, Doc, check_spans, named_spans, token_sentences
 
@@ -39,7 +40,7 @@ def _checked(docs: list[Doc], what: str) -> None:
 
 
 def _json_id(value: str):
-    number = value.isascii() and value.isdigit() and not (len(value) > 1 and value[0] == "0")
+    number = is_digits(value) and not (len(value) > 1 and value[0] == "0")
     return int(value) if number else value
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from .digits import is_digits
 from .errors import Problems
 from .jsonfile import iter_records, sniff_container
 from .kbp import Document, KbpReference, Span
@@ -218,7 +219,7 @@ def _examples(ref: KbpReference) -> str:
 
 def _int(row: dict, name: str, report: Report) -> int | None:
     text = row.get(name, "")
-    if not (text.isascii() and text.isdigit()):
+    if not is_digits(text):
         report(name, f"expected a whole number >= 0, found {text!r}")
         return None
     return int(text)
@@ -305,7 +306,7 @@ def _confidence(text: str, report: Report) -> float | None | bool:
 
 def _evidence(text: str, doc: Document | None, report: Report) -> tuple[int, ...] | None:
     items = [x.strip() for x in text.split(",") if x.strip()]
-    if not all(x.isascii() and x.isdigit() for x in items):
+    if not all(is_digits(x) for x in items):
         report("evidence", f"expected sentence ids separated by ',', found {text!r}")
         return None
     ids = tuple(int(x) for x in items)

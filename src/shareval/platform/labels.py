@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 import re
 
+from shareval.formats.digits import is_digits
+
 # metric keys in the order pages show them, with their words
 METRICS = {
     # judged estimates (judging/auto.py) first: an assessed board ranks by one of them
@@ -98,7 +100,7 @@ def label(key) -> str:
     if key in LABELS:
         return LABELS[key]
     head, at, k = key.partition("@")
-    if at and k.isascii() and k.isdigit():         # map@1, p@10, recall@100, ndcg@10
+    if at and is_digits(k):                       # map@1, p@10, recall@100, ndcg@10
         return label(head).split(" (")[0] + "@" + k
     words = re.sub(r"\bf(\d)_(\d)\b", r"f\1.\2", key)        # f0_5 -> F0.5
     parts = [p for p in re.split(r"[_\s]+", words) if p]
@@ -120,7 +122,7 @@ def ordered(keys, first: str = "") -> list[str]:
         head, at, k = key.partition("@")
         if key in _ORDER:
             return (0, _ORDER[key], 0, key)
-        if at and k.isascii() and k.isdigit() and head + "@" in _ORDER:
+        if at and is_digits(k) and head + "@" in _ORDER:
             return (0, _ORDER[head + "@"], int(k), key)
         return (1, 0, 0, key)
     keys = list(dict.fromkeys(keys))

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..formats.digits import is_digits
+
 
 class RequestError(ValueError):
     """A bad request or input: the message lists every problem found."""
@@ -42,7 +44,7 @@ def raise_problems(problems):
 
 
 def pub_id(stem: str):
-    return int(stem) if stem.isascii() and stem.isdigit() else stem
+    return int(stem) if is_digits(stem) else stem
 
 
 def write_json(path: Path, value) -> None:

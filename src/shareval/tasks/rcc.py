@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..formats.digits import natural_key
 from ..formats.errors import InvalidInput, Problem
 from ..formats.rcc import Citations, Mentions, read_citations, read_mentions, read_values
 from ..metrics.classification import prf_from_counts, safe_div
@@ -111,7 +112,7 @@ class RccCitations(Task):
         gold, gold_dup = self.pairs(ref)
         pred, dup = self.pairs(sub, min_score)
         pubs = list(ref.publications) if ref.publications is not None else \
-            sorted({p for p, _ in gold} | {p for p, _ in pred}, key=_natural)
+            sorted({p for p, _ in gold} | {p for p, _ in pred}, key=natural_key)
         per = {p: [0, 0, 0] for p in pubs}
         for key in pred:
             per.setdefault(key[0], [0, 0, 0])[0 if key in gold else 1] += 1
@@ -190,10 +191,6 @@ def _thin(curve: list[dict]) -> dict:
             for c in curve}
 
 
-def _natural(s: str):
-    return (0, int(s), "") if s.isascii() and s.isdigit() else (1, 0, s)
-
-
 # ---------------------------------------------------------------------------
 # Dataset mentions: strings per publication, matched by metrics.mentions
 # (normalisation, the Kaggle 2021 cleaning and its greedy one-to-one rule)
@@ -259,7 +256,7 @@ class RccMentions(Task):
                 raw_pred[m.publication_id] += (kaggle_predictions(m.mention)
                                                if cleaning == "kaggle" else [m.mention])
         per = {}
-        for p in sorted(set(gold) | set(pred), key=_natural):
+        for p in sorted(set(gold) | set(pred), key=natural_key):
             g, s = gold.get(p, set()), pred.get(p, set())
             e = (len(g & s), len(s - g), len(g - s))
             q = match_partial(raw_pred.get(p, []), raw_gold.get(p, []), threshold, cleaning)

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from shareval.formats.digits import is_digits
 from shareval.formats.errors import InvalidInput, Problem
 
 from shareval.platform.bundles.release_section import DATA_KEYS, LINE, read_entry
@@ -117,7 +118,7 @@ def read_access(doc: dict, r, task_slugs: dict, phases: set[str]) -> dict:
             slug, _, version = str(ph["catalog"]).partition("@")
             if slug not in out["catalogs"]:
                 r.err(ph, f"{w}.catalog", f"{slug!r} is not under catalogs:")
-            if version and not (version.isascii() and version.isdigit()):
+            if version and not is_digits(version):
                 r.err(ph, f"{w}.catalog", "slug or slug@version")
             used = {task_slugs.get(d.get("task")) for d in ph.get("datasets") or []
                     if isinstance(d, dict)}

@@ -18,12 +18,13 @@ def add_parser(cmds) -> None:
 
 
 def run(args, console) -> int:
+    from shareval.formats.digits import is_digits
     from shareval.formats.errors import InvalidInput
 
     from shareval.platform.judging import e2e_items, e2e_publish, results
     from shareval.platform.judging.models import Campaign
     camps = Campaign.objects.filter(dataset__phase__competition__slug=args.competition)
-    by_pk = args.campaign.isascii() and args.campaign.isdigit()
+    by_pk = is_digits(args.campaign)
     camp = (camps.filter(pk=int(args.campaign)) if by_pk else
             camps.filter(slug=args.campaign)).first()
     if camp is None or (not by_pk and

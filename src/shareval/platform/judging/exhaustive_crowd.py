@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 
+from shareval.formats.digits import is_digits
 from shareval.platform.judging import exhaustive_answers
 from shareval.platform.judging.designs import BadAnswer
 
@@ -75,7 +76,7 @@ def parse(item, row: dict, name: str, line: int, problems) -> dict | None:
     raw = (row.get("Answer.accepted") or "").strip()
     accepted = []
     for part in (x for x in re.split(r"[,;\s]+", raw) if x):
-        if not (part.isascii() and part.isdigit()) or not 1 <= int(part) <= len(sugg):
+        if not is_digits(part) or not 1 <= int(part) <= len(sugg):
             problems.add(name, line, "Answer.accepted",
                          f"{part!r} is not a suggestion number (1-{len(sugg)})" if sugg else
                          f"{part!r}: this document has no suggestions")

@@ -16,6 +16,7 @@ import io
 import math
 from dataclasses import dataclass, field
 
+from shareval.formats.digits import natural_key
 from shareval.platform.competitions.models import Dataset, Phase, RunGroup
 from shareval.platform.leaderboards.records import latex_escape
 from shareval.platform.leaderboards.rows import run_names
@@ -163,12 +164,6 @@ def _breakdown_label(columns: list[tuple[str, str]]) -> str:
     return next((name for key, name in columns if key == BREAKDOWN_VALUE), "AQWV")
 
 
-def _natural(key: str) -> tuple:
-    """Numeric keys first, in number order ("2" before "10"); then the others."""
-    number = key.isascii() and key.isdigit()
-    return (not number, int(key) if number else 0, key)
-
-
 def _breakdowns(rows: list[dict], value: str = "AQWV") -> list[dict]:
     out = []
     for name, words in BREAKDOWNS:
@@ -179,7 +174,7 @@ def _breakdowns(rows: list[dict], value: str = "AQWV") -> list[dict]:
                     keys.append(k)
         if not keys:
             continue
-        keys.sort(key=_natural)
+        keys.sort(key=lambda k: (natural_key(k), k))
         out.append({"name": name, "title": f"{value} by {words}", "keys": keys, "rows": [
             {"team": r["team"], "values": [_number(((r["result"].get("breakdowns") or {})
                                                     .get(name, {}).get(k) or {})

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from shareval.formats.digits import natural_key
 from shareval.formats.errors import Problems
 from shareval.formats.zipped import read_files
 
@@ -65,7 +66,7 @@ def _texts(upload, folder: Path) -> tuple[Path, list[str]]:
             raise CreateRefused(f"{upload.name}/{name}: publication {stem} is there twice")
         (out / f"{stem}{suffix}").write_bytes(data)
         ids.append(stem)
-    return out, sorted(ids, key=sources.natural)
+    return out, sorted(ids, key=natural_key)
 
 
 def create_from_uploads(comp, user, fields: dict, files: dict):

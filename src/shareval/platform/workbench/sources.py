@@ -20,6 +20,7 @@ from pathlib import Path
 
 from django.db import transaction
 
+from shareval.formats.digits import natural_key
 from shareval.formats.kbp import layout_text
 
 from .models import ANSWER, SPAN, Entry, Project, Suggestion, Unit
@@ -215,7 +216,8 @@ def load_rcc(project: Project, texts: Path, publications: list[str], catalog: Pa
     for pid in publications:
         text = publication_text(texts, pid)
         proposals = rcc_suggestions(text, linker) if linker else []
-        datasets = sorted(cited.get(pid, set()) | {s["target"] for s in proposals}, key=natural)
+        datasets = sorted(cited.get(pid, set()) | {s["target"] for s in proposals},
+                          key=natural_key)
         datasets = [d for d in datasets if d in keys]
         if project.kind == "rcc-pairs":
             for ds in datasets:
@@ -232,11 +234,6 @@ def load_rcc(project: Project, texts: Path, publications: list[str], catalog: Pa
             units.append(u)
             suggestions.append(proposals)
     return _store(project, units, suggestions, "rcc-linker", SPAN, "dataset")
-
-
-def natural(s: str):
-    """Sort key: numeric ids first, in number order; then the others."""
-    return (0, int(s), "") if s.isascii() and s.isdigit() else (1, 0, s)
 
 
 def _title(rows, key) -> str:
