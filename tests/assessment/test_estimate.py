@@ -161,15 +161,22 @@ def test_outputs_report_file_and_line(tmp_path):
     assert [(p.line, p.field) for p in e.value.problems] == [(2, "json"), (3, "ds")]
 
 
+def _write_runs(tmp_path):
+    """A's and B's outputs as TSV runs, one item a line."""
+    paths = tmp_path / "a.tsv", tmp_path / "b.tsv"
+    for path, out in zip(paths, (A, B)):
+        path.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in out.items),
+                        encoding="utf-8")
+    return paths
+
+
 def test_cli_defaults_joint_design_and_95_percent(tmp_path, cli):
     """docs/assessment.md: `--design joint` (default), 95% intervals (`--confidence`);
     `assess plan` at 95% needs 385 judgments for +-0.05."""
     code, out, _ = cli("assess", "plan", "--half-width", "0.05", "--format", "json")
     res = json.loads(out)
     assert code == 0 and res["metrics"]["judgments"] == 385 and res["counts"]["confidence"] == 0.95
-    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
-    a.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in A.items), encoding="utf-8")
-    b.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in B.items), encoding="utf-8")
+    a, b = _write_runs(tmp_path)
     s = tmp_path / "s.tsv"
     assert cli("assess", "sample", f"A={a}", f"B={b}", "--n", "20", "-o", s)[0] == 0
     rows = list(csv.DictReader(s.read_text().splitlines()[2:], delimiter="\t"))
@@ -204,9 +211,7 @@ def test_importance_without_a_judged_item_of_the_submission_is_unknown(tmp_path,
 
 
 def test_cli_sample_then_estimate(tmp_path, capsys):
-    a, b = tmp_path / "a.tsv", tmp_path / "b.tsv"
-    a.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in A.items), encoding="utf-8")
-    b.write_text("".join(f"{k.replace('|', chr(9))}\n" for k in B.items), encoding="utf-8")
+    a, b = _write_runs(tmp_path)
     s = tmp_path / "s.tsv"
     assert main(["assess", "sample", f"A={a}", f"B={b}", "--n", "20", "--docs", "6",
                  "-o", str(s)]) == 0
